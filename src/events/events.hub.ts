@@ -1,0 +1,170 @@
+/**
+ * One LISTEN connection per replica fans events out to that replica's SSE streams.
+ *
+ * NOTIFY is only a doorbell (design brief §4): the payload is the topic name. On a ring, the
+ * topic's feed reads the table after its cursor (see events.repo.ts for why that is gap-free).
+ * A poll every `pollMs` is the backstop for lost notifications (e.g. while the LISTEN connection
+ * reconnects), and a short re-read follows whenever rows are visible but held behind a running
+ * transaction. Each topic with live subscribers has one feed, so 500 subscribers of one topic
+ * cost one query per wake-up, not 500.
+ */
+import type { Sql } from '../db/client.js';
+import { readAfter, type Cursor, type EventRow } from './events.repo.js';
+
+export interface Subscriber {
+  /** Delivers a batch in order; returns false when the subscriber is gone or too slow. */
+  deliver(events: EventRow[]): boolean;
+  /** Last delivered position. */
+  cursor: Cursor;
+}
+
+const before = (a: Cursor, b: Cursor) => {
+  const ta = BigInt(a.tx);
+  const tb = BigInt(b.tx);
+  return ta < tb || (ta === tb && a.id < b.id);
+};
+
+class TopicFeed {
+  subscribers = new Set<Subscriber>();
+  cursor: Cursor;
+  private running = false;
+  private again = false;
+  private heldTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly hub: EventHub,
+    readonly topic: string,
+    start: Cursor,
+  ) {
+    this.cursor = start;
+  }
+
+  /** Reads and fans out until caught up; concurrent wakes coalesce into one more pass. */
+  async wake(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    try {
+      do {
+        this.again = false;
+        for (;;) {
+          const { events, held } = await readAfter(this.hub.sql, this.topic, this.cursor, 500);
+          if (events.length === 0) {
+            if (held && !this.heldTimer) {
+              this.heldTimer = setTimeout(() => {
+                this.heldTimer = undefined;
+                void this.wake();
+              }, this.hub.heldRetryMs);
+            }
+            break;
+          }
+          const last = events[events.length - 1];
+          this.cursor = { tx: last.tx, id: last.id };
+          for (const s of this.subscribers) {
+            const fresh = events.filter((e) => before(s.cursor, { tx: e.tx, id: e.id }));
+            if (fresh.length && !s.deliver(fresh)) this.subscribers.delete(s);
+          }
+          if (events.length < 500) break;
+        }
+      } while (this.again && this.subscribers.size > 0);
+    } catch (err) {
+      this.hub.onError(err);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  close() {
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+  }
+}
+
+export class EventHub {
+  private feeds = new Map<string, TopicFeed>();
+  private listening: { unlisten(): Promise<void> } | undefined;
+  private poll: NodeJS.Timeout | undefined;
+  readonly heldRetryMs = 25;
+  /** Times the LISTEN connection (re)subscribed; tests read it to see reconnects. */
+  listenCount = 0;
+
+  constructor(
+    readonly sql: Sql,
+    private readonly pollMs = 1000,
+    readonly onError: (err: unknown) => void = () => {},
+  ) {}
+
+  /** Starts listening. postgres.js re-establishes a dropped LISTEN connection and calls `onlisten` again; every (re)listen wakes every feed so nothing sent during the gap is missed. */
+  async start(): Promise<void> {
+    this.listening = await this.sql.listen(
+      'coord_events',
+      (topic) => void this.feeds.get(topic)?.wake(),
+      () => {
+        this.listenCount++;
+        for (const f of this.feeds.values()) void f.wake();
+      },
+    );
+    this.poll = setInterval(() => {
+      for (const f of this.feeds.values()) void f.wake();
+    }, this.pollMs);
+    this.poll.unref();
+  }
+
+  /**
+   * Joins a caught-up subscriber to its topic's live feed. The caller must have read the table up
+   * to at least the feed's cursor (see `catchUp`), so the feed's next batch follows on with no gap;
+   * batches are filtered by the subscriber's own cursor, so there are no duplicates either.
+   */
+  join(topic: string, s: Subscriber): () => void {
+    let feed = this.feeds.get(topic);
+    if (!feed) {
+      feed = new TopicFeed(this, topic, s.cursor);
+      this.feeds.set(topic, feed);
+    }
+    feed.subscribers.add(s);
+    void feed.wake();
+    return () => {
+      const f = this.feeds.get(topic);
+      if (!f) return;
+      f.subscribers.delete(s);
+      if (f.subscribers.size === 0) {
+        f.close();
+        this.feeds.delete(topic);
+      }
+    };
+  }
+
+  /** The feed cursor of a topic, if it has a live feed. */
+  feedCursor(topic: string): Cursor | undefined {
+    return this.feeds.get(topic)?.cursor;
+  }
+
+  /**
+   * Reads from the subscriber's cursor until it is level with the topic's feed (or the table's
+   * finished rows), delivering as it goes, then joins the feed. Returns the leave function.
+   */
+  async catchUp(topic: string, s: Subscriber, isOpen: () => boolean): Promise<(() => void) | undefined> {
+    for (;;) {
+      if (!isOpen()) return undefined;
+      const { events } = await readAfter(this.sql, topic, s.cursor, 500);
+      if (events.length > 0) {
+        if (!s.deliver(events)) return undefined;
+        continue;
+      }
+      const feed = this.feedCursor(topic);
+      if (!feed || !before(s.cursor, feed)) return this.join(topic, s);
+    }
+  }
+
+  get topicCount(): number {
+    return this.feeds.size;
+  }
+
+  async stop(): Promise<void> {
+    if (this.poll) clearInterval(this.poll);
+    for (const f of this.feeds.values()) f.close();
+    this.feeds.clear();
+    await this.listening?.unlisten().catch(() => {});
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * The event outbox (design brief §4). Events are appended inside the transaction of the change
+ * they describe; an `AFTER INSERT` trigger rings `NOTIFY coord_events '<topic>'` at commit.
+ *
+ * Ordering and resume. Ids come from a sequence at insert time, so transactions commit out of id
+ * order and a reader that trusts `id > cursor` can skip an event forever. Each row also stores
+ * its transaction id (`tx`, xid8). A reader takes `xmin` of its own snapshot (the oldest
+ * transaction still running anywhere in the cluster) and delivers only rows with `tx < xmin`, in
+ * `(tx, id)` order. Every transaction below `xmin` has finished, so that set can never grow again,
+ * and every later event has `tx >= xmin`: it sorts after everything already delivered. The cursor
+ * is the last delivered event's id (looked up to its `(tx, id)` position), which makes resume
+ * gap-free and duplicate-free without serialising writers.
+ */
+import type { EmitEvents } from '../config.js';
+import type { Db } from '../db/client.js';
+
+export interface EventInput {
+  topic: string;
+  event: string;
+  subjectId?: string | null;
+  payload: Record<string, unknown>;
+}
+
+export interface EventRow {
+  /** The event's sequence number: the SSE `id:` and the cursor. */
+  id: number;
+  topic: string;
+  event: string;
+  subjectId: string | null;
+  payload: Record<string, unknown>;
+  /** Database time of the writing statement, ISO 8601. */
+  at: string;
+  /** Internal ordering key (the writing transaction); not exposed. */
+  tx: string;
+}
+
+/** Whether a scope's changes are written as events under `[todo] emit_events` (seed 000 "Events"). */
+export function emitsFor(scope: string, mode: EmitEvents): boolean {
+  if (mode === 'all') return true;
+  if (mode === 'off') return false;
+  return scope.startsWith('scenario:');
+}
+
+/** The topic of a scope's events: `todo:<scope>` (seed 000). */
+export const topicOf = (scope: string) => `todo:${scope}`;
+
+/** Appends events in the caller's transaction, in array order (one round trip). */
+export async function appendEvents(tx: Db, events: EventInput[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx`
+    insert into events (topic, event, subject_id, payload)
+    select u.topic, u.event, u.subject_id, u.payload::jsonb from unnest(
+      ${events.map((e) => e.topic)}::text[],
+      ${events.map((e) => e.event)}::text[],
+      ${events.map((e) => e.subjectId ?? null)}::text[],
+      ${events.map((e) => JSON.stringify(e.payload))}::text[]) as u(topic, event, subject_id, payload)`;
+}
+
+/** A reader's position: the `(tx, id)` of the last delivered event. */
+export interface Cursor {
+  tx: string;
+  id: number;
+}
+
+/** The position before everything retained. */
+export const START: Cursor = { tx: '0', id: 0 };
+
+function toRow(r: { id: number; topic: string; event: string; subject_id: string | null; payload: Record<string, unknown>; created_at: Date; tx: string }): EventRow {
+  return { id: Number(r.id), topic: r.topic, event: r.event, subjectId: r.subject_id, payload: r.payload, at: r.created_at.toISOString(), tx: String(r.tx) };
+}
+
+/**
+ * Events of `topic` after `cursor` whose transactions have all finished, in delivery order.
+ * `held` is true when newer rows of the topic are visible but still behind a running
+ * transaction (the caller should look again shortly).
+ */
+export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: number): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
+  const rows = await db<{ id: number; topic: string; event: string; subject_id: string | null; payload: Record<string, unknown>; created_at: Date; tx: string; horizon: string }[]>`
+    with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
+    select e.id, e.topic, e.event, e.subject_id, e.payload, e.created_at, e.tx::text as tx, h.x::text as horizon
+      from events e, h
+     where e.topic = ${topic}
+       and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)
+       and e.tx < h.x
+     order by e.tx, e.id
+     limit ${limit}`;
+  if (rows.length > 0) {
+    return { events: rows.map(toRow), horizon: rows[0].horizon, held: false };
+  }
+  const [probe] = await db<{ horizon: string; held: boolean }[]>`
+    with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
+    select h.x::text as horizon,
+           exists (select 1 from events e where e.topic = ${topic} and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)) as held
+      from h`;
+  return { events: [], horizon: probe.horizon, held: probe.held };
+}
+
+/**
+ * Turns a client's resume id (SSE `Last-Event-ID` or `after=`) into a cursor.
+ * `0` means "from the oldest retained event". An id that is not (or no longer) in the topic
+ * returns `undefined`: the caller sends `resync` and continues from the head.
+ */
+export async function cursorFor(db: Db, topic: string, afterId: number): Promise<Cursor | undefined> {
+  if (afterId === 0) return START;
+  const [row] = await db<{ tx: string }[]>`select tx::text as tx from events where id = ${afterId} and topic = ${topic}`;
+  return row ? { tx: row.tx, id: afterId } : undefined;
+}
+
+/** The head: a cursor after every finished event, so a new subscriber sees only what comes next. */
+export async function headCursor(db: Db): Promise<Cursor> {
+  const [row] = await db<{ x: string }[]>`select pg_snapshot_xmin(pg_current_snapshot())::text as x`;
+  // Every event with tx < x is finished; (x, 0) sorts before any event of a transaction >= x.
+  return { tx: row.x, id: 0 };
+}
+
+/** Deletes events older than `retentionMs` (called by the sweep). Returns how many. */
+export async function deleteOldEvents(db: Db, retentionMs: number): Promise<number> {
+  if (retentionMs <= 0) return 0;
+  const rows = await db`delete from events where created_at < now() - make_interval(secs => ${retentionMs / 1000}) returning 1`;
+  return rows.length;
+}
+
+/** The sequence number of the newest finished event of a topic (0 when none): the head as an id. */
+export async function headId(db: Db, topic: string): Promise<number> {
+  const [row] = await db<{ id: number }[]>`
+    select id from events
+     where topic = ${topic} and tx < pg_snapshot_xmin(pg_current_snapshot())
+     order by tx desc, id desc limit 1`;
+  return row ? Number(row.id) : 0;
+}

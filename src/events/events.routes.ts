@@ -1,0 +1,174 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { DomainError, fail } from '../http/errors.js';
+import { problemResponses } from '../http/problem.js';
+import { accessToScope } from '../scopes/scopes.js';
+import type { EventHub, Subscriber } from './events.hub.js';
+import { cursorFor, headCursor, headId, readAfter, type Cursor, type EventRow } from './events.repo.js';
+
+export const Event = z
+  .object({
+    seq: z.number().int().describe('The event sequence number; the SSE `id:` and the resume cursor'),
+    topic: z.string(),
+    event: z.string().describe('Seed event name: added, claimed, done, blocked, todo, dependency-blocked, unblocked, updated, assigned, removed, …'),
+    at: z.string().describe('Database time of the change (ISO 8601)'),
+    data: z.record(z.string(), z.unknown()).describe('The payload: {event, id, scope, status, owner?, blockedBy?, revision, …}'),
+  })
+  .meta({ id: 'Event' });
+
+const TopicQuery = z.string().min(6).max(600).regex(/^todo:/, 'topic must be todo:<scope>').describe('`todo:<scope>`, e.g. `todo:session:s-…`');
+
+function view(e: EventRow) {
+  return { seq: e.id, topic: e.topic, event: e.event, at: e.at, data: e.payload };
+}
+
+/** SSE frames of events; `data:` is the payload plus `seq` and `at`. */
+function frame(e: EventRow): string {
+  return `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify({ ...e.payload, seq: e.id, at: e.at })}\n\n`;
+}
+
+/** A topic may be read by whoever may read its scope; anyone else learns nothing (404). */
+async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<void> {
+  const scope = topic.slice('todo:'.length);
+  const a = await accessToScope(sql, req.principal, scope);
+  if (!a.inScope) fail('not_found', `topic "${topic}" not found`);
+}
+
+function parseAfter(raw: string | undefined): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^\d{1,15}$/.test(raw)) fail('invalid_cursor', `"${raw}" is not an event sequence number`);
+  return Number(raw);
+}
+
+/**
+ * `GET /v1/events` (SSE) and `GET /v1/events/log` (JSON page). Both deliver a topic's events in
+ * the same order; resuming from a sequence number is gap-free and duplicate-free (events.repo.ts).
+ */
+export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config }) {
+  const { sql, hub, config } = deps;
+  const open = new Set<() => void>();
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  app.addHook('preClose', async () => {
+    for (const end of [...open]) end();
+  });
+
+  r.get(
+    '/v1/events',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Follow a topic as Server-Sent Events',
+        description:
+          'Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload. ' +
+          'Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, ' +
+          'the stream starts at the head. A cursor that is no longer retained gets one `resync` event (re-read state, then ' +
+          'continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; ' +
+          'a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.',
+        querystring: z.object({ topic: TopicQuery, after: z.string().optional().describe('Resume after this sequence number') }),
+        headers: z.looseObject({ 'last-event-id': z.string().optional() }),
+        response: {
+          200: z.string().describe('text/event-stream'),
+          ...problemResponses('not_found', 'invalid_cursor', 'too_many_streams'),
+        },
+      },
+    },
+    async (req, reply) => {
+      const { topic } = req.query;
+      await authorizeTopic(sql, req, topic);
+      const afterId = parseAfter(req.headers['last-event-id'] ?? req.query.after);
+      if (open.size >= config.maxStreams) {
+        throw new DomainError('too_many_streams', `this replica serves at most ${config.maxStreams} streams; retry later`, {}, 503, { 'retry-after': '5' });
+      }
+      let cursor: Cursor | undefined = afterId === undefined ? await headCursor(sql) : await cursorFor(sql, topic, afterId);
+      const resync = cursor === undefined;
+      if (!cursor) cursor = await headCursor(sql);
+
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write(`retry: 2000\n: topic ${topic}\n\n`);
+      if (resync) {
+        res.write(`event: resync\ndata: ${JSON.stringify({ event: 'resync', topic, after: afterId, reason: 'cursor not retained; re-read state, then continue from here' })}\n\n`);
+      }
+      let closed = false;
+      let leave: (() => void) | undefined;
+      const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), config.sseHeartbeatMs);
+      const end = () => {
+        if (closed) return;
+        closed = true;
+        clearInterval(heartbeat);
+        leave?.();
+        open.delete(end);
+        res.end();
+      };
+      open.add(end);
+      res.on('close', end);
+      const sub: Subscriber = {
+        cursor,
+        deliver(events) {
+          if (closed) return false;
+          res.write(events.map(frame).join(''));
+          const last = events[events.length - 1];
+          sub.cursor = { tx: last.tx, id: last.id };
+          // A consumer more than 1 MiB behind is cut off; it resumes with Last-Event-ID.
+          if (res.writableLength > 1024 * 1024) {
+            queueMicrotask(end);
+            return false;
+          }
+          return true;
+        },
+      };
+      try {
+        leave = await hub.catchUp(topic, sub, () => !closed);
+        if (closed) leave?.();
+      } catch (err) {
+        req.log.error({ err }, 'event stream failed');
+        end();
+      }
+    },
+  );
+
+  r.get(
+    '/v1/events/log',
+    {
+      schema: {
+        tags: ['events'],
+        summary: 'Read a page of a topic’s events',
+        description:
+          'The same events as the SSE stream, as JSON, for clients that poll. Pass the last `seq` you saw as `after` ' +
+          '(`0` = from the oldest retained). `nextAfter` is the cursor for the next call. `resync: true` means the cursor ' +
+          'is no longer retained: re-read state and continue from `nextAfter`.',
+        querystring: z.object({
+          topic: TopicQuery,
+          after: z.string().optional().describe('Sequence number to read after; default 0'),
+          limit: z.coerce.number().int().min(1).max(1000).default(100),
+        }),
+        response: {
+          200: z.object({ events: z.array(Event), nextAfter: z.number().int(), resync: z.boolean() }),
+          ...problemResponses('not_found', 'invalid_cursor'),
+        },
+      },
+    },
+    async (req) => {
+      const { topic, limit } = req.query;
+      await authorizeTopic(sql, req, topic);
+      const afterId = parseAfter(req.query.after) ?? 0;
+      const cursor = await cursorFor(sql, topic, afterId);
+      if (!cursor) return { events: [], nextAfter: await headId(sql, topic), resync: true };
+      const { events } = await readAfter(sql, topic, cursor, limit);
+      const last = events[events.length - 1];
+      return { events: events.map(view), nextAfter: last ? last.id : afterId, resync: false };
+    },
+  );
+
+  return { openStreams: () => open.size };
+}

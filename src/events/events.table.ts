@@ -1,0 +1,23 @@
+import { sql } from 'drizzle-orm';
+import { bigserial, customType, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+
+const xid8 = customType<{ data: string }>({ dataType: () => 'xid8' });
+
+/**
+ * The event outbox: one row per change, written in the change's own transaction.
+ * `tx` is the writing transaction's id; readers deliver in `(tx, id)` order and only below the
+ * oldest running transaction, which makes resume gap-free (docs/architecture.md "Events").
+ */
+export const events = pgTable(
+  'events',
+  {
+    id: bigserial('id', { mode: 'number' }).primaryKey(),
+    topic: text('topic').notNull(),
+    event: text('event').notNull(),
+    subjectId: text('subject_id'),
+    payload: jsonb('payload').notNull(),
+    tx: xid8('tx').notNull().default(sql`pg_current_xact_id()`),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [index('events_topic_tx_id_idx').on(t.topic, t.tx, t.id), index('events_created_idx').on(t.createdAt)],
+);

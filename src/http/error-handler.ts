@@ -1,0 +1,66 @@
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
+import { DomainError, type FieldProblem } from './errors.js';
+import { problemBody } from './problem.js';
+
+/** Postgres SQLSTATEs a client's request can run into under load, mapped to 503 with Retry-After. */
+const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
+const PG_UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/**
+ * The single error handler: every failure leaves as `application/problem+json` (RFC 9457).
+ * Expected failures are logged at `info`/`warn`, bugs at `error`; 5xx details are never leaked.
+ */
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    reply.type('application/problem+json');
+    if (err instanceof DomainError) {
+      for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
+      return reply.status(err.status).send(problemBody(err.code, err.message, err.status, err.extra));
+    }
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      const errors: FieldProblem[] = err.validation.map((v) => ({
+        path: [err.validationContext ?? 'body', ...String(v.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+        message: v.message ?? 'invalid',
+      }));
+      const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
+      return reply.status(400).send(problemBody('validation_failed', detail, 400, { errors }));
+    }
+    if (isResponseSerializationError(err)) {
+      request.log.error({ err, cause: err.cause }, 'response did not match its schema');
+      return reply.status(500).send(problemBody('internal_error', undefined, 500));
+    }
+    const code = err.code;
+    if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      return reply.status(413).send(problemBody('payload_too_large', err.message, 413));
+    }
+    if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+      return reply.status(415).send(problemBody('unsupported_media_type', err.message, 415));
+    }
+    if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) {
+      return reply.status(400).send(problemBody('malformed_json', err.message, 400));
+    }
+    if (code && PG_BUSY.has(code)) {
+      request.log.warn({ err }, 'database busy');
+      reply.header('retry-after', '1');
+      return reply.status(503).send(problemBody('busy', 'the database did not grant a lock in time; retry', 503));
+    }
+    if ((code && PG_UNAVAILABLE.has(code)) || /ECONNREFUSED|CONNECTION_CLOSED|CONNECT_TIMEOUT/.test(String(code ?? err.message))) {
+      request.log.error({ err }, 'database unavailable');
+      reply.header('retry-after', '1');
+      return reply.status(503).send(problemBody('database_unavailable', 'the database is unavailable; retry', 503));
+    }
+    if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.status(err.statusCode).send(problemBody('validation_failed', err.message, err.statusCode));
+    }
+    request.log.error({ err }, 'unhandled error');
+    return reply.status(500).send(problemBody('internal_error', undefined, 500));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply
+      .type('application/problem+json')
+      .status(404)
+      .send(problemBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, 404));
+  });
+}

@@ -1,0 +1,78 @@
+/**
+ * The one catalogue of problem codes (design brief §5). Every `DomainError` names a code from
+ * here; the error handler renders it as RFC 9457 problem+json; the OpenAPI document lists each
+ * route's codes; `docs/errors.md` has a row per code and a test keeps the three equal.
+ * Coord's own codes are snake_case; a seed's own codes are kept verbatim (TASK_GRAPH_INVALID…).
+ */
+export const ERROR_CATALOGUE = {
+  validation_failed: { status: 400, title: 'The request is not valid' },
+  malformed_json: { status: 400, title: 'The request body is not valid JSON' },
+  no_session_context: { status: 400, title: 'No scope: pass a scope or call as a session' },
+  invalid_scope: { status: 400, title: 'The scope is not valid' },
+  invalid_cursor: { status: 400, title: 'The cursor is not valid' },
+  unauthorized: { status: 401, title: 'A valid bearer token is required' },
+  forbidden: { status: 403, title: 'Not permitted' },
+  claim_requires_session: { status: 403, title: 'Claiming requires a session identity' },
+  reserved_for_assignee: { status: 403, title: 'The item is reserved for its assignee' },
+  not_found: { status: 404, title: 'Not found' },
+  todo_not_found: { status: 404, title: 'Todo not found' },
+  session_not_found: { status: 404, title: 'Session not found' },
+  scope_not_found: { status: 404, title: 'Scope not found' },
+  unsupported_media_type: { status: 415, title: 'Unsupported content type' },
+  already_claimed: { status: 409, title: 'Already claimed' },
+  dependency_blocked: { status: 409, title: 'Blocked by unfinished dependencies' },
+  invalid_transition: { status: 409, title: 'Transition not allowed from the current state' },
+  lease_expired: { status: 409, title: 'The claim lease has expired' },
+  todo_referenced: { status: 409, title: 'Another item depends on this one' },
+  session_not_active: { status: 409, title: 'The session is not active' },
+  revision_mismatch: { status: 412, title: 'The revision does not match If-Match' },
+  payload_too_large: { status: 413, title: 'The request body is too large' },
+  title_required: { status: 422, title: 'The title is empty' },
+  title_too_long: { status: 422, title: 'The title is too long' },
+  note_too_long: { status: 422, title: 'The note is too long' },
+  parent_not_found: { status: 422, title: 'The parent item does not exist' },
+  hierarchy_too_deep: { status: 422, title: 'Sub-items are one level deep' },
+  parent_scope_mismatch: { status: 422, title: 'A sub-item must share its parent’s scope' },
+  dependency_empty: { status: 422, title: 'A dependency id is empty' },
+  dependency_self: { status: 422, title: 'An item cannot depend on itself' },
+  dependency_not_found: { status: 422, title: 'A dependency does not exist' },
+  dependency_scope_mismatch: { status: 422, title: 'A dependency is in a different scope' },
+  dependency_cycle: { status: 422, title: 'The dependency would create a cycle' },
+  parent_not_in_scope: { status: 422, title: 'The parent session is not one the caller may register under' },
+  too_many_streams: { status: 503, title: 'Too many open event streams' },
+  busy: { status: 503, title: 'The database is busy; retry' },
+  database_unavailable: { status: 503, title: 'The database is unavailable' },
+  internal_error: { status: 500, title: 'Internal error' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+/** One field problem inside a problem document's `errors[]`. */
+export interface FieldProblem {
+  /** JSON pointer-ish path, e.g. `body.title` or `query.limit`. */
+  path: string;
+  message: string;
+}
+
+/**
+ * An expected failure that a client can cause. Services throw these; the single error handler
+ * renders them. `extra` members are added to the problem document (e.g. `blockedBy`).
+ */
+export class DomainError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: string,
+    detail: string,
+    readonly extra: Record<string, unknown> = {},
+    status?: number,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.status = status ?? (ERROR_CATALOGUE as Record<string, { status: number }>)[code]?.status ?? 500;
+  }
+}
+
+/** Shorthand: `fail('todo_not_found', 'todo not found')`. */
+export function fail(code: ErrorCode, detail: string, extra: Record<string, unknown> = {}): never {
+  throw new DomainError(code, detail, extra);
+}

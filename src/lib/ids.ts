@@ -1,0 +1,17 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * Public ids carry a type prefix (design brief §9): `td-` todo items, `s-` sessions, `u-` users,
+ * `sc-` scenarios. The body is 16 lowercase hex characters (64 random bits), so ids sort the same
+ * under every collation.
+ */
+export type IdPrefix = 'td' | 's' | 'u' | 'sc';
+
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}-${randomBytes(8).toString('hex')}`;
+}
+
+/** A bearer token: `coord_` + 43 base64url characters (256 random bits). Shown once, stored hashed. */
+export function newToken(): string {
+  return `coord_${randomBytes(32).toString('base64url')}`;
+}

@@ -1,0 +1,11 @@
+/**
+ * Domain modules beyond the core (scenarios, graphs, …) register their routes here, one line each,
+ * so adding a module does not touch app.ts.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Config } from './config.js';
+import type { Sql } from './db/client.js';
+
+export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
+
+export const extraModules: ModuleRegistration[] = [];

@@ -1,0 +1,97 @@
+/**
+ * Scopes: every item belongs to exactly one list, named by its scope string (seed 000 "Scoping";
+ * design brief §2): `session:<subtree-root-id>`, `scenario:<scenario-id>`, `graph:<parentTaskId>`.
+ * This module resolves a requested scope (or the caller's default) and answers the two questions
+ * every read and write asks: is the caller in scope, and does it hold override authority there.
+ */
+import type { Principal } from '../auth/principal.js';
+import type { Db } from '../db/client.js';
+import { DomainError, fail } from '../http/errors.js';
+
+export interface ScopeAccess {
+  /** The canonical scope string (a `session:` scope is always its subtree root). */
+  scope: string;
+  /** Caller may read, add and claim. */
+  inScope: boolean;
+  /** Caller is the scope's override authority (subtree root, scenario orchestrator) or a user. */
+  override: boolean;
+}
+
+/**
+ * A scope kind other than `session` (scenarios, graphs) registers how it resolves a requested
+ * name to its canonical scope and how it decides membership and override authority.
+ */
+export interface ScopeKind {
+  /** `name` is what follows `<kind>:`; returns undefined when the scope does not exist. */
+  resolve(db: Db, name: string): Promise<{ scope: string; key: string } | undefined>;
+  access(db: Db, principal: Principal, key: string): Promise<{ inScope: boolean; override: boolean }>;
+  /** Message for a caller outside the scope (the seed names this refusal, so it is a 403). */
+  refusal(name: string): string;
+}
+
+const kinds = new Map<string, ScopeKind>();
+
+/** Registers a scope kind (called once per module at import time). */
+export function registerScopeKind(kind: string, impl: ScopeKind): void {
+  kinds.set(kind, impl);
+}
+
+/** The caller's default scope: its subtree root's list. Users have none. */
+export function defaultScope(p: Principal): string | undefined {
+  return p.kind === 'session' ? `session:${p.rootId}` : undefined;
+}
+
+/** Access to a `session:` scope needs no database: it is decided by the caller's anchor. */
+function sessionAccess(p: Principal, rootId: string): { inScope: boolean; override: boolean } {
+  if (p.kind === 'user') return { inScope: true, override: true };
+  return { inScope: p.rootId === rootId, override: p.id === rootId };
+}
+
+/**
+ * Access to a canonical scope string, for reads and writes of an existing item. Never throws for
+ * an unknown kind (returns no access, so the item reads as not found).
+ */
+export async function accessToScope(db: Db, p: Principal, scope: string): Promise<{ inScope: boolean; override: boolean }> {
+  const i = scope.indexOf(':');
+  const kind = scope.slice(0, i);
+  const key = scope.slice(i + 1);
+  if (kind === 'session') return sessionAccess(p, key);
+  const impl = kinds.get(kind);
+  if (!impl) return p.kind === 'user' ? { inScope: true, override: true } : { inScope: false, override: false };
+  return impl.access(db, p, key);
+}
+
+/**
+ * Resolves a requested scope (or the default) and checks the caller is in it.
+ * - no scope and a user caller → 400 `no_session_context` (seed: "specify --session or --scenario");
+ * - `session:<id>` resolves that session's subtree root; a session caller must anchor to the same
+ *   root, else 403 `forbidden` ("not authorized for that session's task list"; seed 000, §1.2);
+ * - `scenario:<name|id>` / `graph:<id>` are resolved by their registered kind; unknown → 404.
+ */
+export async function resolveScope(db: Db, p: Principal, requested?: string): Promise<ScopeAccess> {
+  if (!requested) {
+    const scope = defaultScope(p);
+    if (!scope) fail('no_session_context', 'no session context: pass scope=session:<id>, scenario:<name> or graph:<id>');
+    return { scope, inScope: true, override: p.kind === 'session' && p.id === p.rootId };
+  }
+  const i = requested.indexOf(':');
+  if (i <= 0 || i === requested.length - 1) {
+    fail('invalid_scope', `scope "${requested}" is not of the form session:<id>, scenario:<name> or graph:<id>`);
+  }
+  const kind = requested.slice(0, i);
+  const name = requested.slice(i + 1);
+  if (kind === 'session') {
+    const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name}`;
+    if (!row) throw new DomainError('scope_not_found', `session "${name}" not found`);
+    const a = sessionAccess(p, row.root_id);
+    if (!a.inScope) fail('forbidden', "not authorized for that session's task list");
+    return { scope: `session:${row.root_id}`, ...a };
+  }
+  const impl = kinds.get(kind);
+  if (!impl) fail('invalid_scope', `unknown scope kind "${kind}" (use session:, scenario: or graph:)`);
+  const found = await impl.resolve(db, name);
+  if (!found) throw new DomainError('scope_not_found', `${kind} "${name}" not found`);
+  const a = await impl.access(db, p, found.key);
+  if (!a.inScope) fail('forbidden', impl.refusal(name));
+  return { scope: found.scope, ...a };
+}

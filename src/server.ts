@@ -1,0 +1,74 @@
+/**
+ * The process: config → database (embedded when DATABASE_URL is unset) → migrations (under an
+ * advisory lock) → operator bootstrap → app → sweeps (pg-boss) → listen. Shuts down in order on
+ * SIGTERM/SIGINT (stop accepting and end SSE streams → stop pg-boss → close the pool → stop the
+ * embedded Postgres); a second signal forces exit. SIGHUP reloads the reloadable `[todo]` keys.
+ */
+import { buildApp } from './app.js';
+import { bootstrapAdmin } from './auth/tokens.js';
+import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
+import { openDb } from './db/client.js';
+import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
+import { migrateDatabase } from './db/migrate.js';
+import { startSweeper, type Sweeper } from './sweeps/boss.js';
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`coord: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  let embedded: EmbeddedHandle | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, persistent: true, log: (m) => console.error(`coord: ${m}`) });
+    url = embedded.url;
+    console.error(`coord: embedded Postgres in ${config.dataDir}/pg on 127.0.0.1:${embedded.port}`);
+  }
+  await migrateDatabase(url);
+  const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs });
+  const tokenLine = await bootstrapAdmin(sql, config.dataDir, config.adminToken);
+  const app = await buildApp({ sql, config });
+  let sweeper: Sweeper | undefined;
+  if (config.sweeps) sweeper = await startSweeper(url, sql, config, app.log);
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = (signal: string) => {
+    if (stopping) {
+      console.error(`coord: ${signal} again, exiting now`);
+      process.exit(1);
+    }
+    app.log.info({ signal }, 'shutting down');
+    stopping = (async () => {
+      await app.close().catch((err) => app.log.error({ err }, 'close failed'));
+      await sweeper?.stop().catch(() => {});
+      await sql.end({ timeout: 5 }).catch(() => {});
+      await embedded?.stop();
+    })().then(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => {
+    try {
+      const r = reloadTodoConfig(config);
+      app.log.info({ applied: r.applied, restartRequired: r.restartRequired }, 'configuration reloaded');
+      if (r.restartRequired.length) app.log.warn({ keys: r.restartRequired }, 'these [todo] keys changed but only take effect after a restart');
+    } catch (err) {
+      app.log.error({ err: (err as Error).message }, 'reload refused; the running configuration is unchanged');
+    }
+  });
+
+  await app.listen({ port: config.port, host: config.host });
+  console.error(`coord: listening on http://${config.host}:${config.port} (API docs at /docs)`);
+  console.error(`coord: ${tokenLine}`);
+}
+
+main().catch((err) => {
+  console.error(`coord: failed to start: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

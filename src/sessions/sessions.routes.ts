@@ -1,0 +1,131 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { problemResponses } from '../http/problem.js';
+import { defaultScope } from '../scopes/scopes.js';
+import { createSession, getSession, listSessions, stopSession } from './sessions.service.js';
+
+export const Session = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    parentId: z.string().optional(),
+    rootId: z.string().describe('Subtree root (seed 000 “Scoping”)'),
+    scope: z.string().describe('Default scope: `session:<rootId>`'),
+    systemKind: z.string().optional(),
+    status: z.enum(['active', 'stopped', 'deleted']),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    stoppedAt: z.string().optional(),
+    revision: z.number().int(),
+  })
+  .meta({ id: 'Session' });
+
+const tags = ['sessions'];
+const IdParams = z.object({ id: z.string().max(100) });
+const StopResult = z.object({ session: Session, reopened: z.array(z.string()).describe('Items reopened from this session’s claims') });
+
+/** Session routes and `GET /v1/me` (design brief §7). */
+export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
+  const { sql, config } = deps;
+  const r = app.withTypeProvider<ZodTypeProvider>();
+
+  r.post(
+    '/v1/sessions',
+    {
+      schema: {
+        tags,
+        summary: 'Register a session',
+        description:
+          'A user registers a root session or a child of any session; a session registers children of itself ' +
+          '(`parentId` defaults to the caller). The token is returned once and stored hashed.',
+        body: z
+          .strictObject({
+            name: z.string().max(200).optional(),
+            parentId: z.string().max(100).optional(),
+            systemKind: z.string().min(1).max(50).optional().describe('Users only, e.g. `orchestrator`: children of a system session anchor to themselves'),
+          })
+          .nullish(),
+        response: {
+          201: z.object({ session: Session, token: z.string().describe('Bearer token; shown once') }),
+          ...problemResponses('forbidden', 'session_not_found', 'session_not_active'),
+        },
+      },
+    },
+    async (req, reply) => {
+      reply.status(201);
+      return createSession(sql, req.principal, req.body ?? {});
+    },
+  );
+
+  r.get(
+    '/v1/sessions',
+    {
+      schema: {
+        tags,
+        summary: 'List sessions',
+        description: 'Users see every session; a session sees its own subtree. Keyset-paginated.',
+        querystring: z.strictObject({
+          status: z.enum(['active', 'stopped', 'deleted']).optional(),
+          limit: z.coerce.number().int().min(1).max(1000).default(100),
+          cursor: z.string().max(200).optional(),
+        }),
+        response: { 200: z.object({ sessions: z.array(Session), nextCursor: z.string().nullable() }), ...problemResponses() },
+      },
+    },
+    async (req) => listSessions(sql, req.principal, req.query),
+  );
+
+  r.get(
+    '/v1/sessions/:id',
+    { schema: { tags, summary: 'Get a session', params: IdParams, response: { 200: z.object({ session: Session }), ...problemResponses('session_not_found') } } },
+    async (req) => ({ session: await getSession(sql, req.principal, req.params.id) }),
+  );
+
+  for (const [method, path, mode, summary] of [
+    ['post', '/v1/sessions/:id/stop', 'stopped', 'Stop a session'],
+    ['delete', '/v1/sessions/:id', 'deleted', 'Soft-delete a session'],
+  ] as const) {
+    r.route({
+      method: method.toUpperCase() as 'POST' | 'DELETE',
+      url: path,
+      schema: {
+        tags,
+        summary,
+        description:
+          'Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”). ' +
+          'A user, the session itself or an ancestor may do it. Idempotent.',
+        params: IdParams,
+        response: { 200: StopResult, ...problemResponses('session_not_found', 'forbidden') },
+      },
+      handler: async (req) => stopSession(sql, config, req.principal, (req.params as { id: string }).id, mode),
+    });
+  }
+
+  r.get(
+    '/v1/me',
+    {
+      schema: {
+        tags,
+        summary: 'Who am I',
+        response: {
+          200: z.object({
+            kind: z.enum(['user', 'session']),
+            id: z.string(),
+            name: z.string(),
+            scope: z.string().optional().describe('Default scope (sessions only)'),
+            session: Session.optional(),
+          }),
+          ...problemResponses(),
+        },
+      },
+    },
+    async (req) => {
+      const p = req.principal;
+      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name };
+      return { kind: 'session' as const, id: p.id, name: p.name, scope: defaultScope(p), session: await getSession(sql, p, p.id) };
+    },
+  );
+}

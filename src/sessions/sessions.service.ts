@@ -1,0 +1,176 @@
+/**
+ * Sessions: agents registered by a user or by their parent session (design brief §2). A session's
+ * subtree root is walked once at registration (seed 000 "Scoping": stop at a session with no
+ * parent, or below a parent with a system kind), so its default scope never drifts.
+ */
+import type { Principal } from '../auth/principal.js';
+import { hashToken } from '../auth/tokens.js';
+import type { Config } from '../config.js';
+import type { Db, Sql } from '../db/client.js';
+import { withTx } from '../db/tx.js';
+import { appendEvents, emitsFor, topicOf } from '../events/events.repo.js';
+import { DomainError, fail } from '../http/errors.js';
+import { newId, newToken } from '../lib/ids.js';
+import { eventPayload } from '../todos/todos.view.js';
+
+export interface SessionView {
+  id: string;
+  name: string;
+  parentId?: string;
+  rootId: string;
+  /** The session's default scope: `session:<rootId>`. */
+  scope: string;
+  systemKind?: string;
+  status: 'active' | 'stopped' | 'deleted';
+  createdBy: string;
+  createdAt: string;
+  stoppedAt?: string;
+  revision: number;
+}
+
+interface SessionRow {
+  id: string;
+  name: string;
+  parent_id: string | null;
+  root_id: string;
+  system_kind: string | null;
+  status: 'active' | 'stopped' | 'deleted';
+  created_by: string;
+  created_at: Date;
+  stopped_at: Date | null;
+  revision: number;
+}
+
+export function toSession(r: SessionRow): SessionView {
+  const v: SessionView = {
+    id: r.id,
+    name: r.name,
+    rootId: r.root_id,
+    scope: `session:${r.root_id}`,
+    status: r.status,
+    createdBy: r.created_by,
+    createdAt: r.created_at.toISOString(),
+    revision: r.revision,
+  };
+  if (r.parent_id) v.parentId = r.parent_id;
+  if (r.system_kind) v.systemKind = r.system_kind;
+  if (r.stopped_at) v.stoppedAt = r.stopped_at.toISOString();
+  return v;
+}
+
+export interface CreateSessionInput {
+  name?: string;
+  parentId?: string;
+  systemKind?: string;
+}
+
+/**
+ * Registers a session and returns it with its bearer token (shown once, stored hashed).
+ * A user may register a root session or a child of any session; a session may register children
+ * of itself only (its `parentId` defaults to itself). Only users may set `systemKind`.
+ * Errors: 403 forbidden, 404 session_not_found (unknown parent), 409 session_not_active.
+ */
+export async function createSession(sql: Sql, p: Principal, input: CreateSessionInput): Promise<{ session: SessionView; token: string }> {
+  let parentId = input.parentId ?? null;
+  if (p.kind === 'session') {
+    parentId ??= p.id;
+    if (parentId !== p.id) fail('forbidden', 'a session may register children of itself only');
+    if (input.systemKind) fail('forbidden', 'only a user may register a system session');
+  }
+  let rootId: string | undefined;
+  const id = newId('s');
+  if (parentId) {
+    const [parent] = await sql<{ id: string; root_id: string; system_kind: string | null; status: string }[]>`
+      select id, root_id, system_kind, status from sessions where id = ${parentId}`;
+    if (!parent) throw new DomainError('session_not_found', `parent session "${parentId}" not found`);
+    if (parent.status !== 'active') fail('session_not_active', `parent session "${parentId}" is ${parent.status}`);
+    // A system ancestor is never crossed: a child of the orchestrator anchors to itself.
+    rootId = parent.system_kind ? id : parent.root_id;
+  }
+  const token = newToken();
+  const [row] = await sql<SessionRow[]>`
+    insert into sessions (id, name, parent_id, root_id, system_kind, token_hash, created_by)
+    values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${hashToken(token)}, ${p.id})
+    returning *`;
+  return { session: toSession(row), token };
+}
+
+/** Whether `p` may see session row `r`: users see all; a session sees its own subtree. */
+function canSee(p: Principal, r: { root_id: string }): boolean {
+  return p.kind === 'user' || p.rootId === r.root_id;
+}
+
+/** Reads a session. 404 `session_not_found` when unknown or outside the caller's subtree. */
+export async function getSession(sql: Db, p: Principal, id: string): Promise<SessionView> {
+  const [row] = await sql<SessionRow[]>`select * from sessions where id = ${id}`;
+  if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
+  return toSession(row);
+}
+
+/**
+ * Lists sessions in creation order with a keyset cursor: users see every session, a session its
+ * own subtree. `status` filters (`active`, `stopped`, `deleted`).
+ */
+export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; limit: number; cursor?: string }) {
+  const after = opts.cursor ? Buffer.from(opts.cursor, 'base64url').toString('utf8') : null;
+  const rows = await sql<SessionRow[]>`
+    select * from sessions
+     where ${p.kind === 'user' ? sql`true` : sql`root_id = ${p.rootId}`}
+       ${opts.status ? sql`and status = ${opts.status}` : sql``}
+       ${after ? sql`and id > ${after}` : sql``}
+     order by id limit ${opts.limit + 1}`;
+  const more = rows.length > opts.limit;
+  const page = more ? rows.slice(0, opts.limit) : rows;
+  return {
+    sessions: page.map(toSession),
+    nextCursor: more ? Buffer.from(page[page.length - 1].id).toString('base64url') : null,
+  };
+}
+
+/**
+ * Stops (or soft-deletes) a session: its token stops working and, in the same transaction, every
+ * in-progress item it owns reopens with its owner cleared (an assigned item stays reserved; one
+ * with unfinished dependencies reads dependency-blocked; a manual block is left alone), each with
+ * its event (seed 000 "Reclaiming stranded work"; seeds-notes §1.9). Who: a user, the session
+ * itself, or one of its ancestors. Idempotent for an already stopped session.
+ */
+export async function stopSession(sql: Sql, config: Config, p: Principal, id: string, mode: 'stopped' | 'deleted') {
+  return withTx(sql, async (tx) => {
+    const [row] = await tx<SessionRow[]>`select * from sessions where id = ${id} for update`;
+    if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
+    if (p.kind === 'session' && p.id !== id) {
+      const [anc] = await tx`
+        with recursive up(id, parent_id) as (
+          select id, parent_id from sessions where id = ${id}
+          union all select s.id, s.parent_id from sessions s join up on s.id = up.parent_id)
+        select 1 from up where id = ${p.id}`;
+      if (!anc) fail('forbidden', 'only a user, the session itself or an ancestor may stop a session');
+    }
+    const next = row.status === 'deleted' ? 'deleted' : mode;
+    const [updated] = await tx<SessionRow[]>`
+      update sessions set status = ${next}, stopped_at = coalesce(stopped_at, now()),
+             revision = revision + case when status = ${next} then 0 else 1 end
+       where id = ${id} returning *`;
+    const reopened = await reopenOwnedBy(tx, config, id);
+    return { session: toSession(updated), reopened };
+  });
+}
+
+/**
+ * Reopens every in-progress item owned by `owner` (used by stop and soft-delete), emitting `todo`
+ * or `dependency-blocked` per item. Returns the reopened ids.
+ */
+export async function reopenOwnedBy(tx: Db, config: Config, owner: string): Promise<string[]> {
+  const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number }[]>`
+    update todos set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
+     where owner = ${owner} and status = 'in-progress'
+    returning id, scope, status, owner, revision, unfinished_deps`;
+  const events = rows
+    .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
+    .map((r) => {
+      const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
+      return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'session-stopped' } };
+    });
+  await appendEvents(tx, events);
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,55 @@
+/**
+ * Runs the sweep as a pg-boss job every `[todo] sweep_interval`, once per tick across all replicas.
+ *
+ * pg-boss cron has one-minute granularity (cron jobs are singletons per minute), so a sub-minute
+ * cadence cannot come from cron alone. Instead the queue uses the `stately` policy (at most one
+ * job queued and one active, across every replica), and each sweep job, when it finishes, sends
+ * the next one with `startAfter = sweep_interval`. A second replica's send while one is queued
+ * returns null, so there is one chain, not one per replica. A `* * * * *` cron on the same queue
+ * re-seeds the chain if it ever breaks (e.g. every replica was down). The gap between two sweeps
+ * is `sweep_interval` plus up to one polling interval (0.5 s), which bounds how late an expired
+ * lease is reopened: at most `sweep_interval + 0.5 s` plus the sweep's own run time.
+ */
+import PgBoss from 'pg-boss';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { runSweep, type SweepResult } from './sweeps.js';
+
+export const SWEEP_QUEUE = 'coord.sweep';
+
+export interface Sweeper {
+  stop(): Promise<void>;
+  /** Resolves after the next completed sweep (tests and `/v1/admin/sweep`). */
+  nextSweep(): Promise<SweepResult>;
+}
+
+export async function startSweeper(
+  databaseUrl: string,
+  sql: Sql,
+  config: Config,
+  log: { info: (o: object, m: string) => void; error: (o: object, m: string) => void },
+): Promise<Sweeper> {
+  const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss' });
+  boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
+  await boss.start();
+  await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
+  const waiters: ((r: SweepResult) => void)[] = [];
+  const everyS = config.todo.sweepIntervalMs / 1000;
+  await boss.work(SWEEP_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => {
+    try {
+      const r = await runSweep(sql, config);
+      if (r.leaseReopened || r.retained || r.eventsDeleted) log.info({ ...r }, 'sweep');
+      for (const w of waiters.splice(0)) w(r);
+    } finally {
+      await boss.send(SWEEP_QUEUE, {}, { startAfter: everyS }).catch(() => null);
+    }
+  });
+  await boss.schedule(SWEEP_QUEUE, '* * * * *');
+  await boss.send(SWEEP_QUEUE, {});
+  return {
+    stop: async () => {
+      await boss.stop({ graceful: true, timeout: 5000, wait: true });
+    },
+    nextSweep: () => new Promise((resolve) => waiters.push(resolve)),
+  };
+}

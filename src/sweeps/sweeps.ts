@@ -1,0 +1,116 @@
+/**
+ * The lease and retention sweeps (seed 000 "Reclaiming stranded work", retention; seeds-notes
+ * §1.9, §1.10), plus event retention. Each step is a guarded statement, so running it twice, or
+ * on two replicas at once, changes each row once and writes one event per change.
+ */
+import type { Config } from '../config.js';
+import type { Db, Sql } from '../db/client.js';
+import { withTx } from '../db/tx.js';
+import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
+import { eventPayload } from '../todos/todos.view.js';
+
+const BATCH = 1000;
+
+export interface SweepResult {
+  /** Items whose lease had expired, reopened. */
+  leaseReopened: number;
+  /** Done items deleted by retention. */
+  retained: number;
+  /** Event rows deleted by event retention. */
+  eventsDeleted: number;
+}
+
+/**
+ * Reopens in-progress items whose last progress is older than `claim_lease` (0 disables), with
+ * the same assignment, owner cleared: `todo`, or `dependency-blocked` when a dependency is
+ * unfinished. Batches of 1,000, `FOR UPDATE SKIP LOCKED`, one transaction per batch with its events.
+ */
+export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
+  const leaseMs = config.todo.claimLeaseMs;
+  if (leaseMs <= 0) return 0;
+  let total = 0;
+  for (;;) {
+    const n = await withTx(sql, async (tx) => {
+      const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string }[]>`
+        with x as (
+          select id, owner from todos
+           where status = 'in-progress' and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
+           order by progress_at limit ${BATCH} for update skip locked)
+        update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
+          from x
+         where t.id = x.id and t.status = 'in-progress'
+           and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
+        returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner`;
+      await appendEvents(
+        tx,
+        rows
+          .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
+          .map((r) => {
+            const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
+            return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'lease-expired', formerOwner: r.former_owner } };
+          }),
+      );
+      return rows.length;
+    });
+    total += n;
+    if (n < BATCH) return total;
+  }
+}
+
+/**
+ * Deletes done items last changed more than `retention` ago (0 disables), except what the seed
+ * protects: a done parent with an unfinished child, any item another item depends on, a done
+ * parent whose child is depended on. Candidates are locked first (`SKIP LOCKED`) and the
+ * protections re-checked in a second statement with a fresh snapshot, so an edge added meanwhile
+ * is seen. Protected chains drain over later sweeps as their edges disappear. One `removed` event
+ * per deleted item (sub-items removed with a parent included).
+ */
+export async function sweepRetention(sql: Sql, config: Config): Promise<number> {
+  const retentionMs = config.todo.retentionMs;
+  if (retentionMs <= 0) return 0;
+  let total = 0;
+  for (;;) {
+    const { n, candidates } = await withTx(sql, async (tx) => {
+      const cands = await tx<{ id: string }[]>`
+        select id from todos
+         where status = 'done' and updated_at <= now() - make_interval(secs => ${retentionMs}::float8 / 1000)
+         order by updated_at limit ${BATCH} for update skip locked`;
+      if (cands.length === 0) return { n: 0, candidates: 0 };
+      const ids = cands.map((c) => c.id);
+      const deleted = await deleteProtected(tx, ids);
+      await appendEvents(
+        tx,
+        deleted
+          .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
+          .map((r) => ({ topic: topicOf(r.scope), event: 'removed', subjectId: r.id, payload: { ...eventPayload('removed', r), reason: 'retention' } })),
+      );
+      return { n: deleted.length, candidates: cands.length };
+    });
+    total += n;
+    if (candidates < BATCH || n === 0) return total;
+  }
+}
+
+async function deleteProtected(tx: Db, ids: string[]) {
+  // Sub-items go with their parent (FK cascade); report them too.
+  return tx<{ id: string; scope: string; status: 'done'; owner: string | null; revision: number; unfinished_deps: number }[]>`
+    with doomed as (
+      select t.id from todos t
+       where t.id = any(${ids}::text[])
+         and not exists (select 1 from todo_dependencies e where e.dependency_id = t.id)
+         and not exists (select 1 from todos c where c.parent_id = t.id and c.status <> 'done')
+         and not exists (select 1 from todos c join todo_dependencies e on e.dependency_id = c.id where c.parent_id = t.id)),
+    everything as (
+      select id from doomed union select c.id from todos c join doomed d on c.parent_id = d.id),
+    edges as (delete from todo_dependencies e using everything x where e.todo_id = x.id)
+    delete from todos t using everything x where t.id = x.id
+    returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps`;
+}
+
+/** One sweep tick: leases, retention, event retention. */
+export async function runSweep(sql: Sql, config: Config): Promise<SweepResult> {
+  const leaseReopened = await sweepLeases(sql, config);
+  const retained = await sweepRetention(sql, config);
+  const eventsDeleted = await deleteOldEvents(sql, config.eventRetentionMs);
+  return { leaseReopened, retained, eventsDeleted };
+}

@@ -1,0 +1,255 @@
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { fail } from '../http/errors.js';
+import { problemResponses } from '../http/problem.js';
+import {
+  addTodo,
+  assignTodo,
+  claimNext,
+  claimTodo,
+  editTodo,
+  getTodo,
+  heartbeatTodo,
+  listTodos,
+  readiness,
+  removeTodo,
+  transitionTodo,
+  type Ctx,
+} from './todos.service.js';
+import {
+  AddTodoBody,
+  ClaimResult,
+  EditTodoBody,
+  IdParams,
+  IfMatchHeaders,
+  ItemEnvelope,
+  ListTodosQuery,
+  Readiness,
+  TodoList,
+} from './todos.schemas.js';
+import type { TodoItem } from './todos.view.js';
+
+/** `If-Match: "7"` / `7` / `W/"7"` → 7; `*` or absent → undefined. */
+export function parseIfMatch(h: string | undefined): number | undefined {
+  if (h === undefined || h.trim() === '*') return undefined;
+  const m = /^\s*(?:W\/)?"?(\d{1,10})"?\s*$/.exec(h);
+  if (!m) fail('validation_failed', `If-Match must be a revision such as "3" (got ${h})`);
+  return Number(m[1]);
+}
+
+function withEtag(reply: FastifyReply, item: TodoItem) {
+  reply.header('etag', `"${item.revision}"`);
+  return { item };
+}
+
+const tags = ['todos'];
+
+/**
+ * Todo routes (design brief §7). Each handler parses, calls one service function and maps the
+ * result; the rules live in todos.service.ts.
+ */
+export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const ctx = (req: { principal: Ctx['principal'] }): Ctx => ({ sql: deps.sql, config: deps.config, principal: req.principal });
+  const itemErrors = ['todo_not_found', 'forbidden'] as const;
+
+  r.post(
+    '/v1/todos',
+    {
+      schema: {
+        tags,
+        summary: 'Add an item',
+        description: 'Adds an item to a scope (default: the caller’s subtree root). Seed 000 “Items”, “Dependencies”.',
+        body: AddTodoBody,
+        response: {
+          201: ItemEnvelope,
+          ...problemResponses('no_session_context', 'invalid_scope', 'forbidden', 'scope_not_found', 'payload_too_large', 'malformed_json',
+            'title_required', 'title_too_long', 'note_too_long', 'parent_not_found', 'hierarchy_too_deep', 'parent_scope_mismatch',
+            'dependency_empty', 'dependency_not_found', 'dependency_scope_mismatch'),
+        },
+      },
+    },
+    async (req, reply) => {
+      const item = await addTodo(ctx(req), req.body);
+      reply.status(201);
+      return withEtag(reply, item);
+    },
+  );
+
+  r.get(
+    '/v1/todos',
+    {
+      schema: {
+        tags,
+        summary: 'List items',
+        description: 'Position order, keyset-paginated (`nextCursor`), never silently truncated. Filters act on the effective status.',
+        querystring: ListTodosQuery,
+        response: { 200: TodoList, ...problemResponses('no_session_context', 'invalid_scope', 'invalid_cursor', 'forbidden', 'scope_not_found') },
+      },
+    },
+    async (req) => listTodos(ctx(req), { ...req.query, all: req.query.all === 'true' }),
+  );
+
+  r.get(
+    '/v1/todos/:id',
+    { schema: { tags, summary: 'Get an item', params: IdParams, response: { 200: ItemEnvelope, ...problemResponses(...itemErrors) } } },
+    async (req, reply) => withEtag(reply, await getTodo(ctx(req), req.params.id)),
+  );
+
+  r.get(
+    '/v1/todos/:id/readiness',
+    {
+      schema: {
+        tags,
+        summary: 'Why is this item not ready?',
+        description: 'Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation.',
+        params: IdParams,
+        response: { 200: Readiness, ...problemResponses(...itemErrors) },
+      },
+    },
+    async (req) => readiness(ctx(req), req.params.id),
+  );
+
+  r.patch(
+    '/v1/todos/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Edit an item',
+        description: 'Title, note, tags, position and/or dependencies in one revision; `If-Match` guards against lost updates.',
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: EditTodoBody,
+        response: {
+          200: ItemEnvelope,
+          ...problemResponses(...itemErrors, 'revision_mismatch', 'lease_expired', 'title_required', 'title_too_long', 'note_too_long',
+            'dependency_empty', 'dependency_self', 'dependency_not_found', 'dependency_scope_mismatch', 'dependency_cycle'),
+        },
+      },
+    },
+    async (req, reply) => withEtag(reply, await editTodo(ctx(req), req.params.id, req.body, parseIfMatch(req.headers['if-match']))),
+  );
+
+  r.put(
+    '/v1/todos/:id/dependencies',
+    {
+      schema: {
+        tags,
+        summary: 'Replace an item’s dependency set',
+        description: '`[]` clears. Ids are trimmed, duplicates fold, then self/unknown/scope/cycle are checked per id in sorted order.',
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: z.strictObject({ dependsOn: z.array(z.string().max(100)).max(1000) }),
+        response: {
+          200: ItemEnvelope,
+          ...problemResponses(...itemErrors, 'revision_mismatch', 'lease_expired', 'dependency_empty', 'dependency_self', 'dependency_not_found',
+            'dependency_scope_mismatch', 'dependency_cycle'),
+        },
+      },
+    },
+    async (req, reply) =>
+      withEtag(reply, await editTodo(ctx(req), req.params.id, { dependsOn: req.body.dependsOn }, parseIfMatch(req.headers['if-match']))),
+  );
+
+  r.delete(
+    '/v1/todos/:id',
+    {
+      schema: {
+        tags,
+        summary: 'Remove an item and its sub-items',
+        params: IdParams,
+        response: { 200: z.object({ removed: z.array(z.string()) }), ...problemResponses(...itemErrors, 'todo_referenced') },
+      },
+    },
+    async (req) => removeTodo(ctx(req), req.params.id),
+  );
+
+  r.post(
+    '/v1/todos/:id/claim',
+    {
+      schema: {
+        tags,
+        summary: 'Claim an item (atomic compare-and-set)',
+        description: 'todo ∧ unowned ∧ every dependency done → in-progress, owned by the calling session. Alias: `start`.',
+        params: IdParams,
+        response: {
+          200: ItemEnvelope,
+          ...problemResponses(...itemErrors, 'claim_requires_session', 'reserved_for_assignee', 'already_claimed', 'dependency_blocked'),
+        },
+      },
+    },
+    async (req, reply) => withEtag(reply, await claimTodo(ctx(req), req.params.id)),
+  );
+
+  r.post(
+    '/v1/todos/next',
+    {
+      schema: {
+        tags,
+        summary: 'Claim the next eligible item in a scope',
+        description: 'Lowest (position, id) ready item not reserved for someone else. `{claimed:false}` when none.',
+        body: z.strictObject({ scope: z.string().max(300).optional() }).nullish(),
+        response: { 200: ClaimResult, ...problemResponses('claim_requires_session', 'no_session_context', 'invalid_scope', 'forbidden', 'scope_not_found') },
+      },
+    },
+    async (req) => claimNext(ctx(req), req.body?.scope),
+  );
+
+  const transitions = [
+    ['done', 'done', 'Complete a claimed or blocked item', 'From in-progress or blocked; cascades to dependents in the same transaction.'],
+    ['block', 'blocked', 'Block a claimed item', 'From in-progress; an optional note replaces the note.'],
+    ['reopen', 'todo', 'Reopen an item', 'From in-progress, blocked or done; clears the owner; reopening a done item re-blocks its ready dependents.'],
+  ] as const;
+  for (const [path, to, summary, description] of transitions) {
+    r.post(
+      `/v1/todos/:id/${path}`,
+      {
+        schema: {
+          tags,
+          summary,
+          description,
+          params: IdParams,
+          body: (to === 'blocked' ? z.strictObject({ note: z.string().max(16384).optional() }) : z.strictObject({})).nullish(),
+          response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'invalid_transition', 'lease_expired', 'note_too_long') },
+        },
+      },
+      async (req, reply) => {
+        const note = (req.body as { note?: string } | undefined)?.note;
+        return withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, note));
+      },
+    );
+  }
+
+  r.post(
+    '/v1/todos/:id/heartbeat',
+    {
+      schema: {
+        tags,
+        summary: 'Extend the caller’s claim lease',
+        description: 'Owner only. Moves `leaseExpiresAt` to now + claim_lease. No revision bump, no event.',
+        params: IdParams,
+        response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'lease_expired', 'invalid_transition') },
+      },
+    },
+    async (req, reply) => withEtag(reply, await heartbeatTodo(ctx(req), req.params.id)),
+  );
+
+  r.put(
+    '/v1/todos/:id/assignee',
+    {
+      schema: {
+        tags,
+        summary: 'Assign or unassign an item',
+        description: 'Override authority (subtree root, scenario orchestrator) or a user. `null` unassigns.',
+        params: IdParams,
+        headers: IfMatchHeaders,
+        body: z.strictObject({ assignee: z.string().max(100).nullable() }),
+        response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'revision_mismatch') },
+      },
+    },
+    async (req, reply) => withEtag(reply, await assignTodo(ctx(req), req.params.id, req.body.assignee, parseIfMatch(req.headers['if-match']))),
+  );
+}

@@ -1,0 +1,85 @@
+import { z } from 'zod';
+
+export const TodoStatus = z.enum(['todo', 'in-progress', 'done', 'blocked']).meta({ id: 'TodoStatus' });
+
+export const TodoItem = z
+  .object({
+    id: z.string().describe('`td-` + 16 hex'),
+    scope: z.string().describe('`session:<root>`, `scenario:<id>` or `graph:<id>`'),
+    title: z.string(),
+    note: z.string().optional(),
+    status: TodoStatus.describe('Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`)'),
+    ready: z.boolean().describe('Stored todo, unowned, every dependency done: the claim predicate'),
+    owner: z.string().optional().describe('The session that claimed it'),
+    assignee: z.string().optional().describe('The session it is reserved for'),
+    parentId: z.string().optional(),
+    tags: z.array(z.string()),
+    dependsOn: z.array(z.string()).describe('Every dependency id, sorted'),
+    blockedBy: z.array(z.string()).describe('The unfinished dependencies, sorted'),
+    whyBlocked: z.string().optional().describe('The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note'),
+    revision: z.number().int().describe('Bumped by every mutation; also the ETag'),
+    position: z.number().int(),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    leaseExpiresAt: z.string().optional().describe('In-progress items: last progress + claim_lease (database clock)'),
+    leaseExpired: z.boolean().optional(),
+  })
+  .meta({ id: 'TodoItem' });
+
+export const ItemEnvelope = z.object({ item: TodoItem });
+
+export const AddTodoBody = z
+  .strictObject({
+    title: z.string().max(4096).describe('Trimmed; 1..max_title bytes (default 500)'),
+    note: z.string().max(16384).optional().describe('≤ max_note bytes (default 2000); not trimmed'),
+    tags: z.array(z.string().max(200)).max(100).optional().describe('Trimmed, de-duplicated, sorted'),
+    parentId: z.string().max(100).optional().describe('Makes this a sub-item (one level deep, same scope)'),
+    assignee: z.string().max(100).optional().describe('Reserve for a session; another session than yourself needs override authority'),
+    dependsOn: z.array(z.string().max(100)).max(1000).optional().describe('Dependency ids in the same scope; duplicates fold'),
+    scope: z.string().max(300).optional().describe('Default: the caller’s subtree root scope'),
+  })
+  .meta({ id: 'AddTodo' });
+
+export const EditTodoBody = z
+  .strictObject({
+    title: z.string().max(4096).optional(),
+    note: z.string().max(16384).optional().describe('`""` clears the note'),
+    tags: z.array(z.string().max(200)).max(100).optional(),
+    position: z.number().int().min(0).max(2_000_000_000).optional(),
+    dependsOn: z.array(z.string().max(100)).max(1000).optional().describe('Absent = unchanged; `[]` clears'),
+  })
+  .meta({ id: 'EditTodo' });
+
+export const ListTodosQuery = z.strictObject({
+  scope: z.string().max(300).optional(),
+  status: TodoStatus.optional().describe('Effective status: `todo` = ready only; `blocked` = manual blocks plus dependency waiting'),
+  tag: z.string().max(200).optional(),
+  owner: z.string().max(100).optional().describe('A session id, or `me`'),
+  assignee: z.string().max(100).optional(),
+  all: z.enum(['true', 'false']).optional().describe('Every scope (users and orchestrator sessions only)'),
+  limit: z.coerce.number().int().min(1).max(100_000).optional().describe('Page size, capped at list_limit'),
+  cursor: z.string().max(2000).optional().describe('`nextCursor` of the previous page'),
+});
+
+export const TodoList = z.object({ items: z.array(TodoItem), nextCursor: z.string().nullable() }).meta({ id: 'TodoList' });
+
+export const ClaimResult = z
+  .object({ claimed: z.boolean(), item: TodoItem.optional() })
+  .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' });
+
+export const IdParams = z.object({ id: z.string().max(100) });
+
+export const IfMatchHeaders = z.looseObject({
+  'if-match': z.string().max(40).optional().describe('The revision you read (ETag), quoted or not; 412 when it moved on'),
+});
+
+export const Readiness = z
+  .object({
+    id: z.string(),
+    ready: z.boolean().describe('The claim predicate: stored todo, unowned, every dependency done'),
+    claimable: z.boolean().describe('Ready, not reserved for another assignee, and the caller is a session'),
+    status: TodoStatus,
+    reasons: z.array(z.object({ code: z.string(), message: z.string(), ids: z.array(z.string()).optional() })),
+  })
+  .meta({ id: 'Readiness' });

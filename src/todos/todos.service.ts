@@ -1,0 +1,590 @@
+/**
+ * The todo engine: add, read, list, edit, claim, next, transitions, assign, remove, heartbeat.
+ * Rules are the todo seed's (000_26180c217f6bfea3.txt; seeds-notes §1.1–§1.9) unless noted.
+ *
+ * Concurrency model (READ COMMITTED, no scope-wide lock on the hot path):
+ * - claim/next is one guarded `UPDATE … WHERE status='todo' AND owner IS NULL AND unfinished_deps=0`
+ *   on the claimed row itself, so Postgres re-checks the whole predicate on the newest row version
+ *   when two callers race: exactly one wins.
+ * - `unfinished_deps` changes only by row-locked increments/decrements in the transaction that
+ *   changes a dependency's done-ness (done, reopen) or an item's edges, so concurrent completions
+ *   of the last two dependencies decrement 2→1→0 and exactly one of them sees 0 (one unblock).
+ * - Edge writers hold `FOR SHARE` on the dependency rows they count, which conflicts with the
+ *   status UPDATE of done/reopen: a count and a status change never interleave unseen.
+ * - Edge writers of one scope take one advisory lock, so two concurrent inserts cannot both pass
+ *   the cycle check.
+ */
+import type { Principal } from '../auth/principal.js';
+import type { Config } from '../config.js';
+import type { Db, Sql } from '../db/client.js';
+import { lockXact } from '../db/locks.js';
+import { withTx } from '../db/tx.js';
+import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { DomainError, fail } from '../http/errors.js';
+import { newId } from '../lib/ids.js';
+import { accessToScope, resolveScope } from '../scopes/scopes.js';
+import { effectiveStatus, eventPayload, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+
+/** What every service call needs: the pool, the live configuration and the caller. */
+export interface Ctx {
+  sql: Sql;
+  config: Config;
+  principal: Principal;
+}
+
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+const me = (ctx: Ctx) => (ctx.principal.kind === 'session' ? ctx.principal.id : null);
+const lease = (ctx: Ctx) => ctx.config.todo.claimLeaseMs;
+
+function checkTitle(ctx: Ctx, raw: string): string {
+  const title = raw.trim();
+  if (!title) fail('title_required', 'todo title must not be empty');
+  const max = ctx.config.todo.maxTitle;
+  if (bytes(title) > max) fail('title_too_long', `todo title is ${bytes(title)} bytes; the limit is ${max} bytes`, { limit: max });
+  return title;
+}
+
+function checkNote(ctx: Ctx, note: string): string {
+  const max = ctx.config.todo.maxNote;
+  if (bytes(note) > max) fail('note_too_long', `todo note is ${bytes(note)} bytes; the limit is ${max} bytes`, { limit: max });
+  return note;
+}
+
+/** Tags: trimmed, empties dropped, de-duplicated, sorted ascending (byte order). */
+export function normalizeTags(tags: string[]): string[] {
+  return [...new Set(tags.map((t) => t.trim()).filter(Boolean))].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Dependency ids: trimmed, an empty one refused, duplicates folded into one edge, sorted. */
+export function normalizeDependencies(ids: string[]): string[] {
+  const out = ids.map((d) => d.trim());
+  if (out.some((d) => d === '')) fail('dependency_empty', 'todo dependency id must not be empty');
+  return [...new Set(out)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+function emitted(ctx: Ctx, scope: string, items: { event: string; row: Parameters<typeof eventPayload>[1] }[]): EventInput[] {
+  if (!emitsFor(scope, ctx.config.todo.emitEvents)) return [];
+  return items.map(({ event, row }) => ({ topic: topicOf(row.scope), event, subjectId: row.id, payload: eventPayload(event, row) }));
+}
+
+/** Reads an item the caller may see, or throws 404 `todo_not_found` (existence is not leaked). */
+async function visibleRow(ctx: Ctx, db: Db, id: string, forUpdate = false): Promise<{ row: TodoRow; override: boolean }> {
+  const rows = forUpdate
+    ? await db<TodoRow[]>`select ${itemColumns(db, lease(ctx))} from todos t where t.id = ${id} for update of t`
+    : await db<TodoRow[]>`select ${itemColumns(db, lease(ctx))} from todos t where t.id = ${id}`;
+  const row = rows[0];
+  if (!row) fail('todo_not_found', `todo "${id}" not found`);
+  const a = await accessToScope(db, ctx.principal, row.scope);
+  if (!a.inScope) fail('todo_not_found', `todo "${id}" not found`);
+  return { row, override: a.override };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dependencies
+
+/**
+ * Validates a dependency set for item `id` in `scope` and returns the dependency rows' statuses,
+ * holding `FOR SHARE` on them until commit. Checks run per dependency in sorted order: self edge,
+ * unknown id, different scope, cycle (seed 000 "Dependencies"; seeds-notes §1.6). Throws 422.
+ */
+async function lockAndCheckDependencies(tx: Db, id: string, scope: string, deps: string[], isNew: boolean): Promise<Map<string, StoredStatus>> {
+  if (deps.length === 0) return new Map();
+  const rows = await tx<{ id: string; scope: string; status: StoredStatus }[]>`
+    select id, scope, status from todos where id = any(${deps}::text[]) order by id for share`;
+  const found = new Map(rows.map((r) => [r.id, r]));
+  let reaching = new Set<string>();
+  if (!isNew) {
+    // Everything that (transitively) depends on `id`: a new edge to any of them closes a cycle.
+    const r = await tx<{ id: string }[]>`
+      with recursive up(id) as (
+        select todo_id from todo_dependencies where dependency_id = ${id}
+        union
+        select e.todo_id from todo_dependencies e join up on e.dependency_id = up.id)
+      select id from up where id = any(${deps}::text[])`;
+    reaching = new Set(r.map((x) => x.id));
+  }
+  for (const dep of deps) {
+    if (dep === id) fail('dependency_self', `todo "${id}" cannot depend on itself`, { id });
+    const d = found.get(dep);
+    if (!d) fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
+    if (d.scope !== scope) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
+    if (reaching.has(dep)) fail('dependency_cycle', `todo dependency cycle: "${dep}" already depends on "${id}"`, { id, dependency: dep });
+  }
+  return new Map(rows.map((r) => [r.id, r.status]));
+}
+
+/** Replaces an existing item's edges and recomputes its unfinished-dependency count (in `tx`). */
+async function replaceDependencies(tx: Db, row: TodoRow, deps: string[]): Promise<void> {
+  await lockXact(tx, `todo-deps:${row.scope}`);
+  const statuses = await lockAndCheckDependencies(tx, row.id, row.scope, deps, false);
+  await tx`delete from todo_dependencies where todo_id = ${row.id} and not (dependency_id = any(${deps}::text[]))`;
+  if (deps.length) {
+    await tx`insert into todo_dependencies (todo_id, dependency_id)
+             select ${row.id}, d from unnest(${deps}::text[]) d on conflict do nothing`;
+  }
+  const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
+  await tx`update todos set unfinished_deps = ${unfinished} where id = ${row.id}`;
+}
+
+/**
+ * Adjusts the dependents of `dependencyId` after it became done (`delta = -1`) or stopped being
+ * done (`+1`), locking them in id order. Returns the dependents whose readiness flipped: with -1,
+ * stored-todo dependents that reached 0 (unblocked); with +1, unowned stored-todo dependents that
+ * left 0 (dependency-blocked). Only those get a revision bump (seed: one readiness transition).
+ */
+async function cascade(tx: Db, dependencyId: string, delta: 1 | -1): Promise<TodoRow[]> {
+  const flipped = await tx<{ id: string }[]>`
+    with d as (
+      select t.id from todos t join todo_dependencies e on e.todo_id = t.id
+       where e.dependency_id = ${dependencyId} order by t.id for update of t)
+    update todos t
+       set unfinished_deps = t.unfinished_deps + ${delta}::int,
+           revision = t.revision + case when t.status = 'todo' and t.unfinished_deps + ${delta}::int = ${delta === -1 ? 0 : 1}::int then 1 else 0 end,
+           updated_at = case when t.status = 'todo' and t.unfinished_deps + ${delta}::int = ${delta === -1 ? 0 : 1}::int then now() else t.updated_at end
+      from d where t.id = d.id
+    returning t.id, (t.status = 'todo' and t.unfinished_deps = ${delta === -1 ? 0 : 1}::int) as flipped`;
+  const ids = flipped.filter((f: any) => f.flipped).map((f) => f.id);
+  return ids.length ? tx<TodoRow[]>`select ${itemColumns(tx, 0)} from todos t where t.id = any(${ids}::text[]) order by t.id` : [];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Add / read / list
+
+export interface AddInput {
+  title: string;
+  note?: string;
+  tags?: string[];
+  parentId?: string;
+  assignee?: string;
+  dependsOn?: string[];
+  scope?: string;
+}
+
+/**
+ * Adds an item (seed 000 "Items", §1.1, §1.7). Scope: `scope` or the caller's default; a sub-item's
+ * parent must exist, be top-level and share the scope (checked in that order). Assigning to
+ * another session needs override authority. Returns the new item (revision 1).
+ * Errors: 400 no_session_context/invalid_scope, 403 forbidden, 404 scope_not_found,
+ * 422 title_*, note_too_long, parent_*, hierarchy_too_deep, dependency_*.
+ */
+export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
+  const title = checkTitle(ctx, input.title);
+  const note = input.note !== undefined && input.note !== '' ? checkNote(ctx, input.note) : null;
+  const tags = normalizeTags(input.tags ?? []);
+  const deps = normalizeDependencies(input.dependsOn ?? []);
+  const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
+  const assignee = input.assignee?.trim() || null;
+  if (assignee && assignee !== me(ctx) && !access.override) {
+    fail('forbidden', "only the scope's override authority or the human may assign an item to another session");
+  }
+  const id = newId('td');
+  const row = await withTx(ctx.sql, async (tx) => {
+    if (input.parentId) {
+      const [parent] = await tx<{ scope: string; parent_id: string | null }[]>`
+        select scope, parent_id from todos where id = ${input.parentId} for share`;
+      if (!parent) fail('parent_not_found', `parent todo "${input.parentId}" not found`);
+      if (parent.parent_id) fail('hierarchy_too_deep', `todo hierarchy is one level deep: "${input.parentId}" is itself a sub-item`);
+      if (parent.scope !== access.scope) fail('parent_scope_mismatch', "sub-item must share its parent's scope");
+    }
+    const statuses = await lockAndCheckDependencies(tx, id, access.scope, deps, true);
+    const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
+    const [{ last_position }] = await tx<{ last_position: number }[]>`
+      insert into scopes (scope, last_position) values (${access.scope}, 1)
+      on conflict (scope) do update set last_position = scopes.last_position + 1
+      returning last_position`;
+    await tx`
+      insert into todos (id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps)
+      values (${id}, ${access.scope}, ${title}, ${note}, ${assignee}, ${input.parentId ?? null}, ${tags}::text[],
+              ${ctx.principal.id}, ${last_position}, ${unfinished})`;
+    if (deps.length) {
+      await tx`insert into todo_dependencies (todo_id, dependency_id) select ${id}, d from unnest(${deps}::text[]) d`;
+    }
+    const [row] = await selectItems(tx, lease(ctx), [id]);
+    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'added', row }]));
+    return row;
+  });
+  return toItem(row);
+}
+
+/** Reads one item. 404 `todo_not_found` when it does not exist or is outside the caller's scopes. */
+export async function getTodo(ctx: Ctx, id: string): Promise<TodoItem> {
+  return toItem((await visibleRow(ctx, ctx.sql, id)).row);
+}
+
+export interface ListInput {
+  scope?: string;
+  status?: StoredStatus;
+  tag?: string;
+  owner?: string;
+  assignee?: string;
+  all?: boolean;
+  limit?: number;
+  cursor?: string;
+}
+
+function encodeCursor(values: (string | number)[]): string {
+  return Buffer.from(JSON.stringify(values)).toString('base64url');
+}
+
+function decodeCursor(cursor: string, arity: number): (string | number)[] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === arity) return v;
+  } catch {
+    /* fall through */
+  }
+  fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
+}
+
+/**
+ * Lists items in position order with a keyset cursor (never silently truncated: `nextCursor` is
+ * set when more items exist). Filters: effective `status` (`todo` = ready only; `blocked` = manual
+ * plus dependency waiting), `tag`, `owner` (`me` = the caller), `assignee`. `all=true` lists every
+ * scope and is for users and orchestrator sessions only (seed: `--all`). Page size ≤ `list_limit`.
+ */
+export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: TodoItem[]; nextCursor: string | null }> {
+  const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
+  const sql = ctx.sql;
+  let scopeCond;
+  if (input.all) {
+    const p = ctx.principal;
+    if (!(p.kind === 'user' || p.systemKind === 'orchestrator')) fail('forbidden', 'all=true is restricted to the human or orchestrator');
+    scopeCond = sql`true`;
+  } else {
+    const access = await resolveScope(sql, ctx.principal, input.scope);
+    scopeCond = sql`t.scope = ${access.scope}`;
+  }
+  const statusCond =
+    input.status === undefined
+      ? sql`true`
+      : input.status === 'todo'
+        ? sql`t.status = 'todo' and t.unfinished_deps = 0`
+        : input.status === 'blocked'
+          ? sql`(t.status = 'blocked' or (t.status = 'todo' and t.unfinished_deps > 0))`
+          : sql`t.status = ${input.status}`;
+  const owner = input.owner === 'me' ? ctx.principal.id : input.owner;
+  const after = input.cursor ? decodeCursor(input.cursor, input.all ? 3 : 2) : undefined;
+  const cursorCond = !after
+    ? sql`true`
+    : input.all
+      ? sql`(t.scope, t.position, t.id) > (${after[0]}, ${after[1]}::int, ${after[2]})`
+      : sql`(t.position, t.id) > (${after[0]}::int, ${after[1]})`;
+  const rows = await sql<TodoRow[]>`
+    select ${itemColumns(sql, lease(ctx))} from todos t
+     where ${scopeCond} and ${statusCond} and ${cursorCond}
+       ${input.tag !== undefined ? sql`and ${input.tag} = any(t.tags)` : sql``}
+       ${owner !== undefined ? sql`and t.owner = ${owner}` : sql``}
+       ${input.assignee !== undefined ? sql`and t.assignee = ${input.assignee}` : sql``}
+     order by ${input.all ? sql`t.scope, ` : sql``}t.position, t.id
+     limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const last = page[page.length - 1];
+  return {
+    items: page.map(toItem),
+    nextCursor: more && last ? encodeCursor(input.all ? [last.scope, last.position, last.id] : [last.position, last.id]) : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claim / next
+
+/**
+ * Claims one item: the guarded compare-and-set `todo ∧ unowned ∧ every dependency done` →
+ * in-progress, owned by the calling session (never a field of the request). An assigned item is
+ * reserved for its assignee or the override authority. Errors: 403 claim_requires_session,
+ * 403 reserved_for_assignee, 404 todo_not_found, 409 dependency_blocked (names the unfinished
+ * dependencies), 409 already_claimed (the race was lost or the item is not claimable).
+ */
+export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
+  const self = me(ctx);
+  if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
+  const { row, override } = await visibleRow(ctx, ctx.sql, id);
+  const emit = emitsFor(row.scope, ctx.config.todo.emitEvents);
+  const rows = await ctx.sql<TodoRow[]>`
+    with c as (
+      update todos set status = 'in-progress', owner = ${self}, revision = revision + 1,
+                       updated_at = now(), progress_at = now()
+       where id = ${id} and status = 'todo' and owner is null and unfinished_deps = 0
+         and (assignee is null or assignee = ${self} or ${override})
+      returning *),
+    ev as (
+      insert into events (topic, event, subject_id, payload)
+      select 'todo:' || c.scope, 'claimed', c.id,
+             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
+                                'owner', c.owner, 'revision', c.revision)
+        from c where ${emit})
+    select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
+  if (rows[0]) return toItem(rows[0]);
+  // Lost, or never claimable: say which, from a fresh read.
+  const { row: now } = await visibleRow(ctx, ctx.sql, id);
+  if (now.status === 'todo' && now.owner === null && now.unfinished_deps > 0) {
+    throw new DomainError('dependency_blocked', `todo "${id}" is blocked by unfinished dependencies: ${now.blocked_by.join(', ')}`, { blockedBy: now.blocked_by });
+  }
+  if (now.status === 'todo' && now.owner === null && now.assignee && now.assignee !== self && !override) {
+    fail('reserved_for_assignee', `todo "${id}" is reserved for its assignee ${now.assignee}`, { assignee: now.assignee });
+  }
+  void row;
+  throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${effectiveStatus(now.status, now.unfinished_deps)}${now.owner ? `, owner ${now.owner}` : ''}).`, { itemStatus: effectiveStatus(now.status, now.unfinished_deps), ...(now.owner ? { owner: now.owner } : {}) });
+}
+
+/**
+ * Claims the lowest (position, id) eligible item of a scope (default: the caller's) in one
+ * statement: ready, unowned, not reserved for another assignee, skipping rows another claimer
+ * holds (`FOR UPDATE SKIP LOCKED`). Returns `{claimed:false}` when nothing is eligible.
+ */
+export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: boolean; item?: TodoItem }> {
+  const self = me(ctx);
+  if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
+  const access = await resolveScope(ctx.sql, ctx.principal, scope);
+  const emit = emitsFor(access.scope, ctx.config.todo.emitEvents);
+  const rows = await ctx.sql<TodoRow[]>`
+    with pick as (
+      select id from todos
+       where scope = ${access.scope} and status = 'todo' and owner is null and unfinished_deps = 0
+         and (assignee is null or assignee = ${self})
+       order by position, id
+       limit 1
+       for update skip locked),
+    c as (
+      update todos t set status = 'in-progress', owner = ${self}, revision = t.revision + 1,
+                         updated_at = now(), progress_at = now()
+        from pick
+       where t.id = pick.id and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
+      returning t.*),
+    ev as (
+      insert into events (topic, event, subject_id, payload)
+      select 'todo:' || c.scope, 'claimed', c.id,
+             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
+                                'owner', c.owner, 'revision', c.revision)
+        from c where ${emit})
+    select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
+  return rows[0] ? { claimed: true, item: toItem(rows[0]) } : { claimed: false };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transitions
+
+type Target = 'done' | 'blocked' | 'todo';
+const PRE: Record<Target, StoredStatus[]> = {
+  done: ['in-progress', 'blocked'],
+  blocked: ['in-progress'],
+  todo: ['in-progress', 'done', 'blocked'],
+};
+
+/**
+ * Moves an item along the seed's state machine: done (from in-progress or blocked; owner kept),
+ * block (from in-progress; a non-empty note replaces the note in the same statement), reopen
+ * (from anything but todo; owner cleared). Who: the owner, the scope's override authority, or a
+ * user. Completing cascades to dependents in the same transaction; reopening a done item re-blocks
+ * its unclaimed, ready dependents. Errors: 404 todo_not_found, 403 forbidden, 409 lease_expired,
+ * 409 invalid_transition, 422 note_too_long.
+ */
+export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: string): Promise<TodoItem> {
+  const newNote = to === 'blocked' && note ? checkNote(ctx, note) : null;
+  const self = me(ctx);
+  const leaseMs = lease(ctx);
+  const result = await withTx(ctx.sql, async (tx) => {
+    // Fast path for the owner (the hot path: no scope lookup); otherwise check authority first.
+    let override = false;
+    let attempt = self ? await guardedTransition(tx, id, to, newNote, self, false, leaseMs) : undefined;
+    if (!attempt) {
+      const v = await visibleRow(ctx, tx, id);
+      override = v.override;
+      if (override) attempt = await guardedTransition(tx, id, to, newNote, self, true, leaseMs);
+      if (!attempt) return { error: v.row, override };
+    }
+    const { row, oldStatus } = attempt;
+    const events: { event: string; row: TodoRow }[] = [];
+    let flipped: TodoRow[] = [];
+    if (to === 'done' && oldStatus !== 'done') flipped = await cascade(tx, id, -1);
+    if (to === 'todo' && oldStatus === 'done') flipped = await cascade(tx, id, 1);
+    const [fresh] = await selectItems(tx, leaseMs, [id]);
+    const name = to === 'todo' ? (fresh.unfinished_deps > 0 ? 'dependency-blocked' : 'todo') : to;
+    events.push({ event: name, row: fresh });
+    for (const f of flipped) events.push({ event: to === 'done' ? 'unblocked' : 'dependency-blocked', row: f });
+    await appendEvents(tx, emitted(ctx, row.scope, events));
+    return { item: fresh };
+  });
+  if ('item' in result) return toItem(result.item!);
+  const r = result.error!;
+  const isOwner = self !== null && r.owner === self;
+  if (isOwner && r.status === 'in-progress' && r.lease_expired) {
+    fail('lease_expired', `the claim lease on todo "${id}" expired at ${r.lease_expires_at?.toISOString()}; claim it again`);
+  }
+  if (!isOwner && !result.override) {
+    fail('forbidden', "only the owner, the scope's override authority, or the human may transition this item");
+  }
+  const hint = to === 'done' && r.status === 'todo' ? ` (claim it first: coord todo claim ${id})` : '';
+  throw new DomainError('invalid_transition', `todo "${id}" cannot move to "${to}" from its current state${hint}`, {
+    itemStatus: effectiveStatus(r.status, r.unfinished_deps),
+  });
+}
+
+/** The guarded UPDATE of a transition; the owner predicate is dropped for override callers. */
+async function guardedTransition(tx: Db, id: string, to: Target, note: string | null, self: string | null, override: boolean, leaseMs: number) {
+  const [r] = await tx<{ id: string; scope: string; old_status: StoredStatus }[]>`
+    update todos t
+       set status = ${to},
+           owner = case when ${to} = 'todo' then null else t.owner end,
+           note = coalesce(${note}, t.note),
+           revision = t.revision + 1, updated_at = now(),
+           progress_at = case when ${to} = 'blocked' then t.progress_at else null end
+      from (select id, status as old_status from todos where id = ${id} for update) o
+     where t.id = o.id
+       and t.status = any(${PRE[to]}::text[])
+       and (${override} or t.owner = ${self})
+       and not (t.owner is not distinct from ${self} and t.status = 'in-progress' and ${leaseMs}::float8 > 0
+                and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now())
+    returning t.id, t.scope, o.old_status`;
+  return r ? { row: r, oldStatus: r.old_status } : undefined;
+}
+
+/**
+ * Extends the caller's claim lease (`POST /v1/todos/{id}/heartbeat`, Coord's addition to the seed
+ * for long work). Owner only; no revision bump and no event. Errors: 404, 403 forbidden,
+ * 409 lease_expired, 409 invalid_transition (not in progress).
+ */
+export async function heartbeatTodo(ctx: Ctx, id: string): Promise<TodoItem> {
+  const self = me(ctx);
+  const leaseMs = lease(ctx);
+  const rows = self
+    ? await ctx.sql<TodoRow[]>`
+        with h as (
+          update todos set progress_at = now()
+           where id = ${id} and owner = ${self} and status = 'in-progress'
+             and not (${leaseMs}::float8 > 0 and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now())
+          returning *)
+        select ${itemColumns(ctx.sql, leaseMs)} from h t`
+    : [];
+  if (rows[0]) return toItem(rows[0]);
+  const { row } = await visibleRow(ctx, ctx.sql, id);
+  if (row.owner !== self) fail('forbidden', 'only the owner may heartbeat its claim');
+  if (row.status === 'in-progress' && row.lease_expired) fail('lease_expired', `the claim lease on todo "${id}" has expired; claim it again`);
+  throw new DomainError('invalid_transition', `todo "${id}" is not in progress`, { itemStatus: effectiveStatus(row.status, row.unfinished_deps) });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Edit / dependencies / assign / remove
+
+export interface EditInput {
+  title?: string;
+  note?: string;
+  tags?: string[];
+  position?: number;
+  /** Absent = unchanged; `[]` clears (seed 000). */
+  dependsOn?: string[];
+}
+
+/**
+ * Edits fields and/or the dependency set in one transaction with one revision bump; a refused
+ * edge changes nothing (not even the title). `ifMatch` is the expected revision (412 on mismatch).
+ * The owner's edit counts as progress (extends its lease). Event: `updated`, or
+ * `dependency-blocked` / `unblocked` when the edit flips readiness.
+ */
+export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?: number): Promise<TodoItem> {
+  const title = input.title !== undefined ? checkTitle(ctx, input.title) : undefined;
+  const note = input.note !== undefined ? checkNote(ctx, input.note) : undefined;
+  const tags = input.tags !== undefined ? normalizeTags(input.tags) : undefined;
+  const deps = input.dependsOn !== undefined ? normalizeDependencies(input.dependsOn) : undefined;
+  const leaseMs = lease(ctx);
+  const self = me(ctx);
+  const row = await withTx(ctx.sql, async (tx) => {
+    const { row, override } = await visibleRow(ctx, tx, id, true);
+    const isOwner = self !== null && row.owner === self;
+    if (!isOwner && !override) fail('forbidden', "only the owner, the scope's override authority, or the human may edit this item");
+    if (isOwner && row.status === 'in-progress' && row.lease_expired) fail('lease_expired', `the claim lease on todo "${id}" has expired; claim it again`);
+    if (ifMatch !== undefined && ifMatch !== row.revision) {
+      throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
+    }
+    const wasBlocked = row.status === 'todo' && row.unfinished_deps > 0;
+    if (deps !== undefined) await replaceDependencies(tx, row, deps);
+    if (input.position !== undefined) {
+      await tx`update scopes set last_position = greatest(last_position, ${input.position}) where scope = ${row.scope}`;
+    }
+    await tx`
+      update todos set
+        title = coalesce(${title ?? null}, title),
+        note = case when ${note !== undefined} then ${note === '' ? null : (note ?? null)} else note end,
+        tags = coalesce(${tags ?? null}::text[], tags),
+        position = coalesce(${input.position ?? null}::int, position),
+        revision = revision + 1, updated_at = now(),
+        progress_at = case when ${isOwner} and status = 'in-progress' then now() else progress_at end
+      where id = ${id}`;
+    const [fresh] = await selectItems(tx, leaseMs, [id]);
+    const isBlocked = fresh.status === 'todo' && fresh.unfinished_deps > 0;
+    const event = !wasBlocked && isBlocked ? 'dependency-blocked' : wasBlocked && !isBlocked ? 'unblocked' : 'updated';
+    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event, row: fresh }]));
+    return fresh;
+  });
+  return toItem(row);
+}
+
+/**
+ * Assigns (or with `null` unassigns) an item. Override authority or a user only (seed 000
+ * "Ownership rules"); the assignee is not checked against known sessions, as in the seed.
+ */
+export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, ifMatch?: number): Promise<TodoItem> {
+  const value = assignee?.trim() || null;
+  const row = await withTx(ctx.sql, async (tx) => {
+    const { row, override } = await visibleRow(ctx, tx, id, true);
+    if (!override) fail('forbidden', "only the scope's override authority or the human may assign this item");
+    if (ifMatch !== undefined && ifMatch !== row.revision) {
+      throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
+    }
+    await tx`update todos set assignee = ${value}, revision = revision + 1, updated_at = now() where id = ${id}`;
+    const [fresh] = await selectItems(tx, lease(ctx), [id]);
+    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event: 'assigned', row: fresh }]));
+    return fresh;
+  });
+  return toItem(row);
+}
+
+/**
+ * Removes an item and its sub-items. Refused (409 todo_referenced, naming the first
+ * dependent/dependency pair by dependent id) when an item outside that set depends on one inside
+ * it (seed 000; seeds-notes §1.8). One `removed` event, for the item, from its last state.
+ */
+export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: string[] }> {
+  const self = me(ctx);
+  return withTx(ctx.sql, async (tx) => {
+    const { row, override } = await visibleRow(ctx, tx, id, true);
+    if (!(override || (self !== null && row.owner === self))) {
+      fail('forbidden', "only the owner, the scope's override authority, or the human may remove this item");
+    }
+    const set = (await tx<{ id: string }[]>`
+      select id from todos where id = ${id} or parent_id = ${id} order by id for update`).map((r) => r.id);
+    const [ref] = await tx<{ todo_id: string; dependency_id: string }[]>`
+      select todo_id, dependency_id from todo_dependencies
+       where dependency_id = any(${set}::text[]) and not (todo_id = any(${set}::text[]))
+       order by todo_id, dependency_id limit 1`;
+    if (ref) {
+      throw new DomainError('todo_referenced', `cannot remove todo "${id}": todo "${ref.todo_id}" depends on "${ref.dependency_id}"`, {
+        dependent: ref.todo_id,
+        dependency: ref.dependency_id,
+      });
+    }
+    await tx`delete from todo_dependencies where todo_id = any(${set}::text[]) or dependency_id = any(${set}::text[])`;
+    await tx`delete from todos where id = any(${set}::text[])`;
+    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'removed', row }]));
+    return { removed: set };
+  });
+}
+
+/**
+ * Why is this item not ready? The same predicate the claim uses, spelled out for the caller:
+ * stored status, owner, unfinished dependencies, manual block note, assignee reservation.
+ */
+export async function readiness(ctx: Ctx, id: string) {
+  const { row, override } = await visibleRow(ctx, ctx.sql, id);
+  const self = me(ctx);
+  const reasons: { code: string; message: string; ids?: string[] }[] = [];
+  if (row.status !== 'todo') reasons.push({ code: `status_${row.status.replace('-', '_')}`, message: `stored status is ${row.status}${row.owner ? `, owned by ${row.owner}` : ''}` });
+  if (row.blocked_by.length) reasons.push({ code: 'dependencies_unfinished', message: `dependencies: ${row.blocked_by.join(',')}`, ids: row.blocked_by });
+  if (row.status === 'blocked' && row.note) reasons.push({ code: 'manual_block', message: row.note });
+  const ready = row.status === 'todo' && row.owner === null && row.unfinished_deps === 0;
+  const reservedForOther = !!row.assignee && row.assignee !== self && !override;
+  if (ready && reservedForOther) reasons.push({ code: 'reserved_for_assignee', message: `reserved for ${row.assignee}` });
+  if (!self) reasons.push({ code: 'claim_requires_session', message: 'the caller is not a session' });
+  return { id, ready, claimable: ready && !reservedForOther && self !== null, status: effectiveStatus(row.status, row.unfinished_deps), reasons };
+}

@@ -1,0 +1,139 @@
+/**
+ * How a stored todo row reads: the effective status (seed 000 "Dependencies"; seeds-notes §1.3),
+ * `blockedBy`, the WHY BLOCKED reason, and the lease deadline from the database clock.
+ */
+import type { Db } from '../db/client.js';
+import type postgres from 'postgres';
+
+export type StoredStatus = 'todo' | 'in-progress' | 'done' | 'blocked';
+
+/** A row as selected by `itemColumns`. */
+export interface TodoRow {
+  id: string;
+  scope: string;
+  title: string;
+  note: string | null;
+  status: StoredStatus;
+  owner: string | null;
+  assignee: string | null;
+  parent_id: string | null;
+  tags: string[];
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  revision: number;
+  position: number;
+  unfinished_deps: number;
+  depends_on: string[];
+  blocked_by: string[];
+  lease_expires_at: Date | null;
+  lease_expired: boolean;
+}
+
+/** The wire shape of an item (camelCase; optional members omitted when empty). */
+export interface TodoItem {
+  id: string;
+  scope: string;
+  title: string;
+  note?: string;
+  /** Effective status: a stored todo waiting on dependencies reads `blocked`. */
+  status: StoredStatus;
+  /** True when the item is stored `todo`, unowned and every dependency is done. */
+  ready: boolean;
+  owner?: string;
+  assignee?: string;
+  parentId?: string;
+  tags: string[];
+  dependsOn: string[];
+  blockedBy: string[];
+  whyBlocked?: string;
+  revision: number;
+  position: number;
+  createdBy: string;
+  createdAt: string;
+  updatedAt: string;
+  leaseExpiresAt?: string;
+  leaseExpired?: boolean;
+}
+
+/**
+ * The columns every item read selects from alias `t`. `depends_on` and `blocked_by` are derived
+ * from the edges on each read; `lease_expires_at` = last progress + `claim_lease` (0 = no lease),
+ * compared with the database clock, never the process clock.
+ */
+export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`
+    t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
+    t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps,
+    coalesce((select array_agg(e.dependency_id order by e.dependency_id) from todo_dependencies e where e.todo_id = t.id), '{}') as depends_on,
+    coalesce((select array_agg(e.dependency_id order by e.dependency_id)
+                from todo_dependencies e join todos d on d.id = e.dependency_id
+               where e.todo_id = t.id and d.status <> 'done'), '{}') as blocked_by,
+    case when t.status = 'in-progress' and ${leaseMs}::float8 > 0
+         then t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) end as lease_expires_at,
+    (t.status = 'in-progress' and ${leaseMs}::float8 > 0
+         and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()) as lease_expired`;
+}
+
+/** Effective status from the stored status and the unfinished-dependency count. */
+export function effectiveStatus(stored: StoredStatus, unfinishedDeps: number): StoredStatus {
+  return stored === 'todo' && unfinishedDeps > 0 ? 'blocked' : stored;
+}
+
+/** The seed's WHY BLOCKED text: `dependencies: a,b` joined with the note by `; ` (note only when blocked). */
+export function whyBlocked(effective: StoredStatus, blockedBy: string[], note: string | null): string | undefined {
+  const parts: string[] = [];
+  if (blockedBy.length > 0) parts.push(`dependencies: ${blockedBy.join(',')}`);
+  if (effective === 'blocked' && note) parts.push(note);
+  return parts.length ? parts.join('; ') : undefined;
+}
+
+export function toItem(r: TodoRow): TodoItem {
+  const status = effectiveStatus(r.status, r.unfinished_deps);
+  const item: TodoItem = {
+    id: r.id,
+    scope: r.scope,
+    title: r.title,
+    status,
+    ready: r.status === 'todo' && r.owner === null && r.unfinished_deps === 0,
+    tags: r.tags,
+    dependsOn: r.depends_on,
+    blockedBy: r.blocked_by,
+    revision: r.revision,
+    position: r.position,
+    createdBy: r.created_by,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+  if (r.note !== null) item.note = r.note;
+  if (r.owner !== null) item.owner = r.owner;
+  if (r.assignee !== null) item.assignee = r.assignee;
+  if (r.parent_id !== null) item.parentId = r.parent_id;
+  const why = whyBlocked(status, r.blocked_by, r.note);
+  if (why) item.whyBlocked = why;
+  if (r.lease_expires_at) {
+    item.leaseExpiresAt = r.lease_expires_at.toISOString();
+    item.leaseExpired = r.lease_expired;
+  }
+  return item;
+}
+
+/** The seed's event payload: `{event, id, scope, status, owner?, blockedBy?, revision}`. */
+export function eventPayload(event: string, r: Pick<TodoRow, 'id' | 'scope' | 'status' | 'owner' | 'revision' | 'unfinished_deps'> & { blocked_by?: string[] }) {
+  const p: Record<string, unknown> = {
+    event,
+    id: r.id,
+    scope: r.scope,
+    status: effectiveStatus(r.status, r.unfinished_deps),
+    revision: r.revision,
+  };
+  if (r.owner) p.owner = r.owner;
+  if (r.blocked_by && r.blocked_by.length) p.blockedBy = r.blocked_by;
+  return p;
+}
+
+/** Selects full rows for ids, in (position, id) order. */
+export async function selectItems(db: Db, leaseMs: number, ids: string[]): Promise<TodoRow[]> {
+  if (ids.length === 0) return [];
+  return db<TodoRow[]>`select ${itemColumns(db, leaseMs)} from todos t where t.id = any(${ids}::text[]) order by t.position, t.id`;
+}

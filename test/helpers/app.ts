@@ -1,0 +1,115 @@
+/**
+ * Test harness: a real app on a real database (one per test file), listening on loopback so
+ * races go over HTTP, plus a tiny fetch client and factories for users and sessions.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { createUser } from '../../src/auth/tokens.js';
+import { testConfig, type Config, type TodoConfig } from '../../src/config.js';
+import { openDb, type Sql } from '../../src/db/client.js';
+import { createTestDatabase } from './db.js';
+
+export interface Res<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** A minimal JSON client bound to a base URL and token. */
+export class Client {
+  constructor(
+    readonly base: string,
+    readonly token?: string,
+  ) {}
+  async req<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res<T>> {
+    const res = await fetch(this.base + path, {
+      method,
+      headers: {
+        ...(this.token ? { authorization: `Bearer ${this.token}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* keep text */
+    }
+    return { status: res.status, body: parsed as T, headers: res.headers };
+  }
+  get<T = any>(path: string, headers?: Record<string, string>) {
+    return this.req<T>('GET', path, undefined, headers);
+  }
+  post<T = any>(path: string, body?: unknown, headers?: Record<string, string>) {
+    return this.req<T>('POST', path, body, headers);
+  }
+  patch<T = any>(path: string, body?: unknown, headers?: Record<string, string>) {
+    return this.req<T>('PATCH', path, body, headers);
+  }
+  put<T = any>(path: string, body?: unknown, headers?: Record<string, string>) {
+    return this.req<T>('PUT', path, body, headers);
+  }
+  del<T = any>(path: string, headers?: Record<string, string>) {
+    return this.req<T>('DELETE', path, undefined, headers);
+  }
+  as(token: string) {
+    return new Client(this.base, token);
+  }
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  sql: Sql;
+  config: Config;
+  dbUrl: string;
+  base: string;
+  /** Client authenticated as an operator (user). */
+  admin: Client;
+  /** Registers a session (root, or child of `parentId`) and returns its id and a client. */
+  session(opts?: { name?: string; parentId?: string; systemKind?: string; by?: Client }): Promise<{ id: string; client: Client; token: string }>;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  todo?: Partial<TodoConfig>;
+  config?: Partial<Omit<Config, 'todo'>>;
+  /** Reuse an existing database (a second replica) instead of creating one. */
+  dbUrl?: string;
+  eventPollMs?: number;
+}
+
+/** Builds the app on a fresh database (or `dbUrl`) and listens on 127.0.0.1:<random>. */
+export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
+  const db = opts.dbUrl ? undefined : await createTestDatabase();
+  const dbUrl = opts.dbUrl ?? db!.url;
+  const config = testConfig({ ...(opts.config ?? {}), todo: opts.todo });
+  const sql = openDb(dbUrl, { max: 20, lockTimeoutMs: config.todo.busyTimeoutMs });
+  const app = await buildApp({ sql, config, eventPollMs: opts.eventPollMs });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const addr = app.server.address();
+  const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
+  const { token } = await createUser(sql, 'test-admin');
+  const admin = new Client(base, token);
+  return {
+    app,
+    sql,
+    config,
+    dbUrl,
+    base,
+    admin,
+    async session(o = {}) {
+      const by = o.by ?? admin;
+      const res = await by.post('/v1/sessions', { name: o.name, parentId: o.parentId, systemKind: o.systemKind });
+      if (res.status !== 201) throw new Error(`session create failed: ${res.status} ${JSON.stringify(res.body)}`);
+      return { id: res.body.session.id, token: res.body.token, client: new Client(base, res.body.token) };
+    },
+    async close() {
+      await app.close();
+      await sql.end({ timeout: 5 });
+      await db?.drop();
+    },
+  };
+}
