@@ -4,7 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { adminRoutes } from './admin/admin.routes.js';
 import { registerAuth } from './auth/auth.plugin.js';
@@ -17,6 +17,26 @@ import { registerErrorHandler } from './http/error-handler.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { todosRoutes } from './todos/todos.routes.js';
 import { extraModules } from './modules.js';
+
+type OpenApiDoc = { paths?: Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>> };
+
+/**
+ * Error responses are `application/problem+json` (RFC 9457), and each lists its codes in
+ * `x-problem-codes` so tools (and the catalogue test) can read them.
+ */
+function problemContentTypes<T extends OpenApiDoc>(doc: T): T {
+  for (const methods of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(methods)) {
+      for (const [status, res] of Object.entries(op.responses ?? {})) {
+        if (Number(status) < 400 || !res.content?.['application/json']) continue;
+        res.content = { 'application/problem+json': res.content['application/json'] };
+        const m = /^Problem codes: (.*)$/.exec(res.description ?? '');
+        if (m) (res as Record<string, unknown>)['x-problem-codes'] = m[1].split(', ');
+      }
+    }
+  }
+  return doc;
+}
 
 export interface AppDeps {
   sql: Sql;
@@ -38,7 +58,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // SSE clients (undici) keep idle sockets; without this, close waits for them (stack.md #12).
     forceCloseConnections: true,
     return503OnClosing: true,
-    disableRequestLogging: true,
+    // Per-request access logs cost the hot path; errors are still logged by the error handler.
+    logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -65,7 +86,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ],
     },
     transform: jsonSchemaTransform,
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (input) => problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

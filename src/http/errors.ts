@@ -38,7 +38,6 @@ export const ERROR_CATALOGUE = {
   dependency_not_found: { status: 422, title: 'A dependency does not exist' },
   dependency_scope_mismatch: { status: 422, title: 'A dependency is in a different scope' },
   dependency_cycle: { status: 422, title: 'The dependency would create a cycle' },
-  parent_not_in_scope: { status: 422, title: 'The parent session is not one the caller may register under' },
   too_many_streams: { status: 503, title: 'Too many open event streams' },
   busy: { status: 503, title: 'The database is busy; retry' },
   database_unavailable: { status: 503, title: 'The database is unavailable' },
