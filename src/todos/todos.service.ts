@@ -490,6 +490,12 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
   const leaseMs = lease(ctx);
   const self = me(ctx);
   const row = await withTx(ctx.sql, async (tx) => {
+    if (deps !== undefined) {
+      // Lock order for edge writers: the scope's DAG lock first, then rows (else two edits that
+      // close a cycle from both ends deadlock: each holds its item and waits for the other).
+      const pre = await visibleRow(ctx, tx, id);
+      await lockXact(tx, `todo-deps:${pre.row.scope}`);
+    }
     const { row, override } = await visibleRow(ctx, tx, id, true);
     const isOwner = self !== null && row.owner === self;
     if (!isOwner && !override) fail('forbidden', "only the owner, the scope's override authority, or the human may edit this item");

@@ -7,6 +7,7 @@ import { buildApp } from '../../src/app.js';
 import { createUser } from '../../src/auth/tokens.js';
 import { testConfig, type Config, type TodoConfig } from '../../src/config.js';
 import { openDb, type Sql } from '../../src/db/client.js';
+import { startSweeper, type Sweeper } from '../../src/sweeps/boss.js';
 import { createTestDatabase } from './db.js';
 
 export interface Res<T = any> {
@@ -70,6 +71,7 @@ export interface TestApp {
   admin: Client;
   /** Registers a session (root, or child of `parentId`) and returns its id and a client. */
   session(opts?: { name?: string; parentId?: string; systemKind?: string; by?: Client }): Promise<{ id: string; client: Client; token: string }>;
+  sweeper?: Sweeper;
   close(): Promise<void>;
 }
 
@@ -79,6 +81,8 @@ export interface StartOptions {
   /** Reuse an existing database (a second replica) instead of creating one. */
   dbUrl?: string;
   eventPollMs?: number;
+  /** Start the pg-boss sweeper (with `todo.sweepIntervalMs`). */
+  sweeps?: boolean;
 }
 
 /** Builds the app on a fresh database (or `dbUrl`) and listens on 127.0.0.1:<random>. */
@@ -92,6 +96,8 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const addr = app.server.address();
   const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   const { token } = await createUser(sql, 'test-admin');
+  const quiet = { info: () => {}, error: () => {} };
+  const sweeper: Sweeper | undefined = opts.sweeps ? await startSweeper(dbUrl, sql, config, quiet) : undefined;
   const admin = new Client(base, token);
   return {
     app,
@@ -100,6 +106,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
     dbUrl,
     base,
     admin,
+    sweeper,
     async session(o = {}) {
       const by = o.by ?? admin;
       const res = await by.post('/v1/sessions', { name: o.name, parentId: o.parentId, systemKind: o.systemKind });
@@ -107,6 +114,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
       return { id: res.body.session.id, token: res.body.token, client: new Client(base, res.body.token) };
     },
     async close() {
+      await sweeper?.stop();
       await app.close();
       await sql.end({ timeout: 5 });
       await db?.drop();
