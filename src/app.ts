@@ -64,6 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  // JSON only: a text/plain body is 415, not a string that fails validation.
+  app.removeContentTypeParser('text/plain');
 
   await app.register(swagger, {
     openapi: {
