@@ -1,0 +1,81 @@
+/** Configuration (seed 000 "Configuration"; seeds-notes §1.14): defaults, ceilings, durations. */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, reloadTodoConfig } from '../../src/config.js';
+import { parseDuration } from '../../src/lib/duration.js';
+
+function withToml(text: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-cfg-'));
+  const file = path.join(dir, 'coord.toml');
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('durations', () => {
+  it('should parse Go durations with a day unit', () => {
+    expect(parseDuration('30m')).toBe(1_800_000);
+    expect(parseDuration('7d')).toBe(604_800_000);
+    expect(parseDuration('7d12h')).toBe(648_000_000);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('0')).toBe(0);
+    expect(() => parseDuration('-5m')).toThrow(/negative/);
+    expect(() => parseDuration('5 minutes')).toThrow(/invalid duration/);
+  });
+});
+
+describe('the [todo] block', () => {
+  it('should apply the seed defaults, except emit_events which defaults to all', () => {
+    const c = loadConfig({});
+    expect(c.todo).toEqual({
+      emitEvents: 'all', claimLeaseMs: 1_800_000, retentionMs: 604_800_000, maxTitle: 500, maxNote: 2000,
+      listLimit: 2000, sweepIntervalMs: 60_000, busyTimeoutMs: 5000,
+    });
+  });
+
+  it('should read the TOML file and let COORD_TODO_* override it', () => {
+    const file = withToml('[todo]\nclaim_lease = "10m"\nmax_title = 200\nemit_events = "scenario"\n');
+    const c = loadConfig({ COORD_CONFIG: file, COORD_TODO_MAX_TITLE: '100' });
+    expect(c.todo).toMatchObject({ claimLeaseMs: 600_000, maxTitle: 100, emitEvents: 'scenario' });
+  });
+
+  it('should reject over-ceiling values, naming the key', () => {
+    for (const [toml, key] of [
+      ['max_title = 501', 'max_title'],
+      ['max_note = 2001', 'max_note'],
+      ['list_limit = 100001', 'list_limit'],
+      ['busy_timeout = "500us"', 'busy_timeout'],
+      ['busy_timeout = "6m"', 'busy_timeout'],
+      ['claim_lease = "-1m"', 'claim_lease'],
+      ['retention = "soon"', 'retention'],
+      ['emit_events = "some"', 'emit_events'],
+      ['unknown_key = 1', 'unknown_key'],
+    ]) {
+      const file = withToml(`[todo]\n${toml}\n`);
+      expect(() => loadConfig({ COORD_CONFIG: file }), toml).toThrow(ConfigError);
+      expect(() => loadConfig({ COORD_CONFIG: file }), toml).toThrow(new RegExp(key));
+    }
+  });
+
+  it('should accept "0" for claim_lease and retention (disabled) and an empty busy_timeout as 5s', () => {
+    const c = loadConfig({ COORD_CONFIG: withToml('[todo]\nclaim_lease = "0"\nretention = "0"\nbusy_timeout = ""\n') });
+    expect(c.todo).toMatchObject({ claimLeaseMs: 0, retentionMs: 0, busyTimeoutMs: 5000 });
+  });
+
+  it('should reload only the reloadable keys and report restart-only changes', () => {
+    const file = withToml('[todo]\nclaim_lease = "10m"\nlist_limit = 100\n');
+    const c = loadConfig({ COORD_CONFIG: file });
+    writeFileSync(file, '[todo]\nclaim_lease = "20m"\nlist_limit = 50\nmax_note = 1000\n');
+    const r = reloadTodoConfig(c);
+    expect(r.applied).toEqual({ claim_lease: 1_200_000, max_note: 1000 });
+    expect(r.restartRequired).toEqual(['list_limit']);
+    expect(c.todo.listLimit).toBe(100);
+    expect(c.todo.claimLeaseMs).toBe(1_200_000);
+  });
+
+  it('should reject a bad environment value, naming the variable', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
+  });
+});
