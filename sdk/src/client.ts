@@ -1,0 +1,55 @@
+/**
+ * `createClient({ baseUrl, token })`: the Coord SDK's entry point. One object with a facade per
+ * domain (`todos`, `sessions`, `events`, `admin`) over the generated, typed openapi-fetch client
+ * (`raw`, for anything the facade does not cover).
+ */
+import type { Client } from 'openapi-fetch';
+import { AdminApi } from './admin.js';
+import { EventsApi } from './events.js';
+import type { paths } from './generated/openapi.js';
+import { SessionsApi } from './sessions.js';
+import { TodosApi } from './todos.js';
+import { Transport, type ClientOptions } from './transport.js';
+import type { Me } from './types.js';
+
+export class CoordClient {
+  /** Todo items: add, list, claim, next, done, block, reopen, deps, assign, heartbeat, … (seed 000). */
+  readonly todos: TodosApi;
+  /** Agent sessions: create (token shown once), list, get, stop, delete. */
+  readonly sessions: SessionsApi;
+  /** Topic events: `log` (JSON pages) and `follow` (SSE that resumes). */
+  readonly events: EventsApi;
+  /** Configuration read and reload (users only). */
+  readonly admin: AdminApi;
+  /** The generated openapi-fetch client, typed by the OpenAPI document; the auth header is already set. */
+  readonly raw: Client<paths>;
+  /** The base URL without a trailing slash. */
+  readonly baseUrl: string;
+  private readonly t: Transport;
+
+  constructor(opts: ClientOptions) {
+    this.t = new Transport(opts);
+    this.raw = this.t.api;
+    this.baseUrl = this.t.baseUrl;
+    this.todos = new TodosApi(this.t);
+    this.sessions = new SessionsApi(this.t);
+    this.events = new EventsApi(this.t);
+    this.admin = new AdminApi(this.t);
+  }
+
+  /**
+   * Who the token belongs to (`GET /v1/me`): `{kind: 'user'|'session', id, name}`, plus a
+   * session's default `scope` and record. Errors: `Unauthorized`.
+   */
+  async me(): Promise<Me> {
+    return this.t.unwrap('GET /v1/me', this.t.api.GET('/v1/me'));
+  }
+}
+
+/**
+ * Builds a client. `baseUrl` is the server (e.g. `http://127.0.0.1:3000`); `token` a user's or a
+ * session's bearer token. Every facade method returns plain data or throws a typed `CoordError`.
+ */
+export function createClient(opts: ClientOptions): CoordClient {
+  return new CoordClient(opts);
+}

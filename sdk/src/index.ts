@@ -1,0 +1,18 @@
+/**
+ * @coord/sdk: a TypeScript client for Coord.
+ *
+ * ```ts
+ * import { createClient, AlreadyClaimed } from '@coord/sdk';
+ * const coord = createClient({ baseUrl: 'http://127.0.0.1:3000', token: process.env.COORD_TOKEN });
+ * const { claimed, item } = await coord.todos.next();
+ * ```
+ */
+export { createClient, CoordClient } from './client.js';
+export type { ClientOptions } from './transport.js';
+export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
+export { SessionsApi } from './sessions.js';
+export { EventsApi, normalizeTopic, type CoordEvent, type EventStream, type FollowOptions } from './events.js';
+export { AdminApi } from './admin.js';
+export * from './errors.js';
+export type * from './types.js';
+export type { paths, components } from './generated/openapi.js';

@@ -1,0 +1,56 @@
+/**
+ * `client.sessions`: registering and stopping agent sessions (design brief §2) over `/v1/sessions`.
+ */
+import type { Transport } from './transport.js';
+import type { CreateSessionInput, CreatedSession, ListSessionsQuery, Session, SessionList, StoppedSession } from './types.js';
+
+export class SessionsApi {
+  constructor(private readonly t: Transport) {}
+
+  /**
+   * Registers a session (`POST /v1/sessions`). A user registers a root session or a child of any
+   * session; a session registers children of itself (`parentId` defaults to the caller). Returns
+   * the session and its bearer token, which is shown once.
+   * Errors: `Forbidden`, `NotFound` (session_not_found parent), `SessionNotActive` (stopped parent).
+   */
+  async create(input: CreateSessionInput = {}): Promise<CreatedSession> {
+    return this.t.unwrap('POST /v1/sessions', this.t.api.POST('/v1/sessions', { body: input }));
+  }
+
+  /** One page of sessions (`GET /v1/sessions`): users see all, a session its own subtree. */
+  async list(query: Partial<ListSessionsQuery> = {}): Promise<SessionList> {
+    return this.t.unwrap('GET /v1/sessions', this.t.api.GET('/v1/sessions', { params: { query: query as ListSessionsQuery } }));
+  }
+
+  /** Every session matching `query`, following `nextCursor` to the end. */
+  async listAll(query: Partial<ListSessionsQuery> = {}): Promise<Session[]> {
+    const out: Session[] = [];
+    let cursor = query.cursor;
+    for (;;) {
+      const page = await this.list({ ...query, cursor });
+      out.push(...page.sessions);
+      if (!page.nextCursor) return out;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** One session (`GET /v1/sessions/{id}`). Errors: `NotFound` (also outside your subtree). */
+  async get(id: string): Promise<Session> {
+    const r = await this.t.unwrap('GET /v1/sessions/{id}', this.t.api.GET('/v1/sessions/{id}', { params: { path: { id } } }));
+    return r.session;
+  }
+
+  /**
+   * Stops a session (`POST /v1/sessions/{id}/stop`): its token stops working and its in-progress
+   * items reopen in the same transaction (seed 000 "Reclaiming stranded work"); `reopened` lists
+   * them. A user, the session itself or an ancestor may. Idempotent. Errors: `Forbidden`, `NotFound`.
+   */
+  async stop(id: string): Promise<StoppedSession> {
+    return this.t.unwrap('POST /v1/sessions/{id}/stop', this.t.api.POST('/v1/sessions/{id}/stop', { params: { path: { id } } }));
+  }
+
+  /** Soft-deletes a session (`DELETE /v1/sessions/{id}`): like `stop`, and the session reads `deleted`. */
+  async delete(id: string): Promise<StoppedSession> {
+    return this.t.unwrap('DELETE /v1/sessions/{id}', this.t.api.DELETE('/v1/sessions/{id}', { params: { path: { id } } }));
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * `client.todos`: the todo seed's operations (seed 000, `gr todo …`) over `/v1/todos`.
+ * Every method returns plain data or throws a typed `CoordError` (see errors.ts).
+ */
+import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
+import type { Transport } from './transport.js';
+import type { AddTodoInput, ClaimResult, EditTodoInput, ListTodosQuery, Readiness, TodoItem, TodoList } from './types.js';
+
+/** Options of the edits that take an optimistic-concurrency guard. */
+export interface IfMatch {
+  /** The revision you read (the item's `revision`, also its ETag); the server answers 412 `RevisionMismatch` when it moved on. */
+  ifMatch?: number;
+}
+
+/** The answer of `tryClaim`: claimed, or why not (never thrown for the ordinary "someone else has it" cases). */
+export interface TryClaimResult {
+  claimed: boolean;
+  item?: TodoItem;
+  /** Why the item was not claimable: `AlreadyClaimed`, `DependencyBlocked` or `ReservedForAssignee`. */
+  reason?: CoordError;
+}
+
+const ifMatchHeader = (o?: IfMatch) => (o?.ifMatch === undefined ? undefined : { 'if-match': `"${o.ifMatch}"` });
+
+export class TodosApi {
+  constructor(private readonly t: Transport) {}
+
+  /**
+   * Adds an item (`POST /v1/todos`; seed 000 "Items", "Dependencies"). Default scope: the calling
+   * session's subtree root; a user must pass `scope`. The title is trimmed (1..max_title bytes),
+   * tags are trimmed, de-duplicated and sorted, duplicate `dependsOn` ids fold.
+   * Errors: `InvalidRequest` (title_required, title_too_long, note_too_long, parent_not_found,
+   * hierarchy_too_deep, parent_scope_mismatch, dependency_*, no_session_context, invalid_scope),
+   * `Forbidden` (assigning to another session without override authority), `NotFound` (scope_not_found).
+   */
+  async add(input: AddTodoInput): Promise<TodoItem> {
+    const r = await this.t.unwrap('POST /v1/todos', this.t.api.POST('/v1/todos', { body: input }));
+    return r.item;
+  }
+
+  /**
+   * One page of items in (position, id) order (`GET /v1/todos`). `status` filters on the effective
+   * status (`todo` = ready only; `blocked` = manual blocks plus dependency waiting). `owner: 'me'`
+   * means the caller. Pass the returned `nextCursor` as `cursor` for the next page; it is null on
+   * the last one. Errors: `InvalidRequest` (invalid_cursor, no_session_context), `Forbidden`, `NotFound`.
+   */
+  async list(query: ListTodosQuery = {}): Promise<TodoList> {
+    return this.t.unwrap('GET /v1/todos', this.t.api.GET('/v1/todos', { params: { query } }));
+  }
+
+  /** Every item matching `query`, page by page (`list` with the cursor followed to the end). */
+  async *iterate(query: ListTodosQuery = {}): AsyncGenerator<TodoItem> {
+    let cursor: string | undefined = query.cursor;
+    for (;;) {
+      const page = await this.list({ ...query, cursor });
+      yield* page.items;
+      if (!page.nextCursor) return;
+      cursor = page.nextCursor;
+    }
+  }
+
+  /** Every item matching `query` as one array (all pages; lists are never silently truncated). */
+  async listAll(query: ListTodosQuery = {}): Promise<TodoItem[]> {
+    const out: TodoItem[] = [];
+    for await (const item of this.iterate(query)) out.push(item);
+    return out;
+  }
+
+  /** One item (`GET /v1/todos/{id}`). Errors: `NotFound` (todo_not_found, also for items outside your scopes). */
+  async get(id: string): Promise<TodoItem> {
+    const r = await this.t.unwrap('GET /v1/todos/{id}', this.t.api.GET('/v1/todos/{id}', { params: { path: { id } } }));
+    return r.item;
+  }
+
+  /** Why an item is or is not claimable (`GET /v1/todos/{id}/readiness`), from the claim's own predicate. */
+  async readiness(id: string): Promise<Readiness> {
+    return this.t.unwrap('GET /v1/todos/{id}/readiness', this.t.api.GET('/v1/todos/{id}/readiness', { params: { path: { id } } }));
+  }
+
+  /**
+   * Edits title, note, tags, position and/or dependencies in one revision (`PATCH /v1/todos/{id}`).
+   * Owner, override authority or a user. Errors: `RevisionMismatch` (412, with `ifMatch`),
+   * `LeaseExpired`, `InvalidRequest` (title_*, note_too_long, dependency_* incl. dependency_cycle),
+   * `Forbidden`, `NotFound`.
+   */
+  async edit(id: string, patch: EditTodoInput, opts?: IfMatch): Promise<TodoItem> {
+    const r = await this.t.unwrap(
+      'PATCH /v1/todos/{id}',
+      this.t.api.PATCH('/v1/todos/{id}', { params: { path: { id }, header: ifMatchHeader(opts) }, body: patch }),
+    );
+    return r.item;
+  }
+
+  /**
+   * Replaces the dependency set (`PUT /v1/todos/{id}/dependencies`; seed 000 `gr todo deps`);
+   * `[]` clears it. Ids are trimmed, duplicates fold; self, unknown, cross-scope and cyclic edges are
+   * refused (`InvalidRequest` dependency_*), leaving the old set untouched.
+   */
+  async setDependencies(id: string, dependsOn: string[], opts?: IfMatch): Promise<TodoItem> {
+    const r = await this.t.unwrap(
+      'PUT /v1/todos/{id}/dependencies',
+      this.t.api.PUT('/v1/todos/{id}/dependencies', { params: { path: { id }, header: ifMatchHeader(opts) }, body: { dependsOn } }),
+    );
+    return r.item;
+  }
+
+  /**
+   * Removes an item and its sub-items (`DELETE /v1/todos/{id}`); returns the removed ids.
+   * Errors: `TodoReferenced` (another item depends on it), `Forbidden`, `NotFound`.
+   */
+  async remove(id: string): Promise<{ removed: string[] }> {
+    return this.t.unwrap('DELETE /v1/todos/{id}', this.t.api.DELETE('/v1/todos/{id}', { params: { path: { id } } }));
+  }
+
+  /**
+   * Claims one item: an atomic compare-and-set, todo ∧ unowned ∧ every dependency done →
+   * in-progress, owned by the calling session (`POST /v1/todos/{id}/claim`; seed 000 "Claiming").
+   * Errors: `AlreadyClaimed` (you lost the race), `DependencyBlocked` (`blockedBy`),
+   * `ReservedForAssignee`, `ClaimRequiresSession` (a user token), `NotFound`.
+   */
+  async claim(id: string): Promise<TodoItem> {
+    const r = await this.t.unwrap('POST /v1/todos/{id}/claim', this.t.api.POST('/v1/todos/{id}/claim', { params: { path: { id } } }));
+    return r.item;
+  }
+
+  /** The seed's alias of `claim` (`gr todo start`). */
+  start(id: string): Promise<TodoItem> {
+    return this.claim(id);
+  }
+
+  /**
+   * `claim`, but the ordinary "not eligible" answers (`AlreadyClaimed`, `DependencyBlocked`,
+   * `ReservedForAssignee`) come back as `{claimed:false, reason}` instead of being thrown, like
+   * the seed's `{claimed: bool}`. Every other error is thrown.
+   */
+  async tryClaim(id: string): Promise<TryClaimResult> {
+    try {
+      return { claimed: true, item: await this.claim(id) };
+    } catch (err) {
+      if (err instanceof AlreadyClaimed || err instanceof DependencyBlocked || err instanceof ReservedForAssignee) return { claimed: false, reason: err };
+      throw err;
+    }
+  }
+
+  /**
+   * Claims the lowest (position, id) ready item of a scope that is not reserved for someone else
+   * (`POST /v1/todos/next`; seed 000 `gr todo next`). `{claimed:false}` when nothing is eligible.
+   * Errors: `ClaimRequiresSession`, `InvalidRequest` (no_session_context, invalid_scope), `Forbidden`, `NotFound`.
+   */
+  async next(opts: { scope?: string } = {}): Promise<ClaimResult> {
+    return this.t.unwrap('POST /v1/todos/next', this.t.api.POST('/v1/todos/next', { body: opts.scope ? { scope: opts.scope } : {} }));
+  }
+
+  /**
+   * in-progress or blocked → done (`POST /v1/todos/{id}/done`); dependents whose last dependency
+   * this was become ready in the same transaction. Owner, override authority or a user.
+   * Errors: `InvalidTransition` (e.g. not claimed yet), `LeaseExpired`, `Forbidden`, `NotFound`.
+   */
+  async done(id: string): Promise<TodoItem> {
+    const r = await this.t.unwrap('POST /v1/todos/{id}/done', this.t.api.POST('/v1/todos/{id}/done', { params: { path: { id } }, body: {} }));
+    return r.item;
+  }
+
+  /**
+   * in-progress → blocked (`POST /v1/todos/{id}/block`); a non-empty `note` replaces the note.
+   * Errors: `InvalidTransition`, `LeaseExpired`, `InvalidRequest` (note_too_long), `Forbidden`, `NotFound`.
+   */
+  async block(id: string, note?: string): Promise<TodoItem> {
+    const r = await this.t.unwrap(
+      'POST /v1/todos/{id}/block',
+      this.t.api.POST('/v1/todos/{id}/block', { params: { path: { id } }, body: note === undefined ? {} : { note } }),
+    );
+    return r.item;
+  }
+
+  /**
+   * in-progress, blocked or done → todo, owner cleared (`POST /v1/todos/{id}/reopen`); reopening a
+   * done item re-blocks its ready dependents. Errors: `InvalidTransition`, `Forbidden`, `NotFound`.
+   */
+  async reopen(id: string): Promise<TodoItem> {
+    const r = await this.t.unwrap('POST /v1/todos/{id}/reopen', this.t.api.POST('/v1/todos/{id}/reopen', { params: { path: { id } }, body: {} }));
+    return r.item;
+  }
+
+  /**
+   * Extends the caller's claim lease to now + claim_lease (database clock; `POST /v1/todos/{id}/heartbeat`).
+   * Owner only; no revision bump, no event. Errors: `LeaseExpired` (too late: claim again),
+   * `InvalidTransition` (not in progress), `Forbidden`, `NotFound`.
+   */
+  async heartbeat(id: string): Promise<TodoItem> {
+    const r = await this.t.unwrap('POST /v1/todos/{id}/heartbeat', this.t.api.POST('/v1/todos/{id}/heartbeat', { params: { path: { id } } }));
+    return r.item;
+  }
+
+  /**
+   * Assigns the item to a session, or unassigns it with `null` (`PUT /v1/todos/{id}/assignee`;
+   * seed 000 `gr todo assign`). Override authority or a user. Errors: `Forbidden`, `RevisionMismatch`, `NotFound`.
+   */
+  async assign(id: string, assignee: string | null, opts?: IfMatch): Promise<TodoItem> {
+    const r = await this.t.unwrap(
+      'PUT /v1/todos/{id}/assignee',
+      this.t.api.PUT('/v1/todos/{id}/assignee', { params: { path: { id }, header: ifMatchHeader(opts) }, body: { assignee } }),
+    );
+    return r.item;
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * The one place the facade talks HTTP: an openapi-fetch client typed by the generated `paths`,
+ * plus `unwrap`, which turns a failed response into its typed `CoordError` and a network failure
+ * into `ConnectionFailed`.
+ */
+import createFetchClient, { type Client } from 'openapi-fetch';
+import { ConnectionFailed, errorFromProblem } from './errors.js';
+import type { paths } from './generated/openapi.js';
+
+/** Options of `createClient`. */
+export interface ClientOptions {
+  /** The server's base URL, e.g. `http://127.0.0.1:3000` (no `/v1`). */
+  baseUrl: string;
+  /** A bearer token: a user's (operator) or a session's (agent). */
+  token?: string;
+  /** A fetch implementation (default: the global `fetch`). */
+  fetch?: typeof fetch;
+  /** Extra headers sent with every request (e.g. `user-agent`). */
+  headers?: Record<string, string>;
+}
+
+/** Shared state of one client: the typed openapi-fetch client and what the SSE follower needs. */
+export class Transport {
+  readonly api: Client<paths>;
+  readonly baseUrl: string;
+  readonly token?: string;
+  readonly fetch: typeof fetch;
+  readonly headers: Record<string, string>;
+
+  constructor(opts: ClientOptions) {
+    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
+    this.token = opts.token;
+    // Resolve the global lazily so a test (or a polyfill) may replace it after the client is built.
+    this.fetch = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.headers = { ...(opts.headers ?? {}), ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) };
+    this.api = createFetchClient<paths>({ baseUrl: this.baseUrl, fetch: this.fetch, headers: this.headers });
+  }
+
+  /**
+   * Awaits an openapi-fetch call and returns its data, or throws: the typed `CoordError` for an
+   * error response, `ConnectionFailed` when the server could not be reached. `label` (e.g.
+   * `POST /v1/todos/{id}/claim`) is recorded on the error.
+   */
+  async unwrap<T extends { data?: unknown; error?: unknown; response: Response }>(label: string, call: Promise<T>): Promise<NonNullable<T['data']>> {
+    let res: T;
+    try {
+      res = await call;
+    } catch (err) {
+      throw new ConnectionFailed(this.baseUrl, err, label);
+    }
+    if (!res.response.ok) throw errorFromProblem(res.response.status, res.error, { request: label, headers: res.response.headers });
+    return res.data as NonNullable<T['data']>;
+  }
+}

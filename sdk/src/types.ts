@@ -1,0 +1,50 @@
+/**
+ * Friendly names for the generated OpenAPI types (sdk/src/generated/openapi.ts). Only aliases
+ * live here: the shapes come from the document.
+ */
+import type { components, paths } from './generated/openapi.js';
+
+type Schemas = components['schemas'];
+type JsonBody<T> = T extends { content: { 'application/json': infer B } } ? B : never;
+
+/** A todo item as every read returns it: effective status, `blockedBy`, `whyBlocked`, lease (seed 000 "Items"). */
+export type TodoItem = Schemas['TodoItem'];
+/** `todo` | `in-progress` | `done` | `blocked` (effective). */
+export type TodoStatus = Schemas['TodoStatus'];
+/** One page of items in (position, id) order; `nextCursor` is null on the last page. */
+export type TodoList = Schemas['TodoList'];
+/** `{claimed:false}` when nothing is eligible (seed 000 "Claiming"): not an error. */
+export type ClaimResult = Schemas['ClaimResult'];
+/** Why an item is (not) claimable, from the claim's own predicate. */
+export type Readiness = Schemas['Readiness'];
+/** The body of `todos.add`. */
+export type AddTodoInput = Schemas['AddTodo'];
+/** The body of `todos.edit`: absent fields are unchanged; `dependsOn: []` clears. */
+export type EditTodoInput = Schemas['EditTodo'];
+/** Query of `todos.list`: scope, status (effective), tag, owner (`me`), assignee, all, limit, cursor. */
+export type ListTodosQuery = NonNullable<paths['/v1/todos']['get']['parameters']['query']>;
+
+/** A registered agent session. */
+export type Session = Schemas['Session'];
+/** The body of `sessions.create`: name, parentId (default: the calling session), systemKind (users only). */
+export type CreateSessionInput = NonNullable<JsonBody<NonNullable<paths['/v1/sessions']['post']['requestBody']>>>;
+/** `{session, token}`: the token is shown once. */
+export type CreatedSession = JsonBody<paths['/v1/sessions']['post']['responses'][201]>;
+/** Query of `sessions.list`. */
+export type ListSessionsQuery = NonNullable<paths['/v1/sessions']['get']['parameters']['query']>;
+/** One page of sessions. */
+export type SessionList = JsonBody<paths['/v1/sessions']['get']['responses'][200]>;
+/** `{session, reopened}`: the items reopened from the session's claims. */
+export type StoppedSession = JsonBody<paths['/v1/sessions/{id}/stop']['post']['responses'][200]>;
+/** `GET /v1/me`: who the token belongs to, and a session's default scope. */
+export type Me = JsonBody<paths['/v1/me']['get']['responses'][200]>;
+
+/** An event as the JSON log returns it: `seq`, `topic`, `event`, `at`, `data` (the payload). */
+export type EventRecord = Schemas['Event'];
+/** `GET /v1/events/log`: a page of events, the cursor for the next call, and whether to resync. */
+export type EventLogPage = JsonBody<paths['/v1/events/log']['get']['responses'][200]>;
+
+/** The running `[todo]` configuration (users only). */
+export type TodoConfigView = JsonBody<paths['/v1/admin/config']['get']['responses'][200]>;
+/** What a reload applied and which keys need a restart. */
+export type ReloadResult = JsonBody<paths['/v1/admin/reload']['post']['responses'][200]>;

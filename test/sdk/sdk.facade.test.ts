@@ -1,0 +1,141 @@
+/**
+ * The SDK against a listening server (issue 8): every facade method once, with the shapes the
+ * generated types promise.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type CoordClient } from '@coord/sdk';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+let admin: CoordClient;
+beforeAll(async () => {
+  t = await startTestApp();
+  admin = createClient({ baseUrl: t.base, token: t.admin.token });
+});
+afterAll(async () => t?.close());
+
+async function agent(name = 'agent') {
+  const { session, token } = await admin.sessions.create({ name });
+  return { session, token, client: createClient({ baseUrl: t.base, token }) };
+}
+
+describe('client.me and client.sessions', () => {
+  it('should tell a user from a session with me()', async () => {
+    const a = await agent('me-check');
+    expect(await admin.me()).toMatchObject({ kind: 'user' });
+    expect(await a.client.me()).toMatchObject({ kind: 'session', id: a.session.id, scope: `session:${a.session.id}` });
+  });
+
+  it('should create, get, list, stop and delete sessions', async () => {
+    const root = await agent('root');
+    const child = await root.client.sessions.create({ name: 'child' });
+    expect(child.session).toMatchObject({ parentId: root.session.id, rootId: root.session.id, status: 'active' });
+    expect(child.token).toMatch(/^coord_/);
+    expect(await root.client.sessions.get(child.session.id)).toMatchObject({ id: child.session.id, name: 'child' });
+    const page = await root.client.sessions.list({ limit: 1 });
+    expect(page.sessions).toHaveLength(1);
+    expect(page.nextCursor).not.toBeNull();
+    const all = await root.client.sessions.listAll({ limit: 1 });
+    expect(all.map((s) => s.id).sort()).toEqual([root.session.id, child.session.id].sort());
+    const stopped = await root.client.sessions.stop(child.session.id);
+    expect(stopped.session.status).toBe('stopped');
+    const other = await root.client.sessions.create({ name: 'other' });
+    const deleted = await root.client.sessions.delete(other.session.id);
+    expect(deleted.session.status).toBe('deleted');
+  });
+});
+
+describe('client.todos', () => {
+  it('should add, get, list (one page, iterate, all), edit and read readiness', async () => {
+    const a = await agent();
+    const first = await a.client.todos.add({ title: '  Wire the claim CAS ', tags: ['p1', 'backend', 'p1'] });
+    expect(first).toMatchObject({ title: 'Wire the claim CAS', tags: ['backend', 'p1'], status: 'todo', ready: true, revision: 1 });
+    const sub = await a.client.todos.add({ title: 'Regression test', parentId: first.id });
+    expect(sub.parentId).toBe(first.id);
+    expect((await a.client.todos.get(first.id)).id).toBe(first.id);
+    const page = await a.client.todos.list({ limit: 1 });
+    expect(page.items.map((i) => i.id)).toEqual([first.id]);
+    expect(page.nextCursor).toBeTruthy();
+    const iterated: string[] = [];
+    for await (const i of a.client.todos.iterate({ limit: 1 })) iterated.push(i.id);
+    expect(iterated).toEqual([first.id, sub.id]);
+    expect((await a.client.todos.listAll({ tag: 'backend' })).map((i) => i.id)).toEqual([first.id]);
+    const edited = await a.client.todos.edit(first.id, { note: 'see #12' }, { ifMatch: first.revision });
+    expect(edited).toMatchObject({ note: 'see #12', revision: 2 });
+    const r = await a.client.todos.readiness(first.id);
+    expect(r).toMatchObject({ id: first.id, ready: true, claimable: true });
+  });
+
+  it('should claim, start, next, heartbeat, block, done and reopen', async () => {
+    const a = await agent();
+    const x = await a.client.todos.add({ title: 'x' });
+    const y = await a.client.todos.add({ title: 'y' });
+    const z = await a.client.todos.add({ title: 'z' });
+    expect((await a.client.todos.claim(x.id)).status).toBe('in-progress');
+    expect((await a.client.todos.start(y.id)).owner).toBe(a.session.id);
+    const n = await a.client.todos.next();
+    expect(n).toMatchObject({ claimed: true, item: { id: z.id } });
+    expect(await a.client.todos.next()).toEqual({ claimed: false });
+    const hb = await a.client.todos.heartbeat(x.id);
+    expect(hb.leaseExpiresAt).toBeTruthy();
+    expect((await a.client.todos.block(x.id, 'waiting on API review')).note).toBe('waiting on API review');
+    expect((await a.client.todos.done(x.id)).status).toBe('done');
+    expect((await a.client.todos.reopen(x.id))).toMatchObject({ status: 'todo' });
+    expect((await a.client.todos.next({ scope: `session:${a.session.id}` })).item?.id).toBe(x.id);
+  });
+
+  it('should report a lost claim as claimed:false with its reason from tryClaim', async () => {
+    const root = await agent('root');
+    const other = await root.client.sessions.create({ parentId: root.session.id });
+    const otherClient = createClient({ baseUrl: t.base, token: other.token });
+    const item = await root.client.todos.add({ title: 'contested' });
+    expect((await otherClient.todos.tryClaim(item.id)).claimed).toBe(true);
+    const lost = await root.client.todos.tryClaim(item.id);
+    expect(lost.claimed).toBe(false);
+    expect(lost.reason?.code).toBe('already_claimed');
+  });
+
+  it('should replace dependencies, assign and remove', async () => {
+    const a = await agent();
+    const api = await a.client.todos.add({ title: 'API' });
+    const ui = await a.client.todos.add({ title: 'UI' });
+    const publish = await a.client.todos.add({ title: 'Publish' });
+    const deps = await a.client.todos.setDependencies(publish.id, [ui.id, api.id, api.id]);
+    expect(deps).toMatchObject({ dependsOn: [api.id, ui.id].sort(), status: 'blocked' });
+    expect((await a.client.todos.setDependencies(publish.id, [])).dependsOn).toEqual([]);
+    const assigned = await a.client.todos.assign(ui.id, a.session.id);
+    expect(assigned.assignee).toBe(a.session.id);
+    expect((await a.client.todos.assign(ui.id, null)).assignee).toBeUndefined();
+    expect(await a.client.todos.remove(publish.id)).toEqual({ removed: [publish.id] });
+  });
+});
+
+describe('client.events and client.admin', () => {
+  it('should read a topic page with log() and follow it live with follow()', async () => {
+    const a = await agent();
+    const topic = `todo:session:${a.session.id}`;
+    const item = await a.client.todos.add({ title: 'watched' });
+    const page = await a.client.events.log(topic, { after: 0 });
+    expect(page.events.map((e) => e.event)).toEqual(['added']);
+    expect(page.events[0].data).toMatchObject({ id: item.id });
+    const stream = a.client.events.follow(`session:${a.session.id}`, { after: page.nextAfter });
+    const got: string[] = [];
+    const reading = (async () => {
+      for await (const e of stream) {
+        got.push(`${e.event} ${e.data.id}`);
+        if (got.length === 2) break;
+      }
+    })();
+    await a.client.todos.claim(item.id);
+    await a.client.todos.done(item.id);
+    await reading;
+    expect(got).toEqual([`claimed ${item.id}`, `done ${item.id}`]);
+    expect(Number(stream.lastEventId)).toBeGreaterThan(page.nextAfter);
+  });
+
+  it('should read and reload the configuration as a user', async () => {
+    expect((await admin.admin.config()).todo).toMatchObject({ emit_events: 'all', list_limit: 2000 });
+    const r = await admin.admin.reload();
+    expect(r).toHaveProperty('restartRequired');
+  });
+});
