@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   if (!url) {
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, persistent: true, log: (m) => console.error(`coord: ${m}`) });
     url = embedded.url;
-    console.error(`coord: embedded Postgres in ${config.dataDir}/pg on 127.0.0.1:${embedded.port}`);
+    console.error(`coord: embedded Postgres in ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
   }
   await migrateDatabase(url);
   const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs });

