@@ -1,0 +1,32 @@
+# Coord server image. Runs `src/server.ts` with tsx (a runtime dependency), as the unprivileged
+# `node` user. Point it at Postgres with DATABASE_URL (see docker-compose.yml); without it, it
+# starts the embedded Postgres in /data (COORD_DATA_DIR).
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    COORD_DATA_DIR=/data
+
+# Dependencies first, for layer caching (the sdk workspace's manifest is part of the lockfile).
+COPY package.json package-lock.json ./
+COPY sdk/package.json sdk/package.json
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+
+COPY tsconfig.json drizzle.config.ts ./
+COPY src ./src
+COPY migrations ./migrations
+COPY sdk ./sdk
+COPY cli ./cli
+COPY bin ./bin
+
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+EXPOSE 3000
+
+HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
+
+CMD ["node", "node_modules/tsx/dist/cli.mjs", "src/server.ts"]
