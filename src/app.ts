@@ -28,6 +28,10 @@ function problemContentTypes<T extends OpenApiDoc>(doc: T): T {
   for (const methods of Object.values(doc.paths ?? {})) {
     for (const op of Object.values(methods)) {
       for (const [status, res] of Object.entries(op.responses ?? {})) {
+        if (Number(status) === 200 && res.description === 'text/event-stream' && res.content?.['application/json']) {
+          res.content = { 'text/event-stream': { schema: { type: 'string' } } };
+          continue;
+        }
         if (Number(status) < 400 || !res.content?.['application/json']) continue;
         res.content = { 'application/problem+json': res.content['application/json'] };
         const m = /^Problem codes: (.*)$/.exec(res.description ?? '');
