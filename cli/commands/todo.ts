@@ -1,0 +1,313 @@
+/**
+ * `coord todo …`: the todo seed's everyday tool (seed 000, `gr todo add|list|claim|next|start|
+ * done|block|reopen|rm|deps|export`), plus get, assign, heartbeat, edit and why.
+ */
+import type { TodoItem } from '@coord/sdk';
+import { Command, Option } from 'commander';
+import { todoDetail, todoTable } from '../output.js';
+import { act, EXIT, UsageError, type Ctx } from '../runtime.js';
+import type { Io } from '../output.js';
+
+interface ScopeOpts {
+  scope?: string;
+  scenario?: string;
+  session?: string;
+}
+
+const collect = (v: string, prev: string[] = []) => [...prev, v];
+
+/** `--scope`, `--scenario <name>` and `--session <id>` name one list; at most one may be given. */
+function scopeOf(o: ScopeOpts): string | undefined {
+  const given = [o.scope, o.scenario && `scenario:${o.scenario}`, o.session && `session:${o.session}`].filter(Boolean) as string[];
+  if (given.length > 1) throw new UsageError('pass at most one of --scope, --scenario and --session');
+  return given[0];
+}
+
+function withScopeOptions(cmd: Command): Command {
+  return cmd
+    .option('--scope <scope>', 'the list: session:<id>, scenario:<name> or graph:<id> (default: your subtree root)')
+    .option('--scenario <name>', 'a scenario’s shared list (same as --scope scenario:<name>)')
+    .option('--session <id>', 'that session’s subtree list (same as --scope session:<id>)');
+}
+
+function int(name: string) {
+  return (v: string) => {
+    if (!/^\d+$/.test(v)) throw new UsageError(`${name} must be a non-negative integer (got "${v}")`);
+    return Number(v);
+  };
+}
+
+const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+/** The `todo` command group. */
+export function todoCommand(io: Io, setExit: (code: number) => void): Command {
+  const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
+  const itemOut = (ctx: { out: Ctx['out'] }, item: TodoItem, human: string) => ctx.out.result(human, { item });
+
+  const todo = new Command('todo').description('Add, list, claim and finish todo items (the seed’s `gr todo`)').addHelpText(
+    'after',
+    examples([
+      'coord todo add "Wire the claim CAS" --tag backend --tag p1',
+      'coord todo add "Publish" --depends-on td-api --depends-on td-ui',
+      'coord todo list --status blocked',
+      'coord todo next',
+      'coord todo done td-…',
+    ]),
+  );
+
+  withScopeOptions(
+    todo
+      .command('add')
+      .description('Add an item (to your subtree root’s list unless a scope is given)')
+      .argument('<title>', 'the title (trimmed; 1..500 bytes)')
+      .option('--note <text>', 'a note (≤ 2000 bytes)')
+      .option('--tag <tag>', 'a tag (repeatable)', collect)
+      .option('--parent <id>', 'make it a sub-item of this item (one level deep)')
+      .option('--assignee <session>', 'reserve it for a session (another session needs override authority)')
+      .option('--depends-on <id>', 'wait for this item (repeatable)', collect)
+      .option('-q, --quiet', 'print only the new id'),
+  )
+    .addHelpText(
+      'after',
+      examples([
+        'coord todo add "Wire the claim CAS" --tag backend --tag p1',
+        'coord todo add "Write the regression test" --parent td-abc123',
+        'coord todo add "Draft the release notes" --scenario strath',
+        'API=$(coord todo add "Wire the API" -q)',
+      ]),
+    )
+    .action(
+      run<ScopeOpts & { note?: string; tag?: string[]; parent?: string; assignee?: string; dependsOn?: string[]; quiet?: boolean }>(
+        async (ctx, title: string) => {
+          const o = ctx.opts;
+          const item = await ctx.client().todos.add({
+            title,
+            note: o.note,
+            tags: o.tag,
+            parentId: o.parent,
+            assignee: o.assignee,
+            dependsOn: o.dependsOn,
+            scope: scopeOf(o),
+          });
+          if (o.quiet) return ctx.out.line(item.id);
+          itemOut(ctx, item, `Added ${item.id}: ${item.title}${item.status === 'blocked' ? ` (${item.whyBlocked ?? 'blocked'})` : ''}`);
+        },
+      ),
+    );
+
+  withScopeOptions(
+    todo
+      .command('list')
+      .alias('ls')
+      .description('List items in position order (every page; sub-items indented)')
+      .addOption(new Option('--status <status>', 'effective status: todo = ready only; blocked = manual blocks and dependency waiting').choices(['todo', 'in-progress', 'done', 'blocked']))
+      .option('--tag <tag>', 'only items with this tag')
+      .option('--owner <session>', 'only items claimed by this session (`me` = you)')
+      .option('--assignee <session>', 'only items reserved for this session')
+      .option('--all', 'every scope (users and orchestrator sessions)'),
+  )
+    .addHelpText('after', examples(['coord todo list', 'coord todo list --status blocked', 'coord todo list --tag backend --json', 'coord todo list --scenario strath', 'coord todo list --all']))
+    .action(
+      run<ScopeOpts & { status?: TodoItem['status']; tag?: string; owner?: string; assignee?: string; all?: boolean }>(async (ctx) => {
+        const o = ctx.opts;
+        const items = await ctx.client().todos.listAll({
+          scope: scopeOf(o),
+          status: o.status,
+          tag: o.tag,
+          owner: o.owner,
+          assignee: o.assignee,
+          all: o.all ? 'true' : undefined,
+        });
+        ctx.out.result(todoTable(items, Boolean(o.all)), { items });
+      }),
+    );
+
+  todo
+    .command('get')
+    .alias('show')
+    .description('Show one item')
+    .argument('<id>')
+    .addHelpText('after', examples(['coord todo get td-abc123', 'coord todo get td-abc123 --json']))
+    .action(
+      run(async (ctx, id: string) => {
+        const item = await ctx.client().todos.get(id);
+        itemOut(ctx, item, todoDetail(item).join('\n'));
+      }),
+    );
+
+  const claimAction = run(async (ctx, id: string) => {
+    const r = await ctx.client().todos.tryClaim(id);
+    if (r.claimed && r.item) {
+      ctx.out.result(`Claimed ${r.item.id}: ${r.item.title}`, { claimed: true, item: r.item });
+      return EXIT.ok;
+    }
+    const why = r.reason!;
+    ctx.out.result(`Item ${id} is not eligible to claim: ${why.detail}`, {
+      claimed: false,
+      id,
+      code: why.code,
+      detail: why.detail,
+      ...(Array.isArray(why.problem.blockedBy) ? { blockedBy: why.problem.blockedBy } : {}),
+    });
+    return EXIT.nothingToClaim;
+  });
+  for (const [name, desc] of [
+    ['claim', 'Claim an item: todo and unclaimed → in-progress, owned by you (atomic)'],
+    ['start', 'Alias for claim'],
+  ] as const) {
+    todo
+      .command(name)
+      .description(desc)
+      .argument('<id>')
+      .addHelpText('after', `\nExit code 3 when the item is not eligible (already claimed, waiting on dependencies, reserved for another session).${examples([`coord todo ${name} td-abc123`])}`)
+      .action(claimAction);
+  }
+
+  withScopeOptions(todo.command('next').description('Claim the next eligible item in your scope (lowest position first)'))
+    .addHelpText('after', `\nExit code 3 when nothing is eligible.${examples(['coord todo next', 'coord todo next --scenario strath', 'coord todo next || echo "nothing to do"'])}`)
+    .action(
+      run<ScopeOpts>(async (ctx) => {
+        const r = await ctx.client().todos.next({ scope: scopeOf(ctx.opts) });
+        if (r.claimed && r.item) {
+          ctx.out.result(`Claimed ${r.item.id}: ${r.item.title}`, r);
+          return EXIT.ok;
+        }
+        ctx.out.result('No eligible items in scope.', r);
+        return EXIT.nothingToClaim;
+      }),
+    );
+
+  todo
+    .command('done')
+    .description('Finish a claimed (or blocked) item; its waiting dependents become ready')
+    .argument('<id>')
+    .addHelpText('after', examples(['coord todo done td-abc123']))
+    .action(
+      run(async (ctx, id: string) => {
+        const item = await ctx.client().todos.done(id);
+        itemOut(ctx, item, `Done ${item.id}: ${item.title}`);
+      }),
+    );
+
+  todo
+    .command('block')
+    .description('Block a claimed item, with an optional note')
+    .argument('<id>')
+    .argument('[note]', 'why (replaces the note)')
+    .addHelpText('after', examples(['coord todo block td-abc123 "waiting on API review"']))
+    .action(
+      run(async (ctx, id: string, note?: string) => {
+        const item = await ctx.client().todos.block(id, note);
+        itemOut(ctx, item, `Blocked ${item.id}: ${item.title}${item.note ? ` (${item.note})` : ''}`);
+      }),
+    );
+
+  todo
+    .command('reopen')
+    .description('Move an item back to todo and clear its owner')
+    .argument('<id>')
+    .addHelpText('after', examples(['coord todo reopen td-abc123']))
+    .action(
+      run(async (ctx, id: string) => {
+        const item = await ctx.client().todos.reopen(id);
+        itemOut(ctx, item, `Reopened ${item.id}: ${item.title}`);
+      }),
+    );
+
+  todo
+    .command('rm')
+    .alias('remove')
+    .description('Remove an item and its sub-items')
+    .argument('<id>')
+    .addHelpText('after', examples(['coord todo rm td-abc123']))
+    .action(
+      run(async (ctx, id: string) => {
+        const r = await ctx.client().todos.remove(id);
+        const subs = r.removed.length - 1;
+        ctx.out.result(`Removed ${id}${subs > 0 ? ` and ${subs} sub-item${subs === 1 ? '' : 's'}` : ''}`, r);
+      }),
+    );
+
+  todo
+    .command('deps')
+    .description('Replace an item’s dependency set; no ids clears it')
+    .argument('<id>')
+    .argument('[ids...]', 'the items it waits for')
+    .addHelpText('after', examples(['coord todo deps td-publish td-api td-ui   # replace', 'coord todo deps td-publish                 # clear']))
+    .action(
+      run(async (ctx, id: string, ids: string[] = []) => {
+        const item = await ctx.client().todos.setDependencies(id, ids);
+        itemOut(ctx, item, item.dependsOn.length ? `${item.id} depends on ${item.dependsOn.join(', ')}` : `${item.id} has no dependencies`);
+      }),
+    );
+
+  todo
+    .command('assign')
+    .description('Reserve an item for a session, or clear the reservation (override authority or a user)')
+    .argument('<id>')
+    .argument('[session]', 'the session it is reserved for')
+    .option('--none', 'clear the assignee')
+    .addHelpText('after', examples(['coord todo assign td-abc123 s-0123456789abcdef', 'coord todo assign td-abc123 --none']))
+    .action(
+      run<{ none?: boolean }>(async (ctx, id: string, session?: string) => {
+        if (!session === !ctx.opts.none) throw new UsageError('pass a session id or --none');
+        const item = await ctx.client().todos.assign(id, session ?? null);
+        itemOut(ctx, item, item.assignee ? `Assigned ${item.id} to ${item.assignee}` : `Unassigned ${item.id}`);
+      }),
+    );
+
+  todo
+    .command('heartbeat')
+    .description('Extend your claim lease on an item (owner only)')
+    .argument('<id>')
+    .addHelpText('after', examples(['coord todo heartbeat td-abc123', 'while sleep 60; do coord todo heartbeat td-abc123 -q || break; done']))
+    .option('-q, --quiet', 'print nothing on success')
+    .action(
+      run<{ quiet?: boolean }>(async (ctx, id: string) => {
+        const item = await ctx.client().todos.heartbeat(id);
+        if (ctx.opts.quiet) return;
+        itemOut(ctx, item, `Lease on ${item.id} extended until ${item.leaseExpiresAt ?? '(no lease)'}`);
+      }),
+    );
+
+  todo
+    .command('edit')
+    .description('Change an item’s title, note, tags or position in one revision')
+    .argument('<id>')
+    .option('--title <title>')
+    .option('--note <text>', '"" clears it')
+    .option('--tag <tag>', 'the new tag set (repeatable)', collect)
+    .option('--no-tags', 'clear the tags')
+    .option('--position <n>', 'list position', int('--position'))
+    .option('--if-match <revision>', 'refuse (412) unless the item is still at this revision', int('--if-match'))
+    .addHelpText('after', examples(['coord todo edit td-abc123 --title "Wire the claim CAS (v2)"', 'coord todo edit td-abc123 --tag backend --tag p0 --if-match 3']))
+    .action(
+      run<{ title?: string; note?: string; tag?: string[]; tags?: boolean; position?: number; ifMatch?: number }>(async (ctx, id: string) => {
+        const o = ctx.opts;
+        const patch = {
+          title: o.title,
+          note: o.note,
+          tags: o.tags === false ? [] : o.tag,
+          position: o.position,
+        };
+        if (Object.values(patch).every((v) => v === undefined)) throw new UsageError('nothing to change: pass --title, --note, --tag, --no-tags or --position');
+        const item = await ctx.client().todos.edit(id, patch, { ifMatch: o.ifMatch });
+        itemOut(ctx, item, `Updated ${item.id}: ${item.title} (revision ${item.revision})`);
+      }),
+    );
+
+  todo
+    .command('why')
+    .description('Explain why an item is or is not claimable')
+    .argument('<id>')
+    .addHelpText('after', examples(['coord todo why td-publish']))
+    .action(
+      run(async (ctx, id: string) => {
+        const r = await ctx.client().todos.readiness(id);
+        const head = `${r.id} is ${r.status}; ${r.claimable ? 'claimable' : r.ready ? 'ready but not claimable by you' : 'not ready'}`;
+        ctx.out.result([head, ...r.reasons.map((x) => `  - ${x.message}`)], r);
+      }),
+    );
+
+  return todo;
+}
