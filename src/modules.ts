@@ -5,7 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
+import { exportRoutes } from './export/export.routes.js';
+import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
 
-export const extraModules: ModuleRegistration[] = [];
+export const extraModules: ModuleRegistration[] = [
+  scenariosRoutes,
+  exportRoutes,
+];

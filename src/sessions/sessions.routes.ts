@@ -20,6 +20,14 @@ export const Session = z
     createdAt: z.string(),
     stoppedAt: z.string().optional(),
     revision: z.number().int(),
+    progress: z
+      .object({ done: z.number().int(), total: z.number().int() })
+      .optional()
+      .describe('`wide=true` only: done/total of the session’s own subtree list, sub-items included'),
+    scenarioProgress: z
+      .object({ done: z.number().int(), total: z.number().int(), scenarios: z.number().int() })
+      .optional()
+      .describe('`wide=true`, orchestrators only: done/total over the scenarios it orchestrates (not echoed onto members)'),
   })
   .meta({ id: 'Session' });
 
@@ -66,16 +74,19 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
       schema: {
         tags,
         summary: 'List sessions',
-        description: 'Users see every session; a session sees its own subtree. Keyset-paginated.',
+        description:
+          'Users see every session; a session sees its own subtree. Keyset-paginated. `wide=true` adds done/total progress ' +
+          '(seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.',
         querystring: z.strictObject({
           status: z.enum(['active', 'stopped', 'deleted']).optional(),
           limit: z.coerce.number().int().min(1).max(1000).default(100),
           cursor: z.string().max(200).optional(),
+          wide: z.enum(['true', 'false']).optional().describe('Add `progress` (and `scenarioProgress` on orchestrators); off by default'),
         }),
         response: { 200: z.object({ sessions: z.array(Session), nextCursor: z.string().nullable() }), ...problemResponses() },
       },
     },
-    async (req) => listSessions(sql, req.principal, req.query),
+    async (req) => listSessions(sql, req.principal, { ...req.query, wide: req.query.wide === 'true' }),
   );
 
   r.get(

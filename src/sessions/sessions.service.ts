@@ -12,6 +12,7 @@ import { appendEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload } from '../todos/todos.view.js';
+import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
 
 export interface SessionView {
   id: string;
@@ -26,6 +27,10 @@ export interface SessionView {
   createdAt: string;
   stoppedAt?: string;
   revision: number;
+  /** Wide list only: done/total of the session's own subtree scope (seed 000 "In gr list"). */
+  progress?: Progress;
+  /** Wide list only, orchestrators only: done/total over the scenarios it orchestrates. */
+  scenarioProgress?: ScenarioProgress;
 }
 
 interface SessionRow {
@@ -109,9 +114,10 @@ export async function getSession(sql: Db, p: Principal, id: string): Promise<Ses
 
 /**
  * Lists sessions in creation order with a keyset cursor: users see every session, a session its
- * own subtree. `status` filters (`active`, `stopped`, `deleted`).
+ * own subtree. `status` filters (`active`, `stopped`, `deleted`). `wide` adds `progress` (and
+ * `scenarioProgress` on orchestrators; see sessions.progress.ts).
  */
-export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; limit: number; cursor?: string }) {
+export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; limit: number; cursor?: string; wide?: boolean }) {
   const after = opts.cursor ? Buffer.from(opts.cursor, 'base64url').toString('utf8') : null;
   const rows = await sql<SessionRow[]>`
     select * from sessions
@@ -121,8 +127,9 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
      order by id limit ${opts.limit + 1}`;
   const more = rows.length > opts.limit;
   const page = more ? rows.slice(0, opts.limit) : rows;
+  const counts = opts.wide ? await progressFor(sql, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined;
   return {
-    sessions: page.map(toSession),
+    sessions: page.map((r) => ({ ...toSession(r), ...(counts?.get(r.id) ?? {}) })),
     nextCursor: more ? Buffer.from(page[page.length - 1].id).toString('base64url') : null,
   };
 }

@@ -8,6 +8,7 @@ import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { eventPayload } from '../todos/todos.view.js';
+import { completeScenarios } from '../scenarios/scenarios.service.js';
 
 const BATCH = 1000;
 
@@ -107,10 +108,12 @@ async function deleteProtected(tx: Db, ids: string[]) {
     returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps`;
 }
 
-/** One sweep tick: leases, retention, event retention. */
+/** One sweep tick: leases, retention, event retention, scenario completion. */
 export async function runSweep(sql: Sql, config: Config): Promise<SweepResult> {
   const leaseReopened = await sweepLeases(sql, config);
   const retained = await sweepRetention(sql, config);
   const eventsDeleted = await deleteOldEvents(sql, config.eventRetentionMs);
+  // Backstop for derived scenario completion (the todo engine has no scenario hook): see scenarios.service.ts.
+  await completeScenarios(sql, config);
   return { leaseReopened, retained, eventsDeleted };
 }

@@ -36,7 +36,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": string;
+                        "text/event-stream": string;
                     };
                 };
                 /** @description Problem codes: invalid_cursor, validation_failed */
@@ -179,7 +179,7 @@ export interface paths {
         };
         /**
          * List sessions
-         * @description Users see every session; a session sees its own subtree. Keyset-paginated.
+         * @description Users see every session; a session sees its own subtree. Keyset-paginated. `wide=true` adds done/total progress (seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.
          */
         get: {
             parameters: {
@@ -187,6 +187,8 @@ export interface paths {
                     status?: "active" | "stopped" | "deleted";
                     limit?: number;
                     cursor?: string;
+                    /** @description Add `progress` (and `scenarioProgress` on orchestrators); off by default */
+                    wide?: "true" | "false";
                 };
                 header?: never;
                 path?: never;
@@ -2207,6 +2209,490 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scenarios": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a scenario
+         * @description Creates the scenario, a session for every member without `session` (a child of the orchestrator), one assigned, ownerless seed item per member with a task in `scenario:<id>`, and the member-name dependency edges between seeds, all in one transaction (seed 000 “In scenarios”). Validation follows the seed: unknown member names, duplicates, self references, a dependency on a member without a task, a dependent without a task, and cycles are each their own 422. Callers: a user, or a session that becomes the orchestrator itself. Tokens of created sessions are returned once.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateScenarioInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedScenario"];
+                    };
+                };
+                /** @description Problem codes: malformed_json, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: session_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scenario_name_taken, session_not_active */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scenario_dependency_cycle, scenario_dependency_without_task, scenario_dependent_without_task, scenario_member_duplicate, scenario_member_self_dependency, scenario_member_unknown, title_required, title_too_long */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scenarios/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a scenario
+         * @description By name or id. Readable by users, the orchestrator and members; others get 403 (the seed names the refusal).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Scenario name or id */
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            scenario: components["schemas"]["Scenario"];
+                        };
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scenario_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scenarios/{name}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Scenario status: per-member progress and WAITING ON
+         * @description Derived completion (seed 000): a member is tracked when it has assigned items or a required result, and complete when every assigned item is done and its required result is published; `progress` is `done/total` or `—`. `waitingOn` (alias `blockedBy`) names upstream members whose original seed is not done. The scenario is complete when every tracked member is; the first time that holds, `completedAt` is recorded and a `scenario-completed` event is written. `format=text` renders the table (MEMBER, SESSION, DONE/TOTAL, RESULT, WAITING ON).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    format?: "json" | "text";
+                };
+                header?: never;
+                path: {
+                    /** @description Scenario name or id */
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The status (JSON), or the table as text/plain with `format=text` */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ScenarioStatus"];
+                        "text/plain": string;
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scenario_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scenarios/{name}/members/{member}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a member’s result
+         * @description Stores (or replaces) the member’s declared result. A member with `requiresResult` completes only once it is published (seed 000). Who: the member’s session, the orchestrator or a user. Writes `result-published`, and records completion in the same transaction when this was the last missing piece.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Scenario name or id */
+                    name: string;
+                    member: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PublishResultInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PublishedResult"];
+                    };
+                };
+                /** @description Problem codes: malformed_json, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scenario_member_not_found, scenario_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/scopes/{scope}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a whole scope as Markdown or JSON
+         * @description Streams every item of the scope in position order, paging internally, so the export is complete however large the scope (never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, `_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be in the scope; `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    format?: "markdown" | "json";
+                };
+                header?: never;
+                path: {
+                    scope: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The export, streamed (`Content-Disposition` names the seed’s file name) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/markdown": string;
+                        "application/json": components["schemas"]["TodoItem"][];
+                    };
+                };
+                /** @description Problem codes: invalid_scope, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scope_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2378,6 +2864,17 @@ export interface components {
             createdAt: string;
             stoppedAt?: string;
             revision: number;
+            /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
+            progress?: {
+                done: number;
+                total: number;
+            };
+            /** @description `wide=true`, orchestrators only: done/total over the scenarios it orchestrates (not echoed onto members) */
+            scenarioProgress?: {
+                done: number;
+                total: number;
+                scenarios: number;
+            };
         };
         /** @enum {string} */
         TodoStatusInput: "todo" | "in-progress" | "done" | "blocked";
@@ -2461,6 +2958,106 @@ export interface components {
                 ids?: string[];
             }[];
         };
+        NewScenarioMemberInput: {
+            /** @description Unique in the scenario; other members’ `dependsOn` use it */
+            name: string;
+            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
+            session?: string;
+            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
+            task?: string;
+            /** @description Member names whose seeds this member’s seed waits for */
+            dependsOn?: string[];
+            /** @description The member completes only after publishing a result */
+            requiresResult?: boolean;
+        };
+        CreateScenarioInput: {
+            name: string;
+            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
+            orchestrator?: string;
+            members: components["schemas"]["NewScenarioMemberInput"][];
+        };
+        ScenarioMemberInput: {
+            name: string;
+            sessionId: string;
+            /** @description An existing session granted access (true) or one created for the scenario (false) */
+            shared: boolean;
+            task?: string;
+            dependsOn: string[];
+            requiresResult: boolean;
+            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
+            seedId?: string;
+            result?: unknown;
+            resultAt?: string;
+        };
+        ScenarioInput: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            members: components["schemas"]["ScenarioMemberInput"][];
+        };
+        CreatedScenarioInput: {
+            scenario: components["schemas"]["ScenarioInput"];
+            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
+            orchestratorToken?: string;
+            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
+            tokens: {
+                [key: string]: string;
+            };
+        };
+        ScenarioMemberStatusInput: {
+            name: string;
+            sessionId: string;
+            shared: boolean;
+            /** @description Has assigned items in the scope or a required result */
+            tracked: boolean;
+            done: number;
+            /** @description Items in the scope assigned to the member’s session, sub-items included */
+            total: number;
+            /** @description `done/total`, or `—` for no tracked work */
+            progress: string;
+            requiresResult: boolean;
+            resultPublished: boolean;
+            complete: boolean;
+            /** @description WAITING ON: upstream members whose original seed is not done */
+            waitingOn: string[];
+            /** @description The seed’s JSON name for WAITING ON */
+            blockedBy: string[];
+            seedId?: string;
+            /** @description Effective status of the original seed */
+            seedStatus?: components["schemas"]["TodoStatusInput"];
+        };
+        ScenarioStatusInput: {
+            scenario: {
+                id: string;
+                name: string;
+                scope: string;
+                orchestratorId: string;
+                completedAt?: string;
+            };
+            /** @description At least one tracked member, and every tracked member complete */
+            complete: boolean;
+            /** @description Done items in the whole scope */
+            done: number;
+            /** @description Items in the whole scope, sub-items included */
+            total: number;
+            members: components["schemas"]["ScenarioMemberStatusInput"][];
+        };
+        PublishResultInput: {
+            /** @description Any JSON value */
+            result: unknown;
+        };
+        PublishedResultInput: {
+            member: components["schemas"]["ScenarioMemberInput"];
+            scenarioComplete: boolean;
+        };
         Problem: {
             /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
             type: string;
@@ -2505,6 +3102,17 @@ export interface components {
             createdAt: string;
             stoppedAt?: string;
             revision: number;
+            /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
+            progress?: {
+                done: number;
+                total: number;
+            };
+            /** @description `wide=true`, orchestrators only: done/total over the scenarios it orchestrates (not echoed onto members) */
+            scenarioProgress?: {
+                done: number;
+                total: number;
+                scenarios: number;
+            };
         };
         /** @enum {string} */
         TodoStatus: "todo" | "in-progress" | "done" | "blocked";
@@ -2587,6 +3195,106 @@ export interface components {
                 message: string;
                 ids?: string[];
             }[];
+        };
+        NewScenarioMember: {
+            /** @description Unique in the scenario; other members’ `dependsOn` use it */
+            name: string;
+            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
+            session?: string;
+            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
+            task?: string;
+            /** @description Member names whose seeds this member’s seed waits for */
+            dependsOn?: string[];
+            /** @description The member completes only after publishing a result */
+            requiresResult?: boolean;
+        };
+        CreateScenario: {
+            name: string;
+            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
+            orchestrator?: string;
+            members: components["schemas"]["NewScenarioMember"][];
+        };
+        ScenarioMember: {
+            name: string;
+            sessionId: string;
+            /** @description An existing session granted access (true) or one created for the scenario (false) */
+            shared: boolean;
+            task?: string;
+            dependsOn: string[];
+            requiresResult: boolean;
+            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
+            seedId?: string;
+            result?: unknown;
+            resultAt?: string;
+        };
+        Scenario: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            members: components["schemas"]["ScenarioMember"][];
+        };
+        CreatedScenario: {
+            scenario: components["schemas"]["Scenario"];
+            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
+            orchestratorToken?: string;
+            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
+            tokens: {
+                [key: string]: string;
+            };
+        };
+        ScenarioMemberStatus: {
+            name: string;
+            sessionId: string;
+            shared: boolean;
+            /** @description Has assigned items in the scope or a required result */
+            tracked: boolean;
+            done: number;
+            /** @description Items in the scope assigned to the member’s session, sub-items included */
+            total: number;
+            /** @description `done/total`, or `—` for no tracked work */
+            progress: string;
+            requiresResult: boolean;
+            resultPublished: boolean;
+            complete: boolean;
+            /** @description WAITING ON: upstream members whose original seed is not done */
+            waitingOn: string[];
+            /** @description The seed’s JSON name for WAITING ON */
+            blockedBy: string[];
+            seedId?: string;
+            /** @description Effective status of the original seed */
+            seedStatus?: components["schemas"]["TodoStatus"];
+        };
+        ScenarioStatus: {
+            scenario: {
+                id: string;
+                name: string;
+                scope: string;
+                orchestratorId: string;
+                completedAt?: string;
+            };
+            /** @description At least one tracked member, and every tracked member complete */
+            complete: boolean;
+            /** @description Done items in the whole scope */
+            done: number;
+            /** @description Items in the whole scope, sub-items included */
+            total: number;
+            members: components["schemas"]["ScenarioMemberStatus"][];
+        };
+        PublishResult: {
+            /** @description Any JSON value */
+            result: unknown;
+        };
+        PublishedResult: {
+            member: components["schemas"]["ScenarioMember"];
+            scenarioComplete: boolean;
         };
     };
     responses: never;

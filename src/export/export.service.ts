@@ -1,0 +1,75 @@
+/**
+ * Scope export (seed 000 "Remove / export", seeds-notes §1.12): a whole scope as Markdown or as a
+ * JSON array of full items, streamed.
+ *
+ * Unlike the seed (whose export used the list query capped by `list_limit`, silently truncating),
+ * the export pages through the scope internally with the list's keyset order `(position, id)`,
+ * `EXPORT_PAGE` rows per query, and yields text chunks as it goes: memory stays bounded and the
+ * output is complete however large the scope is. Each page is its own statement, so under
+ * concurrent writes the export reads like paging the list endpoint does (an item moved to another
+ * position during the export may be seen twice or not at all); on a quiet scope it equals the
+ * list item for item.
+ */
+import type { Db } from '../db/client.js';
+import { TodoItem as TodoItemSchema } from '../todos/todos.schemas.js';
+import { itemColumns, toItem, type TodoItem, type TodoRow } from '../todos/todos.view.js';
+
+/** Rows per internal page. */
+export const EXPORT_PAGE = 1000;
+
+export type ExportFormat = 'markdown' | 'json';
+
+/** Items of `scope` in (position, id) order, one keyset page per query. */
+export async function* scopeItems(db: Db, scope: string, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<TodoItem> {
+  let after: { position: number; id: string } | undefined;
+  for (;;) {
+    const rows: TodoRow[] = await db<TodoRow[]>`
+      select ${itemColumns(db, leaseMs)} from todos t
+       where t.scope = ${scope} ${after ? db`and (t.position, t.id) > (${after.position}::int, ${after.id})` : db``}
+       order by t.position, t.id
+       limit ${pageSize}`;
+    // Same encoding as the list endpoint's serializer, so key order and omissions match exactly.
+    for (const r of rows) yield TodoItemSchema.encode(toItem(r)) as TodoItem;
+    if (rows.length < pageSize) return;
+    const last = rows[rows.length - 1];
+    after = { position: last.position, id: last.id };
+  }
+}
+
+/** One item as the seed's Markdown line: checkbox, title, italic parenthetical; sub-items indented two spaces. */
+export function markdownLine(item: TodoItem): string {
+  const parts: string[] = [item.status];
+  if (item.owner) parts.push(`owner ${item.owner}`);
+  if (item.tags.length) parts.push(`tags ${item.tags.join(',')}`);
+  if (item.blockedBy.length) parts.push(`blocked by ${item.blockedBy.join(',')}`);
+  // A title may hold a line break; one item stays one line.
+  const title = item.title.replace(/\s*[\r\n]+\s*/g, ' ');
+  return `${item.parentId ? '  ' : ''}- [${item.status === 'done' ? 'x' : ' '}] ${title} _(${parts.join(', ')})_`;
+}
+
+/**
+ * The export as text chunks (one per page), for streaming.
+ * Markdown: `# Todo export: <scope>`, a blank line, one line per item (`_(no items)_` when empty).
+ * JSON: an indented array of full items, the same objects `GET /v1/todos` returns.
+ */
+export async function* exportChunks(db: Db, scope: string, format: ExportFormat, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
+  let buf = format === 'markdown' ? `# Todo export: ${scope}\n\n` : '[';
+  let n = 0;
+  for await (const item of scopeItems(db, scope, leaseMs, pageSize)) {
+    if (format === 'markdown') buf += markdownLine(item) + '\n';
+    else buf += (n > 0 ? ',\n' : '\n') + JSON.stringify(item, null, 2).replace(/^/gm, '  ');
+    n++;
+    if (n % pageSize === 0) {
+      yield buf;
+      buf = '';
+    }
+  }
+  if (format === 'markdown') buf += n === 0 ? '_(no items)_\n' : '';
+  else buf += n === 0 ? ']\n' : '\n]\n';
+  yield buf;
+}
+
+/** The file name the seed's store key would use: the scope with `:` and `/` replaced by `-`. */
+export function exportFileName(scope: string, format: ExportFormat): string {
+  return `${scope.replace(/[:/]/g, '-')}.${format === 'markdown' ? 'md' : 'json'}`;
+}

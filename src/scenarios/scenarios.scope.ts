@@ -1,0 +1,55 @@
+/**
+ * The `scenario:` scope kind (seed 000 "Scoping", "In scenarios"; seeds-notes §1.2).
+ *
+ * - The canonical scope string is `scenario:<scenario-id>`; a request may name the scenario by
+ *   name or id after `scenario:` (ids are tried first; names can never look like ids).
+ * - In scope: users, the orchestrator, and every member (created or shared).
+ * - Override authority: users and the orchestrator. Members, shared or not, are not.
+ * - Outsiders are refused with the seed's message (403 `forbidden`).
+ *
+ * Importing this module registers the kind; `scenarios.routes.ts` imports it, and `src/modules.ts`
+ * registers the routes, so the kind exists whenever the app is built.
+ */
+import type { Principal } from '../auth/principal.js';
+import type { Db } from '../db/client.js';
+import { registerScopeKind } from '../scopes/scopes.js';
+
+/** The scope string of a scenario id. */
+export const scenarioScope = (id: string) => `scenario:${id}`;
+
+/** Looks a scenario up by id, then by name. */
+export async function findScenarioId(db: Db, nameOrId: string): Promise<string | undefined> {
+  const [row] = await db<{ id: string }[]>`
+    select id from (
+      select id, 0 as rank from scenarios where id = ${nameOrId}
+      union all
+      select id, 1 from scenarios where name = ${nameOrId}) x
+    order by rank limit 1`;
+  return row?.id;
+}
+
+/**
+ * Membership and authority of `p` in scenario `scenarioId` (one indexed probe): users are in
+ * scope with override; the orchestrator likewise; members are in scope only. Unknown → nothing.
+ */
+export async function scenarioAccess(db: Db, p: Principal, scenarioId: string): Promise<{ inScope: boolean; override: boolean }> {
+  if (p.kind === 'user') return { inScope: true, override: true };
+  const [row] = await db<{ orchestrator: boolean; member: boolean }[]>`
+    select s.orchestrator_id = ${p.id} as orchestrator,
+           exists (select 1 from scenario_members m where m.scenario_id = s.id and m.session_id = ${p.id}) as member
+      from scenarios s where s.id = ${scenarioId}`;
+  if (!row) return { inScope: false, override: false };
+  return { inScope: row.orchestrator || row.member, override: row.orchestrator };
+}
+
+/** The seed's refusal for a caller outside the scenario. */
+export const scenarioRefusal = (name: string) => `not authorized for scenario "${name}"'s todo list`;
+
+registerScopeKind('scenario', {
+  async resolve(db, name) {
+    const id = await findScenarioId(db, name);
+    return id ? { scope: scenarioScope(id), key: id } : undefined;
+  },
+  access: scenarioAccess,
+  refusal: scenarioRefusal,
+});
