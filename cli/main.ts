@@ -54,7 +54,11 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   // Every sub-command reports usage errors through the same override and output.
   const inherit = (cmd: Command) => {
     for (const sub of cmd.commands) {
-      sub.exitOverride().configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) }).showSuggestionAfterError(true);
+      sub
+        .exitOverride()
+        .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+        .configureHelp({ showGlobalOptions: true })
+        .showSuggestionAfterError(true);
       inherit(sub);
     }
   };

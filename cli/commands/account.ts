@@ -46,7 +46,10 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
       }),
     );
 
-  const logout = new Command('logout').description('Delete the saved URL and token').action(
+  const logout = new Command('logout')
+    .description('Delete the saved URL and token')
+    .addHelpText('after', examples(['coord logout']))
+    .action(
     run(async (ctx) => {
       const file = ctx.config().file;
       const removed = removeStored(file);
@@ -56,6 +59,7 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
 
   const whoami = new Command('whoami')
     .description('Show who the token belongs to, and where the URL and token came from')
+    .addHelpText('after', examples(['coord whoami', 'coord whoami --token "$(cat .coord/admin-token)"']))
     .action(
       run(async (ctx) => {
         const c = ctx.config();
@@ -71,10 +75,13 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
       }),
     );
 
-  const admin = new Command('admin').description('Read and reload the server’s [todo] configuration (users only)');
+  const admin = new Command('admin')
+    .description('Read and reload the server’s [todo] configuration (users only)')
+    .addHelpText('after', examples(['coord admin config', 'coord admin reload']));
   admin
     .command('config')
     .description('Show the running [todo] configuration')
+    .addHelpText('after', examples(['coord admin config', 'coord admin config --json']))
     .action(
       run(async (ctx) => {
         const r = await ctx.client().admin.config();
@@ -84,6 +91,7 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
   admin
     .command('reload')
     .description('Re-read the reloadable [todo] keys (like SIGHUP)')
+    .addHelpText('after', examples(['coord admin reload']))
     .action(
       run(async (ctx) => {
         const r = await ctx.client().admin.reload();

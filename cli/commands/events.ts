@@ -20,7 +20,9 @@ function seqArg(name: string) {
 /** The `events` command group. `signals` lets `main` stop a follow on SIGINT/SIGTERM. */
 export function eventsCommand(io: Io, setExit: (code: number) => void, signals: { stop: AbortSignal }): Command {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
-  const events = new Command('events').description('Read and follow a topic’s events (topic: todo:<scope>)');
+  const events = new Command('events')
+    .description('Read and follow a topic’s events (topic: todo:<scope>)')
+    .addHelpText('after', examples(['coord events follow todo:session:s-0123456789abcdef', 'coord events log todo:session:s-0123456789abcdef --after 0']));
 
   events
     .command('follow')
@@ -30,7 +32,7 @@ export function eventsCommand(io: Io, setExit: (code: number) => void, signals: 
     .option('--limit <n>', 'exit after printing this many events', seqArg('--limit'))
     .addHelpText(
       'after',
-      `\nHuman output is one line per event; --json prints one JSON object per line.${examples([
+      `\nHuman output is one line per event; --json prints one JSON object per line.\n${examples([
         'coord events follow todo:session:s-0123456789abcdef',
         'coord events follow scenario:sc-0123456789abcdef --after 0 --json',
         'coord events follow todo:session:s-… --limit 1   # wait for the next event',

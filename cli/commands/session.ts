@@ -66,6 +66,7 @@ export function sessionCommand(io: Io, setExit: (code: number) => void): Command
     .alias('show')
     .description('Show one session')
     .argument('<id>')
+    .addHelpText('after', examples(['coord session get s-0123456789abcdef', 'coord session get s-0123456789abcdef --json']))
     .action(
       run(async (ctx, id: string) => {
         const s = await ctx.client().sessions.get(id);
