@@ -1,0 +1,422 @@
+/**
+ * `npm run bench`: Coord's performance in one run, as ratios against the physical limit and the
+ * alternatives on the same machine (absolute times on shared machines drift; ratios much less).
+ *
+ *   npm run bench                 full run (< 10 min on 2 cores): prints tables, writes
+ *                                 bench/results/latest.json and bench/results/latest.md
+ *   npm run bench -- --quick      a smaller matrix for development (writes bench/results/quick.*)
+ *   npm run bench -- --profile    where the time goes: CPU profile of the server and
+ *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
+ *   options: --cap <seconds>      time cap of one claim run (default 12; a capped run reports
+ *                                 partial throughput and says so)
+ *            --only <list>        comma-separated sections: claim,breakdown,ready,events,memory
+ *
+ * Everything runs on 127.0.0.1: an embedded Postgres in a temp folder (fsync=off,
+ * synchronous_commit=off, full_page_writes=off, the same for every contender), Coord's real server
+ * entry in a child process, and the clients in this process. Every process and folder it starts
+ * is stopped and removed at the end, on failure, on Ctrl-C, and by a watchdog after 15 minutes.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { openDb } from '../src/db/client.js';
+import { migrateDatabase } from '../src/db/migrate.js';
+import { CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
+import { eventsBench, type EventsResult } from './events.js';
+import { call, openPool } from './lib/http.js';
+import { fmt, mib, ratio, table } from './lib/format.js';
+import { describeMachine, type Machine } from './lib/machine.js';
+import { startBenchPostgres, type BenchPostgres } from './lib/pg.js';
+import { REPO_ROOT, startCoordServer, type CoordServer } from './lib/server.js';
+import { round } from './lib/stats.js';
+import { rssWithStreams, sampleRss, type MemorySample } from './memory.js';
+import { summarizeCpuProfile, topStatements, type ProfileSummary, type StatementStat } from './profile.js';
+import { readySetBench, type ReadySetResult } from './ready-set.js';
+
+const { values: opts } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    cap: { type: 'string' },
+    only: { type: 'string' },
+  },
+});
+
+const SECTIONS = ['memory', 'claim', 'breakdown', 'events', 'ready'] as const;
+type Section = (typeof SECTIONS)[number];
+const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.trim()) as Section[]);
+for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
+
+const quick = opts.quick;
+const capMs = Number(opts.cap ?? (quick ? 5 : 12)) * 1000;
+const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
+const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
+const BREAKDOWN_N = 32;
+const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
+
+// graphile-worker's best showing: do not even format its per-job success log line.
+process.env.NO_LOG_SUCCESS = '1';
+
+const progress = (m: string) => console.error(`bench: ${m}`);
+
+// ------------------------------------------------------------------------------------------
+// Clean-up on every exit path
+
+let pg: BenchPostgres | undefined;
+let server: CoordServer | undefined;
+const cleanup = async () => {
+  await server?.stop().catch(() => {});
+  await pg?.stop().catch(() => {});
+};
+const abort = (why: string, code: number) => {
+  progress(why);
+  void cleanup().finally(() => process.exit(code));
+};
+process.on('SIGINT', () => abort('interrupted; stopping the server and Postgres', 130));
+process.on('SIGTERM', () => abort('terminated; stopping the server and Postgres', 143));
+const watchdog = setTimeout(() => abort('watchdog: the benchmark ran for 15 minutes; giving up', 1), 15 * 60_000);
+
+// ------------------------------------------------------------------------------------------
+
+interface Results {
+  date: string;
+  mode: 'full' | 'quick';
+  durationSeconds: number;
+  machine: Machine;
+  /** 1-minute load average before and after the run: other work on the machine skews absolute figures. */
+  loadAverage: { before: number; after: number };
+  settings: Record<string, unknown>;
+  claim: ClaimRun[];
+  ratios: { backlog: number; n: number; coordOverRawSql: number | null; coordOverPgBoss: number | null; coordOverGraphileWorker: number | null }[];
+  breakdown: ClaimRun[];
+  readySet?: ReadySetResult;
+  events?: EventsResult;
+  memory: (MemorySample & { rssMiB: number })[];
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const load0 = os.loadavg()[0];
+  progress(`starting embedded Postgres (fsync=off) and the Coord server${opts.profile ? ' (profile mode)' : ''}`);
+  pg = await startBenchPostgres({ pgStatStatements: opts.profile });
+  const coordUrl = await pg.createDatabase('coord');
+  await migrateDatabase(coordUrl);
+  if (opts.profile) return profile(pg, coordUrl);
+  server = await startCoordServer({ databaseUrl: coordUrl });
+  const machine = await describeMachine(pg.admin);
+  progress(`${machine.cores} cores, ${machine.postgres}, Node ${machine.node}; load average ${load0.toFixed(2)}`);
+
+  const memory: MemorySample[] = [];
+  if (only.has('memory')) memory.push(await sampleRss(server, 'idle (after start)', 1500));
+
+  // One root session with an agent for the event and memory benchmarks.
+  const admin = openPool(server.base, 8);
+  const evRoot = await call(admin, 'POST', '/v1/sessions', server.adminToken, { name: 'events-root' });
+  const evAgent = await call(admin, 'POST', '/v1/sessions', server.adminToken, { name: 'events-agent', parentId: evRoot.body.session.id });
+  const topic = `todo:session:${evRoot.body.session.id}`;
+
+  if (only.has('memory')) {
+    progress('memory: opening 1,000 SSE streams');
+    memory.push(await rssWithStreams(server, evAgent.body.token, topic, 1000));
+  }
+
+  const claim: ClaimRun[] = [];
+  const breakdown: ClaimRun[] = [];
+  if (only.has('claim') || only.has('breakdown')) {
+    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N));
+    await bench.prepare();
+    try {
+      progress('claim: warm-up (not recorded)');
+      for (const c of [...CONTENDERS, ...(only.has('breakdown') ? DIAGNOSTICS : [])]) await bench.run(c, 8, 1000, 3000);
+      const runOne = async (c: Contender, n: number, backlog: number, into: ClaimRun[]) => {
+        const r = await bench.run(c, n, backlog, capMs);
+        into.push(r);
+        progress(
+          `claim ${c.padEnd(17)} n=${String(n).padStart(2)} backlog=${String(backlog).padStart(5)}: ${fmt(r.perSecond).padStart(6)}/s` +
+            `${r.next ? `  next p50 ${fmt(r.next.p50)} ms p99 ${fmt(r.next.p99)} ms` : ''}${r.emptied ? '' : `  (capped: ${r.cycles} of ${backlog})`}`,
+        );
+      };
+      // Interleaved: every cell runs all contenders back to back, so drift hits them alike.
+      for (const backlog of BACKLOGS) {
+        if (only.has('claim')) for (const n of AGENTS) for (const c of CONTENDERS) await runOne(c, n, backlog, claim);
+        if (only.has('breakdown')) for (const c of ['coord-http', 'coord-inproc', 'raw-sql', 'raw-sql-no-events'] as const) await runOne(c, BREAKDOWN_N, backlog, breakdown);
+      }
+    } finally {
+      await bench.close();
+    }
+    if (only.has('memory')) memory.push(await sampleRss(server, 'after the claim benchmark', 1500));
+  }
+
+  let events: EventsResult | undefined;
+  if (only.has('events')) {
+    progress('events: commit-to-delivery latency with 1 / 100 / 500 subscribers, then throughput');
+    const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-events' });
+    try {
+      events = await eventsBench(
+        { base: server.base, token: evAgent.body.token, topic, sql },
+        { latencyEvents: quick ? 60 : 150, intervalMs: 20, throughputEvents: quick ? 5000 : 20_000, capMs: 30_000 },
+      );
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+  }
+
+  let readySet: ReadySetResult | undefined;
+  if (only.has('ready')) {
+    progress('ready set: 2,000 items / 4,000 edges, then 10,000 items / 20,000 edges');
+    const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-ready' });
+    try {
+      readySet = await readySetBench(sql, admin, server.adminToken);
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+  }
+  await admin.close();
+
+  await server.stop();
+  await pg.stop();
+  const results: Results = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    durationSeconds: round((performance.now() - started) / 1000, 0),
+    machine,
+    loadAverage: { before: round(load0, 2), after: round(os.loadavg()[0], 2) },
+    settings: {
+      postgres: 'embedded, fsync=off, synchronous_commit=off, full_page_writes=off (startEmbeddedPostgres fast: true), the same for every contender',
+      capSecondsPerRun: capMs / 1000,
+      backlogs: BACKLOGS,
+      agents: AGENTS,
+      poolMaxPerContender: 20,
+      coordServer: 'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_LOG_LEVEL=warn, COORD_MAX_STREAMS=2000',
+      clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
+      setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
+    },
+    claim,
+    ratios: ratios(claim),
+    breakdown,
+    readySet,
+    events,
+    memory: memory.map((m) => ({ ...m, rssMiB: mib(m.rssBytes) })),
+  };
+  report(results);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const stem = quick || opts.only ? 'quick' : 'latest';
+  writeFileSync(path.join(RESULTS_DIR, `${stem}.json`), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(path.join(RESULTS_DIR, `${stem}.md`), markdown(results));
+  progress(`wrote bench/results/${stem}.json and bench/results/${stem}.md in ${results.durationSeconds} s`);
+}
+
+function ratios(claim: ClaimRun[]): Results['ratios'] {
+  const out: Results['ratios'] = [];
+  for (const backlog of BACKLOGS) {
+    for (const n of AGENTS) {
+      const get = (c: Contender) => claim.find((r) => r.contender === c && r.n === n && r.backlog === backlog)?.perSecond;
+      const coord = get('coord-http');
+      if (coord === undefined) continue;
+      const rr = (x: number | undefined) => (x ? round(coord / x, 2) : null);
+      out.push({ backlog, n, coordOverRawSql: rr(get('raw-sql')), coordOverPgBoss: rr(get('pg-boss')), coordOverGraphileWorker: rr(get('graphile-worker')) });
+    }
+  }
+  return out;
+}
+
+// ------------------------------------------------------------------------------------------
+// Output
+
+function claimRows(runs: ClaimRun[]) {
+  return runs.map((r) => [
+    r.contender,
+    r.n,
+    r.backlog,
+    r.perSecond,
+    r.next ? r.next.p50 : '–',
+    r.next ? r.next.p99 : '–',
+    r.done ? r.done.p50 : '–',
+    r.emptied ? 'emptied' : `capped at ${fmt(r.cycles)}`,
+  ]);
+}
+const CLAIM_HEAD = ['contender', 'N', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'done p50 ms', 'run'];
+
+function report(r: Results): void {
+  const out: string[] = [];
+  out.push(`Coord benchmark ${r.date} (${r.mode}, ${r.durationSeconds} s) on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.postgres}, Node ${r.machine.node}`);
+  out.push(`Postgres: fsync=off, synchronous_commit=off, full_page_writes=off for every contender. Load average ${r.loadAverage.before} before, ${r.loadAverage.after} after.`);
+  if (r.claim.length) {
+    out.push('', 'Claim cycle throughput (next → done until the backlog is empty; every run verified exactly-once)', table(CLAIM_HEAD, claimRows(r.claim)));
+    out.push(
+      '',
+      'Ratios (Coord over HTTP throughput / other)',
+      table(
+        ['backlog', 'N', 'Coord/raw-SQL', 'Coord/pg-boss', 'Coord/graphile-worker'],
+        r.ratios.map((x) => [x.backlog, x.n, x.coordOverRawSql ? `${x.coordOverRawSql}×` : '–', x.coordOverPgBoss ? `${x.coordOverPgBoss}×` : '–', x.coordOverGraphileWorker ? `${x.coordOverGraphileWorker}×` : '–']),
+      ),
+    );
+  }
+  if (r.breakdown.length) out.push('', `Where the time goes at N=${BREAKDOWN_N} (coord-inproc = Coord's service functions without HTTP)`, table(CLAIM_HEAD, claimRows(r.breakdown)));
+  if (r.readySet) {
+    out.push(
+      '',
+      'Ready set at scale (HTTP, one agent; ms)',
+      table(
+        ['items', 'edges', 'ready', 'next p50', 'next p99', 'first page p50', 'first page p99', 'done→1,000 ready p50', 'reopen→1,000 blocked p50'],
+        r.readySet.runs.map((x) => [x.items, x.edges, x.ready, x.next.p50, x.next.p99, x.firstPage.p50, x.firstPage.p99, x.doneReadies1000.p50, x.reopenBlocks1000.p50]),
+      ),
+      `growth 10,000 / 2,000 items (p50): next ${r.readySet.growth.next}×, first page ${r.readySet.growth.firstPage}×, done ${r.readySet.growth.doneReadies1000}×, reopen ${r.readySet.growth.reopenBlocks1000}×`,
+    );
+  }
+  if (r.events) {
+    out.push(
+      '',
+      'Events: commit-to-SSE-delivery latency on one topic (ms)',
+      table(['subscribers', 'events', 'p50', 'p99', 'max'], r.events.latency.map((x) => [x.subscribers, x.events, x.latency.p50, x.latency.p99, x.latency.max])),
+      '',
+      'Events: delivery throughput of one replica (one topic, 100 events per transaction)',
+      table(
+        ['subscribers', 'events', 'events/s per subscriber', 'frames/s', 'writer events/s', 'complete'],
+        r.events.throughput.map((x) => [x.subscribers, x.events, x.eventsPerSecond, x.deliveriesPerSecond, x.writerEventsPerSecond, x.complete ? 'yes' : 'capped']),
+      ),
+    );
+  }
+  if (r.memory.length) out.push('', 'Server memory (RSS)', table(['when', 'RSS MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
+  console.log(out.join('\n'));
+}
+
+function mdTable(headers: string[], rows: (string | number)[][]): string {
+  const cell = (c: string | number) => (typeof c === 'number' ? fmt(c) : c);
+  return [`| ${headers.join(' | ')} |`, `|${headers.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+}
+
+/** The same figures as markdown, for the README's Performance section. */
+function markdown(r: Results): string {
+  const out: string[] = [];
+  out.push(
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench\` (${r.mode}, ${r.durationSeconds} s): ${r.machine.cores} cores (${r.machine.cpuModel}), ` +
+      `${r.machine.memoryGiB} GiB, ${r.machine.postgres} with fsync=off for every contender, Node ${r.machine.node}; ` +
+      `load average ${r.loadAverage.before} before / ${r.loadAverage.after} after (the machine is shared). Time cap per claim run: ${r.settings.capSecondsPerRun} s.`,
+  );
+  if (r.ratios.length) {
+    const get = (c: Contender, n: number, b: number) => r.claim.find((x) => x.contender === c && x.n === n && x.backlog === b);
+    out.push(
+      '',
+      '**Claim cycle** (cycles/s; `next` p99 in ms for Coord)',
+      '',
+      mdTable(
+        ['backlog', 'N', 'Coord (HTTP)', 'Coord next p99', 'raw SQL', 'pg-boss', 'graphile-worker', 'Coord/raw', 'Coord/pg-boss', 'Coord/graphile'],
+        r.ratios.map((x) => {
+          const c = get('coord-http', x.n, x.backlog);
+          const cap = (run: ClaimRun | undefined) => (run ? `${fmt(run.perSecond)}${run.emptied ? '' : '*'}` : '–');
+          return [
+            x.backlog,
+            x.n,
+            cap(c),
+            c?.next ? c.next.p99 : '–',
+            cap(get('raw-sql', x.n, x.backlog)),
+            cap(get('pg-boss', x.n, x.backlog)),
+            cap(get('graphile-worker', x.n, x.backlog)),
+            ratio(x.coordOverRawSql ?? undefined, 1),
+            ratio(x.coordOverPgBoss ?? undefined, 1),
+            ratio(x.coordOverGraphileWorker ?? undefined, 1),
+          ];
+        }),
+      ),
+      '',
+      '\\* the run hit its time cap before the backlog was empty: partial throughput.',
+    );
+  }
+  if (r.breakdown.length) {
+    out.push('', `**Where the time goes** (N=${BREAKDOWN_N})`, '', mdTable(CLAIM_HEAD, claimRows(r.breakdown)));
+  }
+  if (r.readySet) {
+    out.push(
+      '',
+      '**Ready set at scale** (one agent over HTTP, ms p50 / p99)',
+      '',
+      mdTable(
+        ['items / edges', 'ready', 'next', 'first page (100)', 'done readying 1,000', 'reopen blocking 1,000'],
+        r.readySet.runs.map((x) => [
+          `${fmt(x.items)} / ${fmt(x.edges)}`,
+          x.ready,
+          `${fmt(x.next.p50)} / ${fmt(x.next.p99)}`,
+          `${fmt(x.firstPage.p50)} / ${fmt(x.firstPage.p99)}`,
+          `${fmt(x.doneReadies1000.p50)} / ${fmt(x.doneReadies1000.p99)}`,
+          `${fmt(x.reopenBlocks1000.p50)} / ${fmt(x.reopenBlocks1000.p99)}`,
+        ]),
+      ),
+    );
+  }
+  if (r.events) {
+    out.push(
+      '',
+      '**Events** (commit to SSE delivery, one topic)',
+      '',
+      mdTable(['subscribers', 'p50 ms', 'p99 ms'], r.events.latency.map((x) => [x.subscribers, x.latency.p50, x.latency.p99])),
+      '',
+      mdTable(['subscribers', 'events/s per subscriber', 'frames/s'], r.events.throughput.map((x) => [x.subscribers, x.eventsPerSecond, x.deliveriesPerSecond])),
+    );
+  }
+  if (r.memory.length) out.push('', '**Server RSS**', '', mdTable(['when', 'MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
+  return out.join('\n') + '\n';
+}
+
+// ------------------------------------------------------------------------------------------
+// Profile mode
+
+async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-bench-prof-'));
+  try {
+    server = await startCoordServer({ databaseUrl: coordUrl, cpuProfDir: dir });
+    const sql = openDb(coordUrl, { max: 1, applicationName: 'bench-profile' });
+    let statements: StatementStat[] = [];
+    let run: ClaimRun;
+    try {
+      await sql`create extension if not exists pg_stat_statements`;
+      const bench = new ClaimBench(pgc, coordUrl, server, 32);
+      await bench.prepare();
+      try {
+        await bench.run('coord-http', 8, 1000, 3000);
+        await sql`select pg_stat_statements_reset()`;
+        run = await bench.run('coord-http', 32, 20_000, capMs);
+        statements = await topStatements(sql);
+      } finally {
+        await bench.close();
+      }
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+    await server.stop();
+    const cpu: ProfileSummary = summarizeCpuProfile(dir);
+    const out = { date: new Date().toISOString(), run, cpu, statements };
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    writeFileSync(path.join(RESULTS_DIR, 'profile.json'), JSON.stringify(out, null, 2) + '\n');
+    console.log(
+      [
+        `Profile of Coord's claim cycle: N=32, backlog 20,000: ${fmt(run.perSecond)} cycles/s, next p50 ${run.next?.p50} ms p99 ${run.next?.p99} ms, done p50 ${run.done?.p50} ms`,
+        '',
+        `Server CPU (${fmt(cpu.wallMs)} ms profiled, idle ${cpu.idlePercent} %), self time by area`,
+        table(['area', '% samples'], cpu.byArea.map((a) => [a.area, a.percent])),
+        '',
+        'Hottest functions (self time)',
+        table(['function', 'where', '%'], cpu.topFunctions.map((f) => [f.fn, f.where, f.percent])),
+        '',
+        'Postgres statements during the run (pg_stat_statements, by total time)',
+        table(['calls', 'mean ms', 'total ms', 'rows/call', 'query'], statements.map((s) => [s.calls, s.meanMs, s.totalMs, s.rowsPerCall, s.query])),
+      ].join('\n'),
+    );
+    progress('wrote bench/results/profile.json');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    await pgc.stop();
+  }
+}
+
+main()
+  .then(() => {
+    clearTimeout(watchdog);
+  })
+  .catch(async (err) => {
+    clearTimeout(watchdog);
+    console.error(`bench: FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    await cleanup();
+    process.exit(1);
+  });
