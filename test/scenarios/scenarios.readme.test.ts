@@ -1,0 +1,70 @@
+/**
+ * The README's Scenarios and Export examples, run as written (issue 6: "the README shows a
+ * scenario from creation to completion with curl"): the curl walkthrough's block (for `COORD`,
+ * `ADMIN`, `json` and the agent the export example reads), then the `## Scenarios` block, then
+ * the `## Export` block, in one bash against a listening server. Only the URL is substituted.
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t?.close());
+
+/** The first ```sh block after a `## <heading>` line of README.md. */
+function shBlockAfter(heading: string): string {
+  const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`README.md has no "## ${heading}" section`);
+  const m = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
+  if (!m) throw new Error(`README.md "## ${heading}" has no sh block`);
+  return m[1];
+}
+
+function bash(script: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+describe('the README scenario and export examples', () => {
+  it('should run as written: creation, WAITING ON, claims, result, completion, export', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-readme-'));
+    try {
+      mkdirSync(path.join(dir, '.coord'));
+      writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
+      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Scenarios'), shBlockAfter('Export')]
+        .join('\n')
+        .replaceAll('http://127.0.0.1:3000', t.base);
+      const r = await bash(script, dir);
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/^SCENARIO strath \(sc-[0-9a-f]{16}\): in progress, 0\/3 items done$/m);
+      expect(r.stdout).toMatch(/^ship +s-[0-9a-f]{16} +0\/1 +pending +api, ui$/m);
+      expect(r.stdout).toMatch(/^reviewer +s-[0-9a-f]{16} +— +-$/m);
+      expect(r.stdout).toContain('Build the API: done\nBuild the UI: done\ntrue\n');
+      expect(r.stdout).toMatch(/^SCENARIO strath \(sc-[0-9a-f]{16}\): complete \(since .+\), 3\/3 items done$/m);
+      expect(r.stdout).toMatch(/^ship +s-[0-9a-f]{16} +1\/1 +published$/m);
+      expect(r.stdout).toContain('scenario-created added added added claimed done claimed done unblocked claimed done result-published scenario-completed\n');
+      expect(r.stdout).toMatch(/^# Todo export: session:s-[0-9a-f]{16}$/m);
+      expect(r.stdout).toMatch(/^- \[x\] Wire the claim CAS _\(done, owner s-[0-9a-f]{16}, tags backend,p1\)_$/m);
+      expect(r.stdout).toMatch(/^ {2}- \[ \] Write the regression test _\(todo\)_$/m);
+      const exported = JSON.parse(readFileSync(path.join(dir, 'todos.json'), 'utf8'));
+      expect(exported.map((i: { title: string }) => i.title)).toEqual(['Wire the claim CAS', 'Write the regression test', 'Draft the release notes', 'Publish']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
