@@ -2,6 +2,7 @@
  * `coord todo …`: the todo seed's everyday tool (seed 000, `gr todo add|list|claim|next|start|
  * done|block|reopen|rm|deps|export`), plus get, assign, heartbeat, edit and why.
  */
+import { writeFileSync } from 'node:fs';
 import type { TodoItem } from '@coord/sdk';
 import { Command, Option } from 'commander';
 import { todoDetail, todoTable } from '../output.js';
@@ -52,6 +53,7 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
       'coord todo list --status blocked',
       'coord todo next',
       'coord todo done td-…',
+      'coord todo export scenario:strath',
     ]),
   );
 
@@ -293,6 +295,27 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
         if (Object.values(patch).every((v) => v === undefined)) throw new UsageError('nothing to change: pass --title, --note, --tag, --no-tags or --position');
         const item = await ctx.client().todos.edit(id, patch, { ifMatch: o.ifMatch });
         itemOut(ctx, item, `Updated ${item.id}: ${item.title} (revision ${item.revision})`);
+      }),
+    );
+
+  todo
+    .command('export')
+    .description('Export a whole scope as Markdown (the seed’s format) or JSON')
+    .argument('[scope]', 'session:<id>, scenario:<name> or graph:<id> (default: your own list)')
+    .addOption(new Option('--format <format>', 'markdown, or json (default: json in JSON mode, else markdown)').choices(['markdown', 'json']))
+    .option('-o, --output <file>', 'write to this file instead of stdout')
+    .addHelpText('after', examples(['coord todo export', 'coord todo export scenario:strath --format json', 'coord todo export session:s-… -o todos.md']))
+    .action(
+      run<{ format?: 'markdown' | 'json'; output?: string }>(async (ctx, scope?: string) => {
+        const c = ctx.client();
+        const target = scope ?? (await c.me()).scope;
+        if (!target) throw new UsageError('a user has no list of its own: name the scope, e.g. coord todo export session:<id>');
+        const format = ctx.opts.format ?? (ctx.out.json ? 'json' : 'markdown');
+        const text = format === 'json' ? JSON.stringify(await c.todos.export(target, 'json'), null, 2) + '\n' : await c.todos.export(target, 'markdown');
+        if (!ctx.opts.output) return ctx.out.line(text);
+        writeFileSync(ctx.opts.output, text);
+        if (ctx.out.json) ctx.out.result('', { scope: target, format, file: ctx.opts.output });
+        else ctx.out.note(`Exported ${target} to ${ctx.opts.output}`);
       }),
     );
 

@@ -1,12 +1,13 @@
 /**
  * `createClient({ baseUrl, token })`: the Coord SDK's entry point. One object with a facade per
- * domain (`todos`, `sessions`, `events`, `admin`) over the generated, typed openapi-fetch client
+ * domain (`todos`, `sessions`, `scenarios`, `events`, `admin`) over the generated, typed openapi-fetch client
  * (`raw`, for anything the facade does not cover).
  */
 import type { Client } from 'openapi-fetch';
 import { AdminApi } from './admin.js';
 import { EventsApi } from './events.js';
 import type { paths } from './generated/openapi.js';
+import { ScenariosApi } from './scenarios.js';
 import { SessionsApi } from './sessions.js';
 import { TodosApi } from './todos.js';
 import { Transport, type ClientOptions } from './transport.js';
@@ -17,6 +18,8 @@ export class CoordClient {
   readonly todos: TodosApi;
   /** Agent sessions: create (token shown once), list, get, stop, delete. */
   readonly sessions: SessionsApi;
+  /** Scenarios: create, get, status (derived completion), publishResult (seed 000 "In scenarios"). */
+  readonly scenarios: ScenariosApi;
   /** Topic events: `log` (JSON pages) and `follow` (SSE that resumes). */
   readonly events: EventsApi;
   /** Configuration read and reload (users only). */
@@ -33,6 +36,7 @@ export class CoordClient {
     this.baseUrl = this.t.baseUrl;
     this.todos = new TodosApi(this.t);
     this.sessions = new SessionsApi(this.t);
+    this.scenarios = new ScenariosApi(this.t);
     this.events = new EventsApi(this.t);
     this.admin = new AdminApi(this.t);
   }

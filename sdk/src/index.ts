@@ -11,6 +11,7 @@ export { createClient, CoordClient } from './client.js';
 export type { ClientOptions } from './transport.js';
 export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
 export { SessionsApi } from './sessions.js';
+export { ScenariosApi } from './scenarios.js';
 export { EventsApi, normalizeTopic, type CoordEvent, type EventStream, type FollowOptions } from './events.js';
 export { AdminApi } from './admin.js';
 export * from './errors.js';

@@ -193,6 +193,21 @@ export class TodosApi {
   }
 
   /**
+   * Exports a whole scope (`GET /v1/scopes/{scope}/export`; seed 000 `gr todo export`), streamed
+   * by the server page by page so it is never cut at list_limit. `markdown` (default): the seed's
+   * `# Todo export: <scope>` document; `json`: every item, as `list` returns them.
+   * Errors: `InvalidRequest` (invalid_scope), `Forbidden`, `NotFound` (scope_not_found).
+   */
+  async export(scope: string, format?: 'markdown'): Promise<string>;
+  async export(scope: string, format: 'json'): Promise<TodoItem[]>;
+  async export(scope: string, format: 'markdown' | 'json' = 'markdown'): Promise<string | TodoItem[]> {
+    const label = 'GET /v1/scopes/{scope}/export';
+    const params = { path: { scope }, query: { format } };
+    if (format === 'json') return (await this.t.unwrap(label, this.t.api.GET('/v1/scopes/{scope}/export', { params }))) as TodoItem[];
+    return (await this.t.unwrap(label, this.t.api.GET('/v1/scopes/{scope}/export', { params, parseAs: 'text' }))) as unknown as string;
+  }
+
+  /**
    * Assigns the item to a session, or unassigns it with `null` (`PUT /v1/todos/{id}/assignee`;
    * seed 000 `gr todo assign`). Override authority or a user. Errors: `Forbidden`, `RevisionMismatch`, `NotFound`.
    */

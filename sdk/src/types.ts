@@ -48,3 +48,14 @@ export type EventLogPage = JsonBody<paths['/v1/events/log']['get']['responses'][
 export type TodoConfigView = JsonBody<paths['/v1/admin/config']['get']['responses'][200]>;
 /** What a reload applied and which keys need a restart. */
 export type ReloadResult = JsonBody<paths['/v1/admin/reload']['post']['responses'][200]>;
+
+/** A scenario with its members (seed 000 "In scenarios"). */
+export type Scenario = Schemas['Scenario'];
+/** The body of `scenarios.create`: name, optional orchestrator, members (name, session?, task?, dependsOn?, requiresResult?). */
+export type CreateScenarioInput = Schemas['CreateScenario'];
+/** `{scenario, orchestratorToken?, tokens}`: tokens of the sessions created for it, shown once. */
+export type CreatedScenario = Schemas['CreatedScenario'];
+/** Derived completion: per-member progress, WAITING ON, and whether the scenario is complete. */
+export type ScenarioStatus = Schemas['ScenarioStatus'];
+/** `{member, scenarioComplete}` after publishing a result. */
+export type PublishedResult = Schemas['PublishedResult'];

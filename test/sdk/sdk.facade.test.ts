@@ -139,3 +139,36 @@ describe('client.events and client.admin', () => {
     expect(r).toHaveProperty('restartRequired');
   });
 });
+
+describe('client.scenarios and todos.export', () => {
+  it('should create a scenario, read it and its status (JSON and text), and publish a result', async () => {
+    const created = await admin.scenarios.create({
+      name: 'strath',
+      members: [
+        { name: 'api', task: 'Build the API' },
+        { name: 'ship', task: 'Ship it', dependsOn: ['api'], requiresResult: true },
+      ],
+    });
+    expect(created.scenario.members.map((m) => m.name).sort()).toEqual(['api', 'ship']);
+    expect(Object.keys(created.tokens).sort()).toEqual(['api', 'ship']);
+    expect((await admin.scenarios.get('strath')).id).toBe(created.scenario.id);
+    const status = await admin.scenarios.status('strath');
+    expect(status.complete).toBe(false);
+    expect(status.members.find((m) => m.name === 'ship')?.waitingOn).toEqual(['api']);
+    expect(await admin.scenarios.statusText('strath')).toMatch(/^SCENARIO strath/);
+    const shipClient = createClient({ baseUrl: t.base, token: created.tokens.ship });
+    const published = await shipClient.scenarios.publishResult('strath', 'ship', { version: '1.4.0' });
+    expect(published.member.result).toEqual({ version: '1.4.0' });
+    expect(published.scenarioComplete).toBe(false);
+  });
+
+  it('should export a scope as the seed’s Markdown and as JSON', async () => {
+    const a = await agent();
+    const item = await a.client.todos.add({ title: 'Draft the release notes', tags: ['docs'] });
+    const md = await a.client.todos.export(`session:${a.session.id}`);
+    expect(md).toContain(`# Todo export: session:${a.session.id}`);
+    expect(md).toContain('- [ ] Draft the release notes');
+    const json = await a.client.todos.export(`session:${a.session.id}`, 'json');
+    expect(json.map((i) => i.id)).toEqual([item.id]);
+  });
+});

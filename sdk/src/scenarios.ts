@@ -1,0 +1,63 @@
+/**
+ * `client.scenarios`: shared lists for a named group of sessions (seed 000 "In scenarios") over
+ * `/v1/scenarios`. A scenario's items live in scope `scenario:<id>` (the todo methods take
+ * `scope: 'scenario:<name>'` too); its events on topic `todo:scenario:<id>`.
+ */
+import type { Transport } from './transport.js';
+import type { CreateScenarioInput, CreatedScenario, PublishedResult, Scenario, ScenarioStatus } from './types.js';
+
+export class ScenariosApi {
+  constructor(private readonly t: Transport) {}
+
+  /**
+   * Starts a scenario (`POST /v1/scenarios`): a session per member without `session`, one
+   * assigned seed item per member with a `task`, and member-name dependencies as edges, in one
+   * transaction. Returns the scenario and the tokens of the sessions it created (shown once).
+   * Errors: `InvalidRequest` (scenario_member_unknown, …_duplicate, …_self_dependency,
+   * …_dependency_without_task, …_dependent_without_task, …_dependency_cycle, title_*),
+   * `Conflict` (scenario_name_taken), `Forbidden`, `NotFound` (session_not_found).
+   */
+  async create(input: CreateScenarioInput): Promise<CreatedScenario> {
+    return this.t.unwrap('POST /v1/scenarios', this.t.api.POST('/v1/scenarios', { body: input }));
+  }
+
+  /** A scenario by name or id (`GET /v1/scenarios/{name}`). Errors: `NotFound` (scenario_not_found), `Forbidden` (not a member). */
+  async get(name: string): Promise<Scenario> {
+    const r = await this.t.unwrap('GET /v1/scenarios/{name}', this.t.api.GET('/v1/scenarios/{name}', { params: { path: { name } } }));
+    return r.scenario;
+  }
+
+  /**
+   * Derived completion (`GET /v1/scenarios/{name}/status`): per member `done/total` (or `—` for no
+   * tracked work), `complete`, `waitingOn` (the seed's WAITING ON, alias `blockedBy`); the scenario
+   * is complete when every tracked member is. Errors: `NotFound`, `Forbidden`.
+   */
+  async status(name: string): Promise<ScenarioStatus> {
+    return this.t.unwrap(
+      'GET /v1/scenarios/{name}/status',
+      this.t.api.GET('/v1/scenarios/{name}/status', { params: { path: { name }, query: { format: 'json' } } }),
+    ) as Promise<ScenarioStatus>;
+  }
+
+  /** The same status as the server's text table (MEMBER, SESSION, DONE/TOTAL, RESULT, WAITING ON). */
+  async statusText(name: string): Promise<string> {
+    const r = await this.t.unwrap(
+      'GET /v1/scenarios/{name}/status',
+      this.t.api.GET('/v1/scenarios/{name}/status', { params: { path: { name }, query: { format: 'text' } }, parseAs: 'text' }),
+    );
+    return r as unknown as string;
+  }
+
+  /**
+   * Publishes (or replaces) a member's result (`POST /v1/scenarios/{name}/members/{member}/result`);
+   * `result` is any JSON value. A member with `requiresResult` completes only once it is published.
+   * Who: the member's session, the orchestrator or a user. Errors: `NotFound` (scenario_not_found,
+   * scenario_member_not_found), `Forbidden`.
+   */
+  async publishResult(name: string, member: string, result: unknown): Promise<PublishedResult> {
+    return this.t.unwrap(
+      'POST /v1/scenarios/{name}/members/{member}/result',
+      this.t.api.POST('/v1/scenarios/{name}/members/{member}/result', { params: { path: { name, member } }, body: { result } }),
+    );
+  }
+}
