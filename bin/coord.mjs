@@ -4,6 +4,13 @@
 import { register } from 'tsx/esm/api';
 
 register();
+// `coord todo list | head`: a closed pipe is the reader's choice, not an error.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
+}
 const { main } = await import('../cli/main.ts');
 const stop = new AbortController();
 // The first Ctrl-C ends a long-running command (events follow) cleanly; a second one kills it.
