@@ -11,7 +11,7 @@ import { withTx } from '../db/tx.js';
 import { appendEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
-import { eventPayload } from '../todos/todos.view.js';
+import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
 
 export interface SessionView {
@@ -168,10 +168,10 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
  * or `dependency-blocked` per item. Returns the reopened ids.
  */
 export async function reopenOwnedBy(tx: Db, config: Config, owner: string): Promise<string[]> {
-  const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number }[]>`
-    update todos set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
+  const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; blocked_by: string[] }[]>`
+    update todos t set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
      where owner = ${owner} and status = 'in-progress'
-    returning id, scope, status, owner, revision, unfinished_deps`;
+    returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
     .map((r) => {

@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
-import { eventPayload } from '../todos/todos.view.js';
+import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 
 const BATCH = 1000;
@@ -32,7 +32,7 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await withTx(sql, async (tx) => {
-      const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string }[]>`
+      const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
         with x as (
           select id, owner from todos
            where status = 'in-progress' and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
@@ -41,7 +41,8 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
           from x
          where t.id = x.id and t.status = 'in-progress'
            and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
-        returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner`;
+        returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
+                  ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
       await appendEvents(
         tx,
         rows
