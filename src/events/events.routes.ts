@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
-import { accessToScope } from '../scopes/scopes.js';
+import { accessToScope, canonicalScope } from '../scopes/scopes.js';
 import type { EventHub, Subscriber } from './events.hub.js';
 import { cursorFor, headCursor, headId, readAfter, type Cursor, type EventRow } from './events.repo.js';
 
@@ -30,11 +30,15 @@ function frame(e: EventRow): string {
   return `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify({ ...e.payload, seq: e.id, at: e.at })}\n\n`;
 }
 
-/** A topic may be read by whoever may read its scope; anyone else learns nothing (404). */
-async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<void> {
-  const scope = topic.slice('todo:'.length);
-  const a = await accessToScope(sql, req.principal, scope);
-  if (!a.inScope) fail('not_found', `topic "${topic}" not found`);
+/**
+ * A topic may be read by whoever may read its scope; anyone else learns nothing (404). Names are
+ * resolved (`todo:scenario:<name>` reads `todo:scenario:<id>`); returns the canonical topic.
+ */
+async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<string> {
+  const scope = await canonicalScope(sql, topic.slice('todo:'.length));
+  const a = scope ? await accessToScope(sql, req.principal, scope) : undefined;
+  if (!scope || !a?.inScope) fail('not_found', `topic "${topic}" not found`);
+  return `todo:${scope}`;
 }
 
 function parseAfter(raw: string | undefined): number | undefined {
@@ -77,8 +81,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       },
     },
     async (req, reply) => {
-      const { topic } = req.query;
-      await authorizeTopic(sql, req, topic);
+      const topic = await authorizeTopic(sql, req, req.query.topic);
       const afterId = parseAfter(req.headers['last-event-id'] ?? req.query.after);
       if (open.size >= config.maxStreams) {
         throw new DomainError('too_many_streams', `this replica serves at most ${config.maxStreams} streams; retry later`, {}, 503, { 'retry-after': '5' });
@@ -159,8 +162,8 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       },
     },
     async (req) => {
-      const { topic, limit } = req.query;
-      await authorizeTopic(sql, req, topic);
+      const { limit } = req.query;
+      const topic = await authorizeTopic(sql, req, req.query.topic);
       const afterId = parseAfter(req.query.after) ?? 0;
       const cursor = await cursorFor(sql, topic, afterId);
       if (!cursor) return { events: [], nextAfter: await headId(sql, topic), resync: true };

@@ -48,6 +48,22 @@ function sessionAccess(p: Principal, rootId: string): { inScope: boolean; overri
 }
 
 /**
+ * The canonical form of a scope string, resolving names (`scenario:strath` → `scenario:sc-…`,
+ * `session:<any member>` → `session:<root>`) without any access check. Undefined when unknown.
+ */
+export async function canonicalScope(db: Db, scope: string): Promise<string | undefined> {
+  const i = scope.indexOf(':');
+  if (i <= 0) return undefined;
+  const kind = scope.slice(0, i);
+  const name = scope.slice(i + 1);
+  if (kind === 'session') {
+    const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name}`;
+    return row ? `session:${row.root_id}` : undefined;
+  }
+  return (await kinds.get(kind)?.resolve(db, name))?.scope;
+}
+
+/**
  * Access to a canonical scope string, for reads and writes of an existing item. Never throws for
  * an unknown kind (returns no access, so the item reads as not found).
  */

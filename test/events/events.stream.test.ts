@@ -78,6 +78,15 @@ describe('SSE resume', () => {
     expect(log.body.nextAfter).toBeGreaterThan(0);
   });
 
+  it('should resolve a topic named by a member of the subtree to its root scope', async () => {
+    const root = await t.session();
+    const child = await t.session({ parentId: root.id, by: root.client });
+    await add(root.client, 'seen through the child');
+    const log = await child.client.get(`/v1/events/log?topic=${encodeURIComponent(`todo:session:${child.id}`)}&after=0`);
+    expect(log.status).toBe(200);
+    expect(log.body.events.map((e: any) => e.topic)).toEqual([`todo:session:${root.id}`]);
+  });
+
   it('should page the same events as JSON with nextAfter', async () => {
     const s = await t.session();
     for (let i = 0; i < 5; i++) await add(s.client, `p${i}`);
