@@ -38,11 +38,17 @@ async function main(): Promise<void> {
   if (config.sweeps) sweeper = await startSweeper(url, sql, config, app.log);
 
   let stopping: Promise<void> | undefined;
+  let firstSignalAt = 0;
   const shutdown = (signal: string) => {
     if (stopping) {
+      // Ctrl-C reaches the whole process group, and `tsx` relays it to this process as well:
+      // a repeat within a second is the same request. A later one forces the exit.
+      if (Date.now() - firstSignalAt < 1000) return;
       console.error(`coord: ${signal} again, exiting now`);
+      embedded?.killNow();
       process.exit(1);
     }
+    firstSignalAt = Date.now();
     app.log.info({ signal }, 'shutting down');
     stopping = (async () => {
       await app.close().catch((err) => app.log.error({ err }, 'close failed'));

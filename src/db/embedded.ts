@@ -19,6 +19,8 @@ export interface EmbeddedHandle {
   port: number;
   /** Where the cluster lives (normally `<dataDir>/pg`). */
   clusterDir: string;
+  /** Synchronous fast shutdown (SIGINT to the postmaster), for a forced exit. */
+  killNow(): void;
   stop(): Promise<void>;
 }
 
@@ -224,6 +226,14 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     port,
     clusterDir,
+    killNow: () => {
+      try {
+        const pid = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+        if (pid) process.kill(pid, 'SIGINT');
+      } catch {
+        /* already gone */
+      }
+    },
     stop: () => (stopped ??= pg.stop().catch(() => {})),
   };
 }
