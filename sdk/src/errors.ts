@@ -11,7 +11,7 @@
  * | `Unauthorized`      | 401                |                                                                     |
  * | `Forbidden`         | 403                | `ClaimRequiresSession`, `ReservedForAssignee`                       |
  * | `NotFound`          | 404                | (`todo_not_found`, `session_not_found`, `scope_not_found`, …)       |
- * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive` |
+ * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive`, `TaskStateConflict` |
  * | `RevisionMismatch`  | 412                |                                                                     |
  * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `too_many_streams`; `retryAfterMs`) |
  * | `ServerError`       | other 5xx          |                                                                     |
@@ -77,6 +77,14 @@ export class TaskGraphInvalid extends InvalidRequest {
   get stage(): string | undefined {
     return typeof this.problem.stage === 'string' ? this.problem.stage : undefined;
   }
+  /** The contract's `details` (`{parentTaskId, subtaskId, …}`), when the server sent them. */
+  get details(): Record<string, unknown> | undefined {
+    return this.problem.details && typeof this.problem.details === 'object' ? (this.problem.details as Record<string, unknown>) : undefined;
+  }
+  /** The parent task id the refusal is about, when known. */
+  get taskId(): string | undefined {
+    return typeof this.problem.taskId === 'string' ? this.problem.taskId : undefined;
+  }
 }
 /** 401: no token, an unknown one, or the token of a stopped session. */
 export class Unauthorized extends CoordError {}
@@ -106,6 +114,15 @@ export class LeaseExpired extends Conflict {}
 export class TodoReferenced extends Conflict {}
 /** 409 `session_not_active`: the session was stopped or deleted. */
 export class SessionNotActive extends Conflict {}
+/**
+ * 409 `TASK_STATE_CONFLICT` (Task Graph v1 contract, seed 002): a graph with that id exists, or
+ * persisted facts contradict each other (`stage` `graph-scheduling`; never repaired).
+ */
+export class TaskStateConflict extends Conflict {
+  get stage(): string | undefined {
+    return typeof this.problem.stage === 'string' ? this.problem.stage : undefined;
+  }
+}
 /** 412 `revision_mismatch`: `If-Match` named a revision the item has moved past; re-read and retry. */
 export class RevisionMismatch extends CoordError {}
 /** 503: busy, database unavailable or too many streams; retry after `retryAfterMs`. */
@@ -141,6 +158,7 @@ const BY_CODE: Record<string, ErrorClass> = {
   lease_expired: LeaseExpired,
   todo_referenced: TodoReferenced,
   session_not_active: SessionNotActive,
+  TASK_STATE_CONFLICT: TaskStateConflict,
   revision_mismatch: RevisionMismatch,
 };
 
