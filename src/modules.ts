@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { exportRoutes } from './export/export.routes.js';
+import { graphsRoutes } from './graphs/graphs.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
@@ -13,4 +14,5 @@ export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config
 export const extraModules: ModuleRegistration[] = [
   scenariosRoutes,
   exportRoutes,
+  graphsRoutes,
 ];

@@ -47,6 +47,12 @@ export const ERROR_CATALOGUE = {
   scenario_dependency_without_task: { status: 422, title: 'A member depends on a member without a task' },
   scenario_dependent_without_task: { status: 422, title: 'A member with dependencies has no task' },
   scenario_dependency_cycle: { status: 422, title: 'The member dependencies form a cycle' },
+  // Task Graph v1 (seed 002): the seed's own codes are kept verbatim.
+  TASK_GRAPH_INVALID: { status: 400, title: 'The Task Graph or Intent Map is invalid' },
+  graph_not_found: { status: 404, title: 'Task Graph not found' },
+  TASK_STATE_CONFLICT: { status: 409, title: 'The Task Graph state conflicts with the request' },
+  INVALID_AGENT_CONFIG: { status: 409, title: 'The agents registry contradicts the graph' },
+  agent_exists: { status: 409, title: 'The Agent is already registered' },
   too_many_streams: { status: 503, title: 'Too many open event streams' },
   busy: { status: 503, title: 'The database is busy; retry' },
   database_unavailable: { status: 503, title: 'The database is unavailable' },

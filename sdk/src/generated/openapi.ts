@@ -2693,6 +2693,647 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List configured Agents
+         * @description Byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, capped at list_limit */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AgentList"];
+                    };
+                };
+                /** @description Problem codes: invalid_cursor, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Register a configured Agent
+         * @description Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against this registry (seed 002; seeds-notes §3.1). Operators (users) only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["RegisterAgentInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            agent: components["schemas"]["Agent"];
+                        };
+                    };
+                };
+                /** @description Problem codes: malformed_json, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: agent_exists */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/validate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Validate a Task Graph (and Intent Map) without writing
+         * @description Body: `{graph, intentMap?}` or a bare Task Graph v1 document. Runs the contract’s validation in its fixed order (seeds-notes §3.2, then §3.5 for the Intent Map) against the configured Agents. Success returns the normalised facts with `validation.sideEffects: false`; failure is 400 `TASK_GRAPH_INVALID` with `stage` (`graph-validation` / `intent-map-validation`), `details`, `taskId`. Nothing is written either way. Bodies over 69206016 bytes are 413.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRequestInput"] | components["schemas"]["TaskGraphV1Input"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphValidation"];
+                    };
+                };
+                /** @description Problem codes: TASK_GRAPH_INVALID, malformed_json, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphInvalidProblem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List Task Graphs
+         * @description The graphs the caller may see, newest update first, keyset-paginated. Summaries only (no specs).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size (default 100), capped at list_limit */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphList"];
+                    };
+                };
+                /** @description Problem codes: invalid_cursor, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a Task Graph
+         * @description Validates like `/v1/graphs/validate`, then writes the graph, one work item per subtask in scope `graph:<id>` (assignee `agent:<implementer>`), the dependency edges, the normalised Intent Map and a `TASK_GRAPH_CREATED` event in one transaction (seed 002 “Durable graph create”). A graph with the same id is 409 `TASK_STATE_CONFLICT` and changes nothing. Returns the record with `validation.sideEffects: true`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRequestInput"] | components["schemas"]["TaskGraphV1Input"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphCreated"];
+                    };
+                };
+                /** @description Problem codes: TASK_GRAPH_INVALID, malformed_json, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphInvalidProblem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Task Graph status
+         * @description The durable record: parent facts, subtasks with derived states (READY/WAITING/BLOCKED re-derived on every read), the frontier (byte-order sorted), the derived parent state and `intentCoverage`, from one consistent snapshot. Persisted facts are re-checked; a contradiction is 409 `TASK_STATE_CONFLICT` (never repaired).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            graph: components["schemas"]["TaskGraphRecord"];
+                        };
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Task Graph inspect
+         * @description Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; seeds-notes §3.4).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphInspect"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Graph Preflight (read-only plan)
+         * @description Deterministic, read-only, idempotent: the conflict-aware READY wave, a decision with a bounded reason for every subtask, `conflictDeferred`, `capacityLimited`, `concurrentWriteSafety` (UNVERIFIED with an INTENT_COVERAGE_UNAVAILABLE risk without an Intent Map), agent facts from the registry and the preflight boundaries (seed 002 “Read-only Graph Preflight”; seeds-notes §3.5–§3.6). Writes nothing.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            plan: components["schemas"]["TaskGraphPlan"];
+                        };
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -2958,6 +3599,551 @@ export interface components {
                 ids?: string[];
             }[];
         };
+        /** @enum {string} */
+        TaskGraphSubtaskStateInput: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+        /** @enum {string} */
+        TaskGraphStateInput: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
+        /** @enum {string} */
+        IntentMapScopePolicyInput: "observe" | "warn" | "strict";
+        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
+        TaskGraphV1Input: {
+            /** @constant */
+            schemaVersion: 1;
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Exact configured Implementer; never inferred from an executable. */
+                implementer: string;
+                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec: string;
+                title?: string;
+                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
+                dependsOn?: string[];
+            }[];
+            maxConcurrency: number;
+        };
+        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
+        IntentMapV1Input: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @description Defaults to warn. */
+            scopePolicy?: components["schemas"]["IntentMapScopePolicyInput"];
+            /** @description Every graph subtask exactly once. */
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
+                writeIntent: string[];
+            }[];
+        };
+        TaskGraphInvalidErrorInput: {
+            /** @constant */
+            code: "TASK_GRAPH_INVALID";
+            /** @enum {string} */
+            stage: "graph-validation" | "intent-map-validation";
+            message: string;
+            /** @constant */
+            recoverable: false;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+            };
+        };
+        WriteIntentConflictInput: {
+            /** @constant */
+            code: "WRITE_INTENT_CONFLICT";
+            subtasks: [
+                string,
+                string
+            ];
+            patterns: [
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                },
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                }
+            ];
+            conservative: boolean;
+        };
+        TaskGraphSchedulingErrorInput: {
+            /** @enum {string} */
+            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
+            /** @constant */
+            stage: "graph-scheduling";
+            message: string;
+            recoverable: boolean;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+                conflict?: components["schemas"]["WriteIntentConflictInput"];
+            };
+        };
+        /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
+        TaskGraphNormalizedInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            kind: "task-graph";
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @constant */
+            state: "CREATED";
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            maxConcurrency: number;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                parentTaskId: string;
+                title?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer: string;
+                spec: string;
+                dependsOn: string[];
+                /** @constant */
+                state: "PENDING";
+            }[];
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
+            };
+        };
+        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
+        IntentMapNormalizedInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"];
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                writeIntent: string[];
+            }[];
+        };
+        IntentCoverageInput: {
+            available: boolean;
+            schemaVersion: 1 | null;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                subtaskId: string;
+                /** @enum {string} */
+                coverage: "unavailable" | "explicit-empty" | "declared";
+                writeIntent: string[] | null;
+            }[];
+        };
+        /** @description Deterministic frontier; every list sorted by id in byte order. */
+        TaskGraphFrontierInput: {
+            ready: string[];
+            waiting: string[];
+            blocked: string[];
+            running: string[];
+            succeeded: string[];
+            failed: string[];
+            stopped: string[];
+            eligible: string[];
+            capacityLimited: string[];
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            reasons: {
+                [key: string]: string | null;
+            };
+        };
+        TaskGraphDerivedSubtaskStateInput: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+            id: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            reason: string | null;
+            derived: boolean;
+            changed: boolean;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
+            }[];
+        };
+        TaskGraphPlanDecisionInput: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+            subtaskId: string;
+            /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+            implementer: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @enum {string} */
+            decision: "ELIGIBLE" | "CAPACITY_LIMITED" | "WRITE_INTENT_CONFLICT" | "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+            reason: string;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
+            }[];
+            agent: {
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                id: string;
+                /** @description null when no agents registry was consulted. */
+                registered: boolean | null;
+                adapter: string | null;
+                command: string | null;
+                commandSource: ("project" | "user" | "adapter-default") | null;
+            };
+            conflict?: components["schemas"]["WriteIntentConflictInput"];
+        };
+        TaskGraphWaveInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            intentCoverageAvailable: boolean;
+            selected: string[];
+            conflictDeferred: string[];
+            capacityLimited: string[];
+            conflicts: components["schemas"]["WriteIntentConflictInput"][];
+            reasons: {
+                [key: string]: string;
+            };
+        };
+        TaskGraphPreflightInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            /** @constant */
+            sideEffects: false;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
+            /** @enum {string} */
+            concurrentWriteSafety: "UNVERIFIED" | "DECLARED_NON_CONFLICTING";
+            estimates: {
+                /** @constant */
+                basis: "current-selected-wave";
+                selectedSubtaskCount: number;
+                worktreeCount: number;
+                branchCount: number;
+                busMessageCount: number;
+                sessionCount: number;
+                processCount: number;
+            };
+            risks: {
+                /** @enum {string} */
+                code: "INTENT_COVERAGE_UNAVAILABLE" | "WRITE_INTENT_CONFLICT" | "CAPACITY_LIMITED";
+                /** @enum {string} */
+                severity: "warning" | "info";
+                affectedSubtasks: string[];
+                message: string;
+            }[];
+            boundaries: {
+                /** @constant */
+                changesDependencies: false;
+                /** @constant */
+                dispatchesAgents: false;
+                /** @constant */
+                authorizesReview: false;
+                /** @constant */
+                authorizesRelease: false;
+                /** @constant */
+                requiresExplicitGraphRun: true;
+                /** @constant */
+                releaseApproval: "RELEASE_APPROVED";
+            };
+        };
+        /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
+        TaskGraphPlanInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            /** @constant */
+            sideEffects: false;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            eligible: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            capacityLimited: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            conflictDeferred: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            conflicts: components["schemas"]["WriteIntentConflictInput"][];
+            wave: components["schemas"]["TaskGraphWaveInput"];
+            decisions: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            intentCoverage: components["schemas"]["IntentCoverageInput"];
+            preflight: components["schemas"]["TaskGraphPreflightInput"];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+        };
+        RegisterAgentInput: {
+            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
+            id: string;
+            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
+            adapter?: string;
+            /** @description The effective configured command (a fact for Graph Preflight) */
+            command?: string;
+        };
+        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
+        AgentInput: {
+            id: string;
+            adapter: string | null;
+            command: string | null;
+            createdBy: string;
+            createdAt: string;
+        };
+        AgentListInput: {
+            agents: components["schemas"]["AgentInput"][];
+            nextCursor: string | null;
+        };
+        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
+        TaskGraphRequestInput: {
+            graph: components["schemas"]["TaskGraphV1Input"];
+            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
+            intentMap?: components["schemas"]["IntentMapV1Input"];
+        };
+        TaskGraphSubtaskRecordInput: {
+            id: string;
+            /** @description Same as `id` (the contract record carries both) */
+            subtaskId: string;
+            parentTaskId: string;
+            title?: string;
+            implementer: string;
+            spec: string;
+            /** @description Sorted in byte order */
+            dependsOn: string[];
+            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @description Bounded to 8 KiB */
+            reason: string | null;
+            /** @description Execution evidence (later issue); null until then */
+            evidence: unknown;
+            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
+            todoId: string;
+            /**
+             * @description The engine row’s effective status
+             * @enum {string}
+             */
+            todoStatus: "todo" | "in-progress" | "done" | "blocked";
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+        };
+        /** @description A durable Task Graph with its derived frontier and intent coverage. */
+        TaskGraphRecordInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            kind: "task-graph";
+            id: string;
+            parentTaskId: string;
+            /** @description `graph:<parentTaskId>`: the todo scope holding the subtasks */
+            scope: string;
+            parentTask: {
+                id: string;
+                title: string;
+                planner: string;
+                reviewer: string;
+                spec?: string;
+                implementer?: string;
+                state: components["schemas"]["TaskGraphStateInput"];
+                status: components["schemas"]["TaskGraphStateInput"];
+                reason: string | null;
+                evidence: unknown;
+                /** @description ISO 8601, database clock */
+                createdAt: string;
+                /** @description ISO 8601, database clock */
+                updatedAt: string;
+            };
+            /** @description Derived from the subtask states (seeds-notes §3.3) */
+            state: components["schemas"]["TaskGraphStateInput"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphStateInput"];
+            reason: string | null;
+            evidence: unknown;
+            maxConcurrency: number;
+            /** @description Sorted by id in byte order */
+            subtasks: components["schemas"]["TaskGraphSubtaskRecordInput"][];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            /** @description The persisted normalised Intent Map; null for a legacy graph */
+            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
+            intentCoverage: components["schemas"]["IntentCoverageInput"];
+            createdBy: string;
+            /** @description ISO 8601, database clock */
+            createdAt: string;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+            /** @description Bumped by every durable change; also the ETag */
+            revision: number;
+        };
+        /** @description Validation succeeded; nothing was written. */
+        TaskGraphValidationInput: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: false;
+            };
+            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
+            };
+            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
+            intentCoverage: components["schemas"]["IntentCoverageInput"];
+        };
+        TaskGraphCreatedInput: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: true;
+            };
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphEventInput: {
+            /** @description The event’s sequence number (SSE `id:`) */
+            seq: number;
+            /** @description `TASK_GRAPH_CREATED`, later `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED` */
+            event: string;
+            /** @description ISO 8601, database clock */
+            at: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        TaskGraphInspectInput: {
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            /** @description The newest lifecycle events (at most 100), oldest first */
+            events: components["schemas"]["TaskGraphEventInput"][];
+            /** @description True when older lifecycle events were left out */
+            eventsTruncated: boolean;
+        };
+        TaskGraphSummaryInput: {
+            id: string;
+            parentTaskId: string;
+            scope: string;
+            title: string;
+            state: components["schemas"]["TaskGraphStateInput"];
+            maxConcurrency: number;
+            subtaskCount: number;
+            counts: {
+                ready: number;
+                waiting: number;
+                blocked: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                stopped: number;
+            };
+            intentCoverageAvailable: boolean;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
+            createdBy: string;
+            /** @description ISO 8601, database clock */
+            createdAt: string;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+            revision: number;
+        };
+        /** @description Newest update first (`updatedAt` descending, then id). */
+        TaskGraphListInput: {
+            graphs: components["schemas"]["TaskGraphSummaryInput"][];
+            nextCursor: string | null;
+        };
+        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
+        TaskGraphInvalidProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphInvalidErrorInput"]) | components["schemas"]["ProblemInput"];
+        /** @description A problem document; scheduling refusals add the contract’s error members. */
+        TaskGraphConflictProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphSchedulingErrorInput"]) | components["schemas"]["ProblemInput"];
         NewScenarioMemberInput: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
@@ -3196,6 +4382,551 @@ export interface components {
                 ids?: string[];
             }[];
         };
+        /** @enum {string} */
+        TaskGraphSubtaskState: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+        /** @enum {string} */
+        TaskGraphState: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
+        /** @enum {string} */
+        IntentMapScopePolicy: "observe" | "warn" | "strict";
+        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
+        TaskGraphV1: {
+            /** @constant */
+            schemaVersion: 1;
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Exact configured Implementer; never inferred from an executable. */
+                implementer: string;
+                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec: string;
+                title?: string;
+                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
+                dependsOn?: string[];
+            }[];
+            maxConcurrency: number;
+        };
+        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
+        IntentMapV1: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @description Defaults to warn. */
+            scopePolicy?: components["schemas"]["IntentMapScopePolicy"];
+            /** @description Every graph subtask exactly once. */
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
+                writeIntent: string[];
+            }[];
+        };
+        TaskGraphInvalidError: {
+            /** @constant */
+            code: "TASK_GRAPH_INVALID";
+            /** @enum {string} */
+            stage: "graph-validation" | "intent-map-validation";
+            message: string;
+            /** @constant */
+            recoverable: false;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+            };
+        };
+        WriteIntentConflict: {
+            /** @constant */
+            code: "WRITE_INTENT_CONFLICT";
+            subtasks: [
+                string,
+                string
+            ];
+            patterns: [
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                },
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                }
+            ];
+            conservative: boolean;
+        };
+        TaskGraphSchedulingError: {
+            /** @enum {string} */
+            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
+            /** @constant */
+            stage: "graph-scheduling";
+            message: string;
+            recoverable: boolean;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+                conflict?: components["schemas"]["WriteIntentConflict"];
+            };
+        };
+        /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
+        TaskGraphNormalized: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            kind: "task-graph";
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @constant */
+            state: "CREATED";
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            maxConcurrency: number;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                parentTaskId: string;
+                title?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer: string;
+                spec: string;
+                dependsOn: string[];
+                /** @constant */
+                state: "PENDING";
+            }[];
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
+            };
+        };
+        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
+        IntentMapNormalized: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"];
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                writeIntent: string[];
+            }[];
+        };
+        IntentCoverage: {
+            available: boolean;
+            schemaVersion: 1 | null;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                subtaskId: string;
+                /** @enum {string} */
+                coverage: "unavailable" | "explicit-empty" | "declared";
+                writeIntent: string[] | null;
+            }[];
+        };
+        /** @description Deterministic frontier; every list sorted by id in byte order. */
+        TaskGraphFrontier: {
+            ready: string[];
+            waiting: string[];
+            blocked: string[];
+            running: string[];
+            succeeded: string[];
+            failed: string[];
+            stopped: string[];
+            eligible: string[];
+            capacityLimited: string[];
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            reasons: {
+                [key: string]: string | null;
+            };
+        };
+        TaskGraphDerivedSubtaskState: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+            id: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            reason: string | null;
+            derived: boolean;
+            changed: boolean;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskState"] | "MISSING";
+            }[];
+        };
+        TaskGraphPlanDecision: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+            subtaskId: string;
+            /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+            implementer: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            /** @enum {string} */
+            decision: "ELIGIBLE" | "CAPACITY_LIMITED" | "WRITE_INTENT_CONFLICT" | "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+            reason: string;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskState"] | "MISSING";
+            }[];
+            agent: {
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                id: string;
+                /** @description null when no agents registry was consulted. */
+                registered: boolean | null;
+                adapter: string | null;
+                command: string | null;
+                commandSource: ("project" | "user" | "adapter-default") | null;
+            };
+            conflict?: components["schemas"]["WriteIntentConflict"];
+        };
+        TaskGraphWave: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            intentCoverageAvailable: boolean;
+            selected: string[];
+            conflictDeferred: string[];
+            capacityLimited: string[];
+            conflicts: components["schemas"]["WriteIntentConflict"][];
+            reasons: {
+                [key: string]: string;
+            };
+        };
+        TaskGraphPreflight: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            /** @constant */
+            sideEffects: false;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
+            /** @enum {string} */
+            concurrentWriteSafety: "UNVERIFIED" | "DECLARED_NON_CONFLICTING";
+            estimates: {
+                /** @constant */
+                basis: "current-selected-wave";
+                selectedSubtaskCount: number;
+                worktreeCount: number;
+                branchCount: number;
+                busMessageCount: number;
+                sessionCount: number;
+                processCount: number;
+            };
+            risks: {
+                /** @enum {string} */
+                code: "INTENT_COVERAGE_UNAVAILABLE" | "WRITE_INTENT_CONFLICT" | "CAPACITY_LIMITED";
+                /** @enum {string} */
+                severity: "warning" | "info";
+                affectedSubtasks: string[];
+                message: string;
+            }[];
+            boundaries: {
+                /** @constant */
+                changesDependencies: false;
+                /** @constant */
+                dispatchesAgents: false;
+                /** @constant */
+                authorizesReview: false;
+                /** @constant */
+                authorizesRelease: false;
+                /** @constant */
+                requiresExplicitGraphRun: true;
+                /** @constant */
+                releaseApproval: "RELEASE_APPROVED";
+            };
+        };
+        /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
+        TaskGraphPlan: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            /** @constant */
+            sideEffects: false;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            eligible: components["schemas"]["TaskGraphPlanDecision"][];
+            capacityLimited: components["schemas"]["TaskGraphPlanDecision"][];
+            conflictDeferred: components["schemas"]["TaskGraphPlanDecision"][];
+            conflicts: components["schemas"]["WriteIntentConflict"][];
+            wave: components["schemas"]["TaskGraphWave"];
+            decisions: components["schemas"]["TaskGraphPlanDecision"][];
+            intentCoverage: components["schemas"]["IntentCoverage"];
+            preflight: components["schemas"]["TaskGraphPreflight"];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+        };
+        RegisterAgent: {
+            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
+            id: string;
+            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
+            adapter?: string;
+            /** @description The effective configured command (a fact for Graph Preflight) */
+            command?: string;
+        };
+        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
+        Agent: {
+            id: string;
+            adapter: string | null;
+            command: string | null;
+            createdBy: string;
+            createdAt: string;
+        };
+        AgentList: {
+            agents: components["schemas"]["Agent"][];
+            nextCursor: string | null;
+        };
+        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
+        TaskGraphRequest: {
+            graph: components["schemas"]["TaskGraphV1"];
+            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
+            intentMap?: components["schemas"]["IntentMapV1"];
+        };
+        TaskGraphSubtaskRecord: {
+            id: string;
+            /** @description Same as `id` (the contract record carries both) */
+            subtaskId: string;
+            parentTaskId: string;
+            title?: string;
+            implementer: string;
+            spec: string;
+            /** @description Sorted in byte order */
+            dependsOn: string[];
+            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphSubtaskState"];
+            /** @description Bounded to 8 KiB */
+            reason: string | null;
+            /** @description Execution evidence (later issue); null until then */
+            evidence: unknown;
+            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
+            todoId: string;
+            /**
+             * @description The engine row’s effective status
+             * @enum {string}
+             */
+            todoStatus: "todo" | "in-progress" | "done" | "blocked";
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+        };
+        /** @description A durable Task Graph with its derived frontier and intent coverage. */
+        TaskGraphRecord: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            kind: "task-graph";
+            id: string;
+            parentTaskId: string;
+            /** @description `graph:<parentTaskId>`: the todo scope holding the subtasks */
+            scope: string;
+            parentTask: {
+                id: string;
+                title: string;
+                planner: string;
+                reviewer: string;
+                spec?: string;
+                implementer?: string;
+                state: components["schemas"]["TaskGraphState"];
+                status: components["schemas"]["TaskGraphState"];
+                reason: string | null;
+                evidence: unknown;
+                /** @description ISO 8601, database clock */
+                createdAt: string;
+                /** @description ISO 8601, database clock */
+                updatedAt: string;
+            };
+            /** @description Derived from the subtask states (seeds-notes §3.3) */
+            state: components["schemas"]["TaskGraphState"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphState"];
+            reason: string | null;
+            evidence: unknown;
+            maxConcurrency: number;
+            /** @description Sorted by id in byte order */
+            subtasks: components["schemas"]["TaskGraphSubtaskRecord"][];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            /** @description The persisted normalised Intent Map; null for a legacy graph */
+            intentMap: components["schemas"]["IntentMapNormalized"] | null;
+            intentCoverage: components["schemas"]["IntentCoverage"];
+            createdBy: string;
+            /** @description ISO 8601, database clock */
+            createdAt: string;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+            /** @description Bumped by every durable change; also the ETag */
+            revision: number;
+        };
+        /** @description Validation succeeded; nothing was written. */
+        TaskGraphValidation: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: false;
+            };
+            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
+            };
+            intentMap: components["schemas"]["IntentMapNormalized"] | null;
+            intentCoverage: components["schemas"]["IntentCoverage"];
+        };
+        TaskGraphCreated: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: true;
+            };
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphEvent: {
+            /** @description The event’s sequence number (SSE `id:`) */
+            seq: number;
+            /** @description `TASK_GRAPH_CREATED`, later `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED` */
+            event: string;
+            /** @description ISO 8601, database clock */
+            at: string;
+            data: {
+                [key: string]: unknown;
+            };
+        };
+        TaskGraphInspect: {
+            graph: components["schemas"]["TaskGraphRecord"];
+            /** @description The newest lifecycle events (at most 100), oldest first */
+            events: components["schemas"]["TaskGraphEvent"][];
+            /** @description True when older lifecycle events were left out */
+            eventsTruncated: boolean;
+        };
+        TaskGraphSummary: {
+            id: string;
+            parentTaskId: string;
+            scope: string;
+            title: string;
+            state: components["schemas"]["TaskGraphState"];
+            maxConcurrency: number;
+            subtaskCount: number;
+            counts: {
+                ready: number;
+                waiting: number;
+                blocked: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                stopped: number;
+            };
+            intentCoverageAvailable: boolean;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
+            createdBy: string;
+            /** @description ISO 8601, database clock */
+            createdAt: string;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+            revision: number;
+        };
+        /** @description Newest update first (`updatedAt` descending, then id). */
+        TaskGraphList: {
+            graphs: components["schemas"]["TaskGraphSummary"][];
+            nextCursor: string | null;
+        };
+        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
+        TaskGraphInvalidProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphInvalidError"]) | components["schemas"]["Problem"];
+        /** @description A problem document; scheduling refusals add the contract’s error members. */
+        TaskGraphConflictProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphSchedulingError"]) | components["schemas"]["Problem"];
         NewScenarioMember: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;

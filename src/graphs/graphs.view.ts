@@ -1,0 +1,231 @@
+/**
+ * How stored graph rows read as the Task Graph v1 record (seed 002 "Durable graph create, status,
+ * and inspect"; seeds-notes §3.3). The contract state of a subtask is a VIEW over the engine row
+ * plus the contract outcome stored beside it (design brief §1):
+ *
+ * | `graph_subtasks.outcome` | todo stored status            | contract state (before derivation) |
+ * | ------------------------ | ----------------------------- | ---------------------------------- |
+ * | `FAILED` / `STOPPED`     | `blocked` (owner kept)        | FAILED / STOPPED, with `reason`    |
+ * | `BLOCKED`                | `blocked`                     | BLOCKED, explicit (kept)           |
+ * | null                     | `done`                        | SUCCEEDED                          |
+ * | null                     | `in-progress`                 | RUNNING                            |
+ * | null                     | `blocked` (manual, no outcome)| BLOCKED, explicit, reason = note   |
+ * | null                     | `todo`, unfinished deps = 0   | READY                              |
+ * | null                     | `todo`, unfinished deps > 0   | WAITING                            |
+ *
+ * READY / WAITING and dependency-derived BLOCKED are then re-derived from the contract's
+ * `dependsOn` facts by `deriveFrontier` on every read, so a FAILED/BLOCKED/STOPPED prerequisite
+ * blocks its dependents and readiness never drifts. Pure: no I/O here.
+ */
+import type { StoredStatus } from '../todos/todos.view.js';
+import { effectiveStatus } from '../todos/todos.view.js';
+import {
+  deriveFrontier,
+  deriveParentState,
+  intentCoverageFacts,
+  type NormalizedIntentMap,
+  type PlanSubtaskSnapshot,
+  type SubtaskState,
+  type TaskGraphFrontier,
+  type TaskGraphState,
+} from './contract/index.js';
+import { compareByteOrder } from './contract/text.js';
+
+/** The contract's deep-frozen values typed as the plain (mutable) JSON the wire schemas describe. */
+export type DeepMutable<T> = T extends readonly (infer U)[] ? DeepMutable<U>[] : T extends object ? { -readonly [K in keyof T]: DeepMutable<T[K]> } : T;
+export const mutable = <T>(value: T): DeepMutable<T> => value as DeepMutable<T>;
+
+/** The normalised parent task as stored in `graphs.parent`, plus its durable lifecycle state. */
+export interface StoredParent {
+  id: string;
+  title: string;
+  planner: string;
+  reviewer: string;
+  spec?: string;
+  implementer?: string;
+  /**
+   * The last durable parent state (CREATED at create). The shown state is derived from it and the
+   * subtask states (`deriveParentState`); execution (a later issue) writes it on transitions.
+   */
+  state?: TaskGraphState;
+  reason?: string | null;
+  evidence?: unknown;
+}
+
+/** A `graphs` row as read by the repository. */
+export interface GraphRow {
+  id: string;
+  scope: string;
+  parent: StoredParent;
+  max_concurrency: number;
+  intent_map: NormalizedIntentMap | null;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  revision: number;
+}
+
+/** A `graph_subtasks` row joined with its engine (`todos`) row. `spec` is absent in summaries. */
+export interface SubtaskRow {
+  subtask_id: string;
+  todo_id: string;
+  implementer: string;
+  title: string | null;
+  spec?: string;
+  depends_on: string[];
+  outcome: string | null;
+  reason: unknown;
+  evidence: unknown;
+  updated_at: Date;
+  status: StoredStatus;
+  unfinished_deps: number;
+  note: string | null;
+}
+
+/** A bounded reason stored as jsonb: a string, or an object with a `message`. */
+function reasonText(reason: unknown): string | null {
+  if (typeof reason === 'string') return reason;
+  if (reason !== null && typeof reason === 'object' && typeof (reason as { message?: unknown }).message === 'string') {
+    return (reason as { message: string }).message;
+  }
+  return null;
+}
+
+/** The contract's stored state of one subtask (the table in this file's header). */
+export function storedSubtask(row: SubtaskRow): PlanSubtaskSnapshot {
+  const base = { id: row.subtask_id, implementer: row.implementer, dependsOn: [...row.depends_on] };
+  const reason = reasonText(row.reason);
+  switch (row.outcome) {
+    case 'FAILED':
+    case 'STOPPED':
+      return { ...base, state: row.outcome, reason };
+    case 'BLOCKED':
+      return { ...base, state: 'BLOCKED', reason, blockedExplicitly: true };
+  }
+  let state: SubtaskState;
+  switch (row.status) {
+    case 'done':
+      state = 'SUCCEEDED';
+      break;
+    case 'in-progress':
+      state = 'RUNNING';
+      break;
+    case 'blocked':
+      return { ...base, state: 'BLOCKED', reason: reason ?? row.note, blockedExplicitly: true };
+    default:
+      state = row.unfinished_deps > 0 ? 'WAITING' : 'READY';
+  }
+  return { ...base, state, reason };
+}
+
+/** Stored subtasks in byte order of id (the order every contract list uses). */
+export function storedSubtasks(rows: readonly SubtaskRow[]): PlanSubtaskSnapshot[] {
+  return rows.map(storedSubtask).sort((left, right) => compareByteOrder(left.id, right.id));
+}
+
+export interface DerivedGraph {
+  state: TaskGraphState;
+  frontier: TaskGraphFrontier;
+  /** Derived state and reason per subtask id. */
+  subtasks: Map<string, { state: SubtaskState; reason: string | null }>;
+}
+
+/** Derives subtask states, the frontier and the parent state from stored rows (§3.3). */
+export function deriveGraph(graph: Pick<GraphRow, 'parent' | 'max_concurrency'>, rows: readonly SubtaskRow[]): DerivedGraph {
+  const { subtasks, frontier } = deriveFrontier({ maxConcurrency: graph.max_concurrency, subtasks: storedSubtasks(rows) });
+  const state = deriveParentState(graph.parent.state ?? 'CREATED', subtasks.map((subtask) => subtask.state));
+  return { state, frontier, subtasks: new Map(subtasks.map((subtask) => [subtask.id, { state: subtask.state, reason: subtask.reason }])) };
+}
+
+/** The wire record (`TaskGraphRecord` in graphs.schemas.ts) of a graph and its subtask rows. */
+export function toRecord(graph: GraphRow, rows: readonly SubtaskRow[]) {
+  const derived = deriveGraph(graph, rows);
+  const parent = graph.parent;
+  const createdAt = graph.created_at.toISOString();
+  const updatedAt = graph.updated_at.toISOString();
+  const ordered = [...rows].sort((left, right) => compareByteOrder(left.subtask_id, right.subtask_id));
+  return {
+    schemaVersion: 1 as const,
+    kind: 'task-graph' as const,
+    id: graph.id,
+    parentTaskId: graph.id,
+    scope: graph.scope,
+    parentTask: {
+      id: parent.id,
+      title: parent.title,
+      planner: parent.planner,
+      reviewer: parent.reviewer,
+      ...(parent.spec === undefined ? {} : { spec: parent.spec }),
+      ...(parent.implementer === undefined ? {} : { implementer: parent.implementer }),
+      state: derived.state,
+      status: derived.state,
+      reason: parent.reason ?? null,
+      evidence: parent.evidence ?? null,
+      createdAt,
+      updatedAt,
+    },
+    state: derived.state,
+    status: derived.state,
+    reason: parent.reason ?? null,
+    evidence: parent.evidence ?? null,
+    maxConcurrency: graph.max_concurrency,
+    subtasks: ordered.map((row) => {
+      const view = derived.subtasks.get(row.subtask_id) ?? { state: 'PENDING' as const, reason: null };
+      return {
+        id: row.subtask_id,
+        subtaskId: row.subtask_id,
+        parentTaskId: graph.id,
+        ...(row.title === null ? {} : { title: row.title }),
+        implementer: row.implementer,
+        spec: row.spec ?? '',
+        dependsOn: [...row.depends_on].sort(compareByteOrder),
+        state: view.state,
+        status: view.state,
+        reason: view.reason,
+        evidence: row.evidence ?? null,
+        todoId: row.todo_id,
+        todoStatus: effectiveStatus(row.status, row.unfinished_deps),
+        updatedAt: row.updated_at.toISOString(),
+      };
+    }),
+    frontier: derived.frontier,
+    intentMap: mutable(graph.intent_map),
+    intentCoverage: intentCoverageFacts(rows.map((row) => row.subtask_id), graph.intent_map),
+    createdBy: graph.created_by,
+    createdAt,
+    updatedAt,
+    revision: graph.revision,
+  };
+}
+
+export type GraphRecordView = ReturnType<typeof toRecord>;
+
+/** The list summary of a graph (no specs): derived state and per-state counts. */
+export function toSummary(graph: GraphRow, rows: readonly SubtaskRow[]) {
+  const derived = deriveGraph(graph, rows);
+  const f = derived.frontier;
+  return {
+    id: graph.id,
+    parentTaskId: graph.id,
+    scope: graph.scope,
+    title: graph.parent.title,
+    state: derived.state,
+    maxConcurrency: graph.max_concurrency,
+    subtaskCount: rows.length,
+    counts: {
+      ready: f.ready.length,
+      waiting: f.waiting.length,
+      blocked: f.blocked.length,
+      running: f.running.length,
+      succeeded: f.succeeded.length,
+      failed: f.failed.length,
+      stopped: f.stopped.length,
+    },
+    intentCoverageAvailable: graph.intent_map !== null,
+    scopePolicy: graph.intent_map?.scopePolicy ?? null,
+    createdBy: graph.created_by,
+    createdAt: graph.created_at.toISOString(),
+    updatedAt: graph.updated_at.toISOString(),
+    revision: graph.revision,
+  };
+}
