@@ -105,10 +105,13 @@ function report(err: unknown, io: Io, argv: string[]): number {
     if (json) {
       io.stderr.write(JSON.stringify({ error: { ...err.problem, status: err.status, code: err.code, detail: err.detail } }) + '\n');
     } else {
-      io.stderr.write(`error: ${err.detail} (${err.code})\n`);
+      const stage = typeof err.problem.stage === 'string' ? `, stage ${err.problem.stage}` : '';
+      io.stderr.write(`error: ${err.detail} (${err.code}${stage})\n`);
       for (const f of err.problem.errors ?? []) io.stderr.write(`  ${f.path}: ${f.message}\n`);
       if (err instanceof Unauthorized) io.stderr.write('hint: check --token, `coord login` or COORD_TOKEN (`coord whoami` shows which is used)\n');
       if (err instanceof ConnectionFailed) io.stderr.write('hint: is the server running? Set the URL with --url, `coord login` or COORD_URL\n');
+      if (err.code === 'no_session_context') io.stderr.write('hint: a user has no list of its own: pass --scope session:<id>|scenario:<name>|graph:<id> (or --all to list)\n');
+      if (err.code === 'claim_requires_session') io.stderr.write('hint: only sessions claim: create one with `coord session create` and use its token\n');
     }
     return EXIT.error;
   }

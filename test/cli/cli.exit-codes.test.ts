@@ -74,6 +74,19 @@ describe('exit codes', () => {
     expect(human.stderr).toMatch(/^error: .*\(todo_not_found\)\n$/);
   });
 
+  it('should hint at the fix when a user lists without a scope or tries to claim', async () => {
+    const flags = ['--url', t.base, '--token', t.admin.token!, '--human'];
+    const list = await runInProcess(['todo', 'list', ...flags]);
+    expect(list.code).toBe(1);
+    expect(list.stderr).toContain('(no_session_context)');
+    expect(list.stderr).toContain('hint: a user has no list of its own: pass --scope');
+    const s = await t.session();
+    const item = (await s.client.post('/v1/todos', { title: 'x' })).body.item;
+    const claim = await runInProcess(['todo', 'claim', item.id, ...flags]);
+    expect(claim.code).toBe(1);
+    expect(claim.stderr).toContain('hint: only sessions claim');
+  });
+
   it('should exit 1 with a hint for a bad token and for a server that is not there', async () => {
     const bad = await runCoord(['todo', 'list', '--human'], { env: cleanEnv(home, { COORD_URL: t.base, COORD_TOKEN: 'coord_nope' }) });
     expect(bad.code).toBe(1);
