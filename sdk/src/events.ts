@@ -191,6 +191,7 @@ export class EventsApi {
       },
       close() {
         ctrl.abort();
+        opts.signal?.removeEventListener('abort', onAbort);
       },
       [Symbol.asyncIterator]() {
         return gen;
