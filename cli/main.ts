@@ -9,6 +9,7 @@ import { ConnectionFailed, CoordError, Unauthorized } from '@coord/sdk';
 import { Command, CommanderError } from 'commander';
 import { accountCommands } from './commands/account.js';
 import { eventsCommand } from './commands/events.js';
+import { graphCommands } from './commands/graph.js';
 import { scenarioCommand } from './commands/scenario.js';
 import { sessionCommand } from './commands/session.js';
 import { todoCommand } from './commands/todo.js';
@@ -37,7 +38,7 @@ Examples:
 /** Builds the command tree; `setExit` records an action's exit code. */
 export function buildProgram(io: Io, setExit: (code: number) => void, stop: AbortSignal): Command {
   const program = new Command('coord')
-    .description('Drive Coord from the shell: todo lists, sessions, scenarios and events')
+    .description('Drive Coord from the shell: todo lists, sessions, scenarios, task graphs and events')
     .version('0.1.0', '-V, --version')
     .option('--url <url>', 'server URL (default: saved by coord login, else COORD_URL, else http://127.0.0.1:3000)')
     .option('--token <token>', 'bearer token (default: saved by coord login, else COORD_TOKEN)')
@@ -51,6 +52,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   program.addCommand(todoCommand(io, setExit));
   program.addCommand(sessionCommand(io, setExit));
   program.addCommand(scenarioCommand(io, setExit));
+  for (const c of graphCommands(io, setExit)) program.addCommand(c);
   program.addCommand(eventsCommand(io, setExit, { stop }));
   for (const c of accountCommands(io, setExit)) program.addCommand(c);
   // Every sub-command reports usage errors through the same override and output.

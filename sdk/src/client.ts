@@ -1,11 +1,12 @@
 /**
  * `createClient({ baseUrl, token })`: the Coord SDK's entry point. One object with a facade per
- * domain (`todos`, `sessions`, `scenarios`, `events`, `admin`) over the generated, typed openapi-fetch client
+ * domain (`todos`, `sessions`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
  * (`raw`, for anything the facade does not cover).
  */
 import type { Client } from 'openapi-fetch';
 import { AdminApi } from './admin.js';
 import { EventsApi } from './events.js';
+import { AgentsApi, GraphsApi } from './graphs.js';
 import type { paths } from './generated/openapi.js';
 import { ScenariosApi } from './scenarios.js';
 import { SessionsApi } from './sessions.js';
@@ -20,6 +21,10 @@ export class CoordClient {
   readonly sessions: SessionsApi;
   /** Scenarios: create, get, status (derived completion), publishResult (seed 000 "In scenarios"). */
   readonly scenarios: ScenariosApi;
+  /** Task Graph v1: validate, create, list, get (status), inspect, plan (seed 002). */
+  readonly graphs: GraphsApi;
+  /** The configured Agents that graphs name: register, list. */
+  readonly agents: AgentsApi;
   /** Topic events: `log` (JSON pages) and `follow` (SSE that resumes). */
   readonly events: EventsApi;
   /** Configuration read and reload (users only). */
@@ -37,6 +42,8 @@ export class CoordClient {
     this.todos = new TodosApi(this.t);
     this.sessions = new SessionsApi(this.t);
     this.scenarios = new ScenariosApi(this.t);
+    this.graphs = new GraphsApi(this.t);
+    this.agents = new AgentsApi(this.t);
     this.events = new EventsApi(this.t);
     this.admin = new AdminApi(this.t);
   }

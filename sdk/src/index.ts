@@ -12,6 +12,7 @@ export type { ClientOptions } from './transport.js';
 export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
 export { SessionsApi } from './sessions.js';
 export { ScenariosApi } from './scenarios.js';
+export * from './graphs.js';
 export { EventsApi, normalizeTopic, type CoordEvent, type EventStream, type FollowOptions } from './events.js';
 export { AdminApi } from './admin.js';
 export * from './errors.js';
