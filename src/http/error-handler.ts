@@ -40,6 +40,10 @@ export function registerErrorHandler(app: FastifyInstance): void {
     if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) {
       return reply.status(400).send(problemBody('malformed_json', err.message, 400));
     }
+    if (code === '22021' || code === '22P05') {
+      // Text Postgres cannot store (a NUL character, or bytes invalid in UTF-8): the client's input.
+      return reply.status(400).send(problemBody('validation_failed', 'text must not contain NUL (U+0000) characters', 400));
+    }
     if (code && PG_BUSY.has(code)) {
       request.log.warn({ err }, 'database busy');
       reply.header('retry-after', '1');

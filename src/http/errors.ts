@@ -27,6 +27,7 @@ export const ERROR_CATALOGUE = {
   lease_expired: { status: 409, title: 'The claim lease has expired' },
   todo_referenced: { status: 409, title: 'Another item depends on this one' },
   session_not_active: { status: 409, title: 'The session is not active' },
+  managed_by_graph: { status: 409, title: 'Graph subtasks change through the graph routes' },
   scenario_name_taken: { status: 409, title: 'The scenario name is taken' },
   revision_mismatch: { status: 412, title: 'The revision does not match If-Match' },
   payload_too_large: { status: 413, title: 'The request body is too large' },

@@ -73,9 +73,12 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
   let total = 0;
   for (;;) {
     const { n, candidates } = await withTx(sql, async (tx) => {
+      // Graph subtasks are records of the Task Graph v1 contract (evidence, review), not a
+      // backlog: retention leaves `graph:` scopes alone.
       const cands = await tx<{ id: string }[]>`
         select id from todos
          where status = 'done' and updated_at <= now() - make_interval(secs => ${retentionMs}::float8 / 1000)
+           and scope not like 'graph:%'
          order by updated_at limit ${BATCH} for update skip locked`;
       if (cands.length === 0) return { n: 0, candidates: 0 };
       const ids = cands.map((c) => c.id);

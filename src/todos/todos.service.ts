@@ -79,6 +79,17 @@ async function visibleRow(ctx: Ctx, db: Db, id: string, forUpdate = false): Prom
   return { row, override: a.override };
 }
 
+/**
+ * Items of a `graph:` scope are Task Graph v1 subtasks: their structure (existence, edges,
+ * assignment, text) belongs to the graph contract and its routes, so the generic todo routes
+ * refuse to change it (409 `managed_by_graph`); they still read and stream them.
+ */
+function assertNotGraphManaged(scope: string): void {
+  if (scope.startsWith('graph:')) {
+    fail('managed_by_graph', `items of ${scope} are Task Graph v1 subtasks; change them through /v1/graphs`);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dependencies
 
@@ -173,6 +184,7 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
   const tags = normalizeTags(input.tags ?? []);
   const deps = normalizeDependencies(input.dependsOn ?? []);
   const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
+  assertNotGraphManaged(access.scope);
   const assignee = input.assignee?.trim() || null;
   if (assignee && assignee !== me(ctx) && !access.override) {
     fail('forbidden', "only the scope's override authority or the human may assign an item to another session");
@@ -497,6 +509,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
       await lockXact(tx, `todo-deps:${pre.row.scope}`);
     }
     const { row, override } = await visibleRow(ctx, tx, id, true);
+    assertNotGraphManaged(row.scope);
     const isOwner = self !== null && row.owner === self;
     if (!isOwner && !override) fail('forbidden', "only the owner, the scope's override authority, or the human may edit this item");
     if (isOwner && row.status === 'in-progress' && row.lease_expired) fail('lease_expired', `the claim lease on todo "${id}" has expired; claim it again`);
@@ -534,6 +547,7 @@ export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, 
   const value = assignee?.trim() || null;
   const row = await withTx(ctx.sql, async (tx) => {
     const { row, override } = await visibleRow(ctx, tx, id, true);
+    assertNotGraphManaged(row.scope);
     if (!override) fail('forbidden', "only the scope's override authority or the human may assign this item");
     if (ifMatch !== undefined && ifMatch !== row.revision) {
       throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
@@ -555,6 +569,7 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
   const self = me(ctx);
   return withTx(ctx.sql, async (tx) => {
     const { row, override } = await visibleRow(ctx, tx, id, true);
+    assertNotGraphManaged(row.scope);
     if (!(override || (self !== null && row.owner === self))) {
       fail('forbidden', "only the owner, the scope's override authority, or the human may remove this item");
     }

@@ -800,6 +800,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: managed_by_graph */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: payload_too_large */
                 413: {
                     headers: {
@@ -973,7 +982,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: todo_referenced */
+                /** @description Problem codes: managed_by_graph, todo_referenced */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1064,7 +1073,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: lease_expired */
+                /** @description Problem codes: lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1269,7 +1278,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: lease_expired */
+                /** @description Problem codes: lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2002,6 +2011,15 @@ export interface paths {
                 };
                 /** @description Problem codes: todo_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: managed_by_graph */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
