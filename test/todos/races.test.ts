@@ -145,14 +145,23 @@ describe('dependency races (50 rounds each)', () => {
           idle = 0;
           const id = r.body.item.id;
           claimed.push(id);
+          // The claim's own snapshot saw every dependency done.
           if (r.body.item.blockedBy.length) violations.push(`${id} claimed with blockedBy`);
-          for (const d of depsOf.get(id)!) if (!done.has(d)) violations.push(`${id} claimed before ${d} was acknowledged done`);
           const fin = await a.client.post(`/v1/todos/${id}/done`);
           expect(fin.status).toBe(200);
           done.add(id);
         }
       }),
     );
+    // And in commit order: a dependency's `done` transaction started writing before the claim's
+    // (its xid is smaller), which holds only if it had committed when the claim ran.
+    const rows = await t.sql<{ subject_id: string; event: string; tx: string }[]>`
+      select subject_id, event, tx::text as tx from events
+       where topic = ${`todo:session:${root.id}`} and event in ('claimed', 'done')`;
+    const txOf = (id: string, event: string) => BigInt(rows.find((r) => r.subject_id === id && r.event === event)!.tx);
+    for (const [id, deps] of depsOf) {
+      for (const d of deps) if (!(txOf(d, 'done') < txOf(id, 'claimed'))) violations.push(`${id} claimed before ${d} was done`);
+    }
     expect(violations).toEqual([]);
     expect(claimed).toHaveLength(200);
     expect(new Set(claimed).size).toBe(200);
