@@ -302,6 +302,19 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
 // Claim / next
 
 /**
+ * The `claimed` event of the claim CTE `c`, written by the claim statement itself (one round
+ * trip, same transaction). `emit` is the scope's `emit_events` decision.
+ */
+function claimedEvent(db: Db, emit: boolean) {
+  return db`ev as (
+      insert into events (topic, event, subject_id, payload)
+      select 'todo:' || c.scope, 'claimed', c.id,
+             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
+                                'owner', c.owner, 'revision', c.revision)
+        from c where ${emit})`;
+}
+
+/**
  * Claims one item: the guarded compare-and-set `todo ∧ unowned ∧ every dependency done` →
  * in-progress, owned by the calling session (never a field of the request). An assigned item is
  * reserved for its assignee or the override authority. Errors: 403 claim_requires_session,
@@ -320,12 +333,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
        where id = ${id} and status = 'todo' and owner is null and unfinished_deps = 0
          and (assignee is null or assignee = ${self} or ${override})
       returning *),
-    ev as (
-      insert into events (topic, event, subject_id, payload)
-      select 'todo:' || c.scope, 'claimed', c.id,
-             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
-                                'owner', c.owner, 'revision', c.revision)
-        from c where ${emit})
+    ${claimedEvent(ctx.sql, emit)}
     select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
   if (rows[0]) return toItem(rows[0]);
   // Lost, or never claimable: say which, from a fresh read.
@@ -364,12 +372,7 @@ export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: bo
         from pick
        where t.id = pick.id and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
       returning t.*),
-    ev as (
-      insert into events (topic, event, subject_id, payload)
-      select 'todo:' || c.scope, 'claimed', c.id,
-             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
-                                'owner', c.owner, 'revision', c.revision)
-        from c where ${emit})
+    ${claimedEvent(ctx.sql, emit)}
     select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
   return rows[0] ? { claimed: true, item: toItem(rows[0]) } : { claimed: false };
 }

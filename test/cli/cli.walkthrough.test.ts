@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { BIN, REPO, runCoord, tempHome } from './helpers.js';
+import { bash } from '../helpers/process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -25,17 +26,6 @@ export function walkthroughBlock(): string {
   return m[1];
 }
 
-function bash(script: string, opts: { cwd: string; env: NodeJS.ProcessEnv }): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe('the README walkthrough', () => {
   it('should run as written: session, add, list, next, done, list, JSON', async () => {

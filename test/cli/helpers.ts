@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { main, type Io } from '../../cli/main.js';
+import { runProcess } from '../helpers/process.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const BIN = path.join(REPO, 'bin', 'coord.mjs');
@@ -33,16 +34,7 @@ export function cleanEnv(home: string, extra: Record<string, string | undefined>
 
 /** Spawns `node bin/coord.mjs …args` and collects its output. */
 export function runCoord(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: opts.env, cwd: opts.cwd ?? REPO, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    child.stdin.end(opts.input ?? '');
-  });
+  return runProcess(process.execPath, [BIN, ...args], { env: opts.env, cwd: opts.cwd ?? REPO, input: opts.input });
 }
 
 /** Spawns a long-running `coord` (e.g. `events follow`) and lets the test read its output as it comes. */

@@ -4,12 +4,12 @@
  * `ADMIN`, `AGENT`, `json`), then the `## Task graphs` block, in one bash against a listening
  * server, in a folder holding `examples/`. Only the URL is substituted.
  */
-import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { bash, shBlockAfter } from '../helpers/process.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -19,27 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-/** The first ```sh block after a `## <heading>` line of README.md. */
-function shBlockAfter(heading: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  if (at < 0) throw new Error(`README.md has no "## ${heading}" section`);
-  const m = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!m) throw new Error(`README.md "## ${heading}" has no sh block`);
-  return m[1];
-}
 
-function bash(script: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe('the README task graph walkthrough', () => {
   it('should run as written and print what the README says', async () => {
@@ -51,7 +31,7 @@ describe('the README task graph walkthrough', () => {
       const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Task graphs')]
         .join('\n')
         .replaceAll('http://127.0.0.1:3000', t.base);
-      const r = await bash(script, dir);
+      const r = await bash(script, { cwd: dir });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       const tail = r.stdout.slice(r.stdout.indexOf('{"sideEffects":false}'));

@@ -4,12 +4,12 @@
  * `ADMIN`, `json` and the agent the export example reads), then the `## Scenarios` block, then
  * the `## Export` block, in one bash against a listening server. Only the URL is substituted.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { bash, shBlockAfter } from '../helpers/process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,27 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-/** The first ```sh block after a `## <heading>` line of README.md. */
-function shBlockAfter(heading: string): string {
-  const readme = readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  if (at < 0) throw new Error(`README.md has no "## ${heading}" section`);
-  const m = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!m) throw new Error(`README.md "## ${heading}" has no sh block`);
-  return m[1];
-}
 
-function bash(script: string, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd, env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-  });
-}
 
 describe('the README scenario and export examples', () => {
   it('should run as written: creation, WAITING ON, claims, result, completion, export', async () => {
@@ -48,7 +28,7 @@ describe('the README scenario and export examples', () => {
       const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Scenarios'), shBlockAfter('Export')]
         .join('\n')
         .replaceAll('http://127.0.0.1:3000', t.base);
-      const r = await bash(script, dir);
+      const r = await bash(script, { cwd: dir });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/^SCENARIO strath \(sc-[0-9a-f]{16}\): in progress, 0\/3 items done$/m);

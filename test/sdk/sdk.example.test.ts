@@ -3,12 +3,12 @@
  * sdk/examples/quickstart.ts, and that file, run with tsx against a listening server, prints
  * what the README says.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { REPO } from '../cli/helpers.js';
+import { runProcess } from '../helpers/process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -29,19 +29,7 @@ describe('the SDK README example', () => {
 
   it('should run as written with a session token and print the claim, the events and the typed error', async () => {
     const s = await t.session({ name: 'sdk-demo' });
-    const r = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', EXAMPLE], {
-        cwd: REPO,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME, COORD_URL: t.base, COORD_TOKEN: s.token },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d) => (stdout += d));
-      child.stderr.on('data', (d) => (stderr += d));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
-    });
+    const r = await runProcess(process.execPath, ['--import', 'tsx', EXAMPLE], { cwd: REPO, env: { PATH: process.env.PATH, HOME: process.env.HOME, COORD_URL: t.base, COORD_TOKEN: s.token } });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
