@@ -6,6 +6,7 @@
  * can tell them apart; the first violation found is reported.
  */
 import { DomainError } from '../http/errors.js';
+import { walkDag } from '../lib/dag.js';
 
 /** One member as requested (after zod parsing). */
 export interface MemberInput {
@@ -98,22 +99,11 @@ export function checkMembers(members: MemberInput[]): MemberInput[] {
   return topologicalOrder(members, byName);
 }
 
-/** Kahn-style ordering by depth-first search; a back edge is a cycle, reported as a path. */
+/** Members dependencies-first (DFS in input order); a cycle is reported as its path (shared walker: src/lib/dag.ts). */
 function topologicalOrder(members: MemberInput[], byName: Map<string, MemberInput>): MemberInput[] {
-  const state = new Map<string, 'visiting' | 'done'>();
-  const out: MemberInput[] = [];
-  const visit = (m: MemberInput, path: string[]) => {
-    const s = state.get(m.name);
-    if (s === 'done') return;
-    if (s === 'visiting') {
-      const cycle = [...path.slice(path.indexOf(m.name)), m.name];
-      throw new DomainError('scenario_dependency_cycle', `scenario member dependency cycle: ${cycle.join(' → ')}`, { cycle });
-    }
-    state.set(m.name, 'visiting');
-    for (const dep of m.dependsOn ?? []) visit(byName.get(dep)!, [...path, m.name]);
-    state.set(m.name, 'done');
-    out.push(m);
-  };
-  for (const m of members) visit(m, []);
-  return out;
+  const walk = walkDag(members.map((m) => ({ id: m.name, dependsOn: m.dependsOn ?? [] })), { rootOrder: 'input' });
+  if (walk.cycle) {
+    throw new DomainError('scenario_dependency_cycle', `scenario member dependency cycle: ${walk.cycle.join(' → ')}`, { cycle: walk.cycle });
+  }
+  return walk.order.map((name) => byName.get(name)!);
 }

@@ -39,6 +39,7 @@ import {
   sortByteOrder,
 } from './text.js';
 import { formatCyclePath, TASK_GRAPH_MAX_CONCURRENCY, TASK_GRAPH_MAX_SUBTASKS } from './validate.js';
+import { findCycle } from '../../lib/dag.js';
 
 const COMMAND_SOURCES: ReadonlySet<string> = new Set(['project', 'user', 'adapter-default']);
 const SUBTASK_STATE_SET: ReadonlySet<string> = new Set(SUBTASK_STATES);
@@ -108,31 +109,6 @@ function sameIntentMap(left: NormalizedIntentMap, right: NormalizedIntentMap): b
   });
 }
 
-function findCycle(subtasks: readonly PlanSubtaskSnapshot[]): string[] | null {
-  const dependencies = new Map(subtasks.map((subtask) => [subtask.id, sortByteOrder(subtask.dependsOn)]));
-  const visited = new Set<string>();
-  const active = new Set<string>();
-  const path: string[] = [];
-  const visit = (id: string): string[] | null => {
-    if (active.has(id)) return [...path.slice(path.indexOf(id)), id];
-    if (visited.has(id)) return null;
-    visited.add(id);
-    active.add(id);
-    path.push(id);
-    for (const dependency of dependencies.get(id) ?? []) {
-      const cycle = visit(dependency);
-      if (cycle) return cycle;
-    }
-    path.pop();
-    active.delete(id);
-    return null;
-  };
-  for (const id of sortByteOrder(dependencies.keys())) {
-    const cycle = visit(id);
-    if (cycle) return cycle;
-  }
-  return null;
-}
 
 function checkAgents(raw: unknown, parentTaskId: string): ReadonlyMap<string, AgentRegistryRecord> | null {
   if (raw === undefined || raw === null) return null;

@@ -12,34 +12,9 @@ export const MAX_ECHO_CHARS = 128;
 export const MAX_REASON_BYTES = 8 * 1024;
 export const MAX_DECISION_REASON_CHARS = 2 * 1024;
 
-/**
- * Compare two strings in UTF-8 byte order (which equals Unicode code point
- * order), the order every contract list uses (seeds-notes §3.3: "all lists
- * sorted by id (byte order, so `after-alpha` < `alpha`)"). For the ASCII identifiers of the contract this is exactly `<`/`>`;
- * it only differs from UTF-16 code-unit order for astral characters in
- * patterns. Never locale-aware.
- */
-export function compareByteOrder(left: string, right: string): number {
-  if (left === right) return 0;
-  const length = Math.min(left.length, right.length);
-  for (let index = 0; index < length; index += 1) {
-    let a = left.charCodeAt(index);
-    let b = right.charCodeAt(index);
-    if (a === b) continue;
-    if (a >= 0xd800 && b >= 0xd800) {
-      // Surrogates (astral code points) sort after U+E000..U+FFFF in code point order.
-      a = a >= 0xe000 ? a - 0x800 : a + 0x2000;
-      b = b >= 0xe000 ? b - 0x800 : b + 0x2000;
-    }
-    return a < b ? -1 : 1;
-  }
-  return left.length < right.length ? -1 : 1;
-}
+import { compareByteOrder, sortByteOrder } from '../../lib/byte-order.js';
 
-/** A new array of the values sorted in byte order. */
-export function sortByteOrder(values: Iterable<string>): string[] {
-  return [...values].sort(compareByteOrder);
-}
+export { compareByteOrder, sortByteOrder };
 
 /** Drop a trailing lone high surrogate left behind by a UTF-16 slice. */
 function trimBrokenSurrogate(text: string): string {

@@ -26,6 +26,7 @@ import {
   sortByteOrder,
   utf8ByteLength,
 } from './text.js';
+import { findCycle } from '../../lib/dag.js';
 
 export const TASK_GRAPH_SCHEMA_VERSION = 1;
 export const TASK_GRAPH_MIN_SUBTASKS = 1;
@@ -146,37 +147,6 @@ function validateParentTask(raw: unknown): NormalizedParentTask {
   return parent;
 }
 
-/**
- * The first dependency cycle found by a depth-first search that starts from
- * sorted ids and follows sorted dependencies, closed back on its first node.
- */
-function findCycle(subtasks: readonly NormalizedSubtask[]): string[] | null {
-  const dependencies = new Map(subtasks.map((subtask) => [subtask.id, subtask.dependsOn]));
-  const visited = new Set<string>();
-  const active = new Set<string>();
-  const path: string[] = [];
-
-  const visit = (id: string): string[] | null => {
-    if (active.has(id)) return [...path.slice(path.indexOf(id)), id];
-    if (visited.has(id)) return null;
-    visited.add(id);
-    active.add(id);
-    path.push(id);
-    for (const dependency of dependencies.get(id) ?? []) {
-      const cycle = visit(dependency);
-      if (cycle) return cycle;
-    }
-    path.pop();
-    active.delete(id);
-    return null;
-  };
-
-  for (const id of sortByteOrder(dependencies.keys())) {
-    const cycle = visit(id);
-    if (cycle) return cycle;
-  }
-  return null;
-}
 
 /** `alpha -> beta -> alpha`, with long paths shown as the first 8, `...`, and the last entry. */
 export function formatCyclePath(cycle: readonly string[]): string {
