@@ -14,8 +14,9 @@
  * - `pg-boss` (10.x): `insert` the backlog, then N loops of `fetch` + `complete`.
  * - `graphile-worker` (0.16.x): the backlog as jobs, a runner with concurrency N and a no-op task.
  * Diagnostics (the "where does the time go" table): `coord-inproc` (Coord's own service functions
- * and auth lookup called in-process: Coord minus HTTP), `raw-sql-no-events` (`raw-sql` without the
- * event rows).
+ * and auth lookup called in-process: Coord minus HTTP), `raw-sql-no-notify` (`raw-sql` with the
+ * event rows but their NOTIFY trigger disabled for the run), `raw-sql-no-events` (`raw-sql`
+ * without the event rows).
  *
  * Setup (creating the backlog, VACUUM ANALYZE, CHECKPOINT) is not measured. Coord's backlog is
  * inserted with SQL, as the rows `POST /v1/todos` would write (scope, position 1..n, created_by;
@@ -37,8 +38,10 @@ import type { BenchPostgres } from './lib/pg.js';
 import { round, summarize, type Summary } from './lib/stats.js';
 
 export const CONTENDERS = ['coord-http', 'raw-sql', 'pg-boss', 'graphile-worker'] as const;
-export const DIAGNOSTICS = ['coord-inproc', 'raw-sql-no-events'] as const;
-export type Contender = (typeof CONTENDERS)[number] | (typeof DIAGNOSTICS)[number];
+export const DIAGNOSTICS = ['coord-inproc', 'raw-sql-no-notify', 'raw-sql-no-events'] as const;
+/** Coord over HTTP served by a second server from another checkout (`--compare`), same database. */
+export const COMPARE = 'coord-http-compare' as const;
+export type Contender = (typeof CONTENDERS)[number] | (typeof DIAGNOSTICS)[number] | typeof COMPARE;
 
 /** Pool size given to every contender's Postgres client: Coord's default `COORD_DB_POOL_MAX`. */
 export const POOL_MAX = 20;
@@ -65,6 +68,12 @@ export interface ClaimRun {
   done: Summary | null;
   /** What the exactly-once check verified. */
   verified: string;
+  /**
+   * Coord's table only: index pages one ready-set probe (the `next` pick) reads at the end of the
+   * run. Claimed items leave dead entries at the front of the partial index until VACUUM, so this
+   * grows with the items claimed since the last vacuum, not with the backlog.
+   */
+  probePages?: number;
 }
 
 interface Agent {
@@ -89,6 +98,7 @@ export class ClaimBench {
     private readonly coordUrl: string,
     private readonly server: { base: string; adminToken: string },
     private readonly maxAgents = 64,
+    private readonly compare?: { base: string },
   ) {}
 
   /** Registers one root session and `maxAgents` agent sessions under it (their shared scope); prepares the queue databases. */
@@ -119,8 +129,10 @@ export class ClaimBench {
     if (n > this.agents.length) throw new Error(`at most ${this.agents.length} agents`);
     switch (contender) {
       case 'coord-http':
+      case 'coord-http-compare':
       case 'coord-inproc':
       case 'raw-sql':
+      case 'raw-sql-no-notify':
       case 'raw-sql-no-events':
         await this.setupCoordBacklog(backlog);
         return this.runCoordFamily(contender, n, backlog, capMs);
@@ -158,8 +170,10 @@ export class ClaimBench {
     let claim: (a: Agent) => Promise<string | undefined>;
     let complete: (a: Agent, id: string) => Promise<void>;
     let cleanup = async () => {};
-    if (contender === 'coord-http') {
-      const pool = openPool(this.server.base, n);
+    if (contender === 'coord-http' || contender === 'coord-http-compare') {
+      const base = contender === 'coord-http' ? this.server.base : this.compare?.base;
+      if (!base) throw new Error('coord-http-compare needs a second server (--compare)');
+      const pool = openPool(base, n);
       cleanup = () => pool.close();
       claim = async (a) => {
         const r = await call<{ claimed: boolean; item?: { id: string } }>(pool, 'POST', '/v1/todos/next', a.token, {});
@@ -182,9 +196,16 @@ export class ClaimBench {
       claim = async (a) => (await claimNext(await ctxFor(a))).item?.id;
       complete = async (a, id) => void (await transitionTodo(await ctxFor(a), id, 'done'));
     } else {
-      const events = contender === 'raw-sql';
+      const events = contender !== 'raw-sql-no-events';
       const sql = postgres(this.coordUrl, { max: Math.min(n, POOL_MAX), onnotice: () => {}, connection: { application_name: 'bench-raw' } });
       cleanup = () => sql.end({ timeout: 2 });
+      if (contender === 'raw-sql-no-notify') {
+        await this.coordSql`alter table events disable trigger user`;
+        cleanup = async () => {
+          await this.coordSql`alter table events enable trigger user`;
+          await sql.end({ timeout: 2 });
+        };
+      }
       claim = async (a) => (await rawClaim(sql, this.scope, a.id, events))[0]?.id;
       complete = async (a, id) => {
         const r = await rawComplete(sql, id, a.id, events);
@@ -194,10 +215,21 @@ export class ClaimBench {
     try {
       const r = await agentLoops(agents, claim, complete, capMs);
       const verified = await this.verifyCoord(contender, backlog, r.cycles, r.seen, n);
-      return result(contender, n, backlog, r, verified);
+      return { ...result(contender, n, backlog, r, verified), probePages: await this.probePages() };
     } finally {
       await cleanup();
     }
+  }
+
+  private async probePages(): Promise<number> {
+    const [row] = await this.coordSql.unsafe(
+      `explain (analyze, buffers, format json)
+       select id from todos where scope = $1 and status = 'todo' and owner is null and unfinished_deps = 0
+        order by position, id limit 1`,
+      [this.scope],
+    );
+    const plan = (row as Record<string, { Plan: Record<string, number> }[]>)['QUERY PLAN'][0].Plan;
+    return (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
   }
 
   private async verifyCoord(contender: Contender, backlog: number, cycles: number, seen: Set<string>, n: number): Promise<string> {

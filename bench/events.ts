@@ -47,6 +47,8 @@ interface Target {
   token: string;
   topic: string;
   sql: Sql;
+  /** Ring `coord_events` after each commit (the database has no NOTIFY trigger on `events`). */
+  ringAfterCommit?: boolean;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -101,6 +103,9 @@ class Subscribers {
 
 async function write(t: Target, run: string, ks: number[]): Promise<void> {
   await withTx(t.sql, (tx) => appendEvents(tx, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } }))));
+  // A server built without the in-transaction NOTIFY trigger (bench proposal 2) expects every
+  // writer to ring after commit, as its own replicas do; the bench writes like one of them.
+  if (t.ringAfterCommit) await t.sql`select pg_notify('coord_events', ${t.topic})`;
 }
 
 /** Paced single-event transactions; latency over every delivery. */
@@ -174,6 +179,8 @@ async function throughputRun(t: Target, subscribers: number, events: number, per
  * the throughput series (1 and 100 subscribers, 20,000 events in 100-event transactions).
  */
 export async function eventsBench(t: Target, opts: { latencyEvents: number; intervalMs: number; throughputEvents: number; capMs: number }): Promise<EventsResult> {
+  const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from pg_trigger where tgrelid = 'events'::regclass and not tgisinternal and tgenabled <> 'D'`;
+  t = { ...t, ringAfterCommit: n === 0 };
   const latency: LatencyRun[] = [];
   for (const s of [1, 100, 500]) latency.push(await latencyRun(t, s, opts.latencyEvents, opts.intervalMs));
   const throughput: ThroughputRun[] = [];

@@ -7,9 +7,14 @@
  *   npm run bench -- --quick      a smaller matrix for development (writes bench/results/quick.*)
  *   npm run bench -- --profile    where the time goes: CPU profile of the server and
  *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
- *   options: --cap <seconds>      time cap of one claim run (default 12; a capped run reports
+ *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
  *            --only <list>        comma-separated sections: claim,breakdown,ready,events,memory
+ *            --server-root <dir>  run the Coord server from another checkout (the migrations of
+ *                                 this one are applied)
+ *            --compare <dir>      also run a second Coord server from another checkout on the same
+ *                                 database, as contender coord-http-compare interleaved with the
+ *                                 others: a before/after table of a change under the same drift
  *
  * Everything runs on 127.0.0.1: an embedded Postgres in a temp folder (fsync=off,
  * synchronous_commit=off, full_page_writes=off, the same for every contender), Coord's real server
@@ -22,7 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
-import { CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
+import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
 import { eventsBench, type EventsResult } from './events.js';
 import { call, openPool } from './lib/http.js';
 import { fmt, mib, ratio, table } from './lib/format.js';
@@ -40,8 +45,12 @@ const { values: opts } = parseArgs({
     profile: { type: 'boolean', default: false },
     cap: { type: 'string' },
     only: { type: 'string' },
+    'server-root': { type: 'string' },
+    compare: { type: 'string' },
   },
 });
+const serverRoot = opts['server-root'] ? path.resolve(opts['server-root']) : undefined;
+const compareRoot = opts.compare ? path.resolve(opts.compare) : undefined;
 
 const SECTIONS = ['memory', 'claim', 'breakdown', 'events', 'ready'] as const;
 type Section = (typeof SECTIONS)[number];
@@ -49,7 +58,7 @@ const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.
 for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
 
 const quick = opts.quick;
-const capMs = Number(opts.cap ?? (quick ? 5 : 12)) * 1000;
+const capMs = Number(opts.cap ?? (quick ? 5 : 10)) * 1000;
 const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
 const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
 const BREAKDOWN_N = 32;
@@ -65,8 +74,10 @@ const progress = (m: string) => console.error(`bench: ${m}`);
 
 let pg: BenchPostgres | undefined;
 let server: CoordServer | undefined;
+let compareServer: CoordServer | undefined;
 const cleanup = async () => {
   await server?.stop().catch(() => {});
+  await compareServer?.stop().catch(() => {});
   await pg?.stop().catch(() => {});
 };
 const abort = (why: string, code: number) => {
@@ -88,7 +99,15 @@ interface Results {
   loadAverage: { before: number; after: number };
   settings: Record<string, unknown>;
   claim: ClaimRun[];
-  ratios: { backlog: number; n: number; coordOverRawSql: number | null; coordOverPgBoss: number | null; coordOverGraphileWorker: number | null }[];
+  ratios: {
+    backlog: number;
+    n: number;
+    coordOverRawSql: number | null;
+    coordOverPgBoss: number | null;
+    coordOverGraphileWorker: number | null;
+    /** With --compare: the second server's throughput / this one's. */
+    compareOverCoord?: number | null;
+  }[];
   breakdown: ClaimRun[];
   readySet?: ReadySetResult;
   events?: EventsResult;
@@ -103,7 +122,12 @@ async function main(): Promise<void> {
   const coordUrl = await pg.createDatabase('coord');
   await migrateDatabase(coordUrl);
   if (opts.profile) return profile(pg, coordUrl);
-  server = await startCoordServer({ databaseUrl: coordUrl });
+  server = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot });
+  if (serverRoot) progress(`Coord server from ${serverRoot}`);
+  if (compareRoot) {
+    compareServer = await startCoordServer({ databaseUrl: coordUrl, root: compareRoot });
+    progress(`second Coord server (coord-http-compare) from ${compareRoot}`);
+  }
   const machine = await describeMachine(pg.admin);
   progress(`${machine.cores} cores, ${machine.postgres}, Node ${machine.node}; load average ${load0.toFixed(2)}`);
 
@@ -124,11 +148,12 @@ async function main(): Promise<void> {
   const claim: ClaimRun[] = [];
   const breakdown: ClaimRun[] = [];
   if (only.has('claim') || only.has('breakdown')) {
-    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N));
+    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N), compareServer);
+    const contenders: Contender[] = [...CONTENDERS, ...(compareServer ? [COMPARE] : [])];
     await bench.prepare();
     try {
       progress('claim: warm-up (not recorded)');
-      for (const c of [...CONTENDERS, ...(only.has('breakdown') ? DIAGNOSTICS : [])]) await bench.run(c, 8, 1000, 3000);
+      for (const c of [...contenders, ...(only.has('breakdown') ? DIAGNOSTICS : [])]) await bench.run(c, 8, 1000, 3000);
       const runOne = async (c: Contender, n: number, backlog: number, into: ClaimRun[]) => {
         const r = await bench.run(c, n, backlog, capMs);
         into.push(r);
@@ -139,8 +164,11 @@ async function main(): Promise<void> {
       };
       // Interleaved: every cell runs all contenders back to back, so drift hits them alike.
       for (const backlog of BACKLOGS) {
-        if (only.has('claim')) for (const n of AGENTS) for (const c of CONTENDERS) await runOne(c, n, backlog, claim);
-        if (only.has('breakdown')) for (const c of ['coord-http', 'coord-inproc', 'raw-sql', 'raw-sql-no-events'] as const) await runOne(c, BREAKDOWN_N, backlog, breakdown);
+        if (only.has('claim')) for (const n of AGENTS) for (const c of contenders) await runOne(c, n, backlog, claim);
+        if (only.has('breakdown')) {
+          const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-inproc', 'raw-sql', 'raw-sql-no-notify', 'raw-sql-no-events'];
+          for (const c of diag) await runOne(c, BREAKDOWN_N, backlog, breakdown);
+        }
       }
     } finally {
       await bench.close();
@@ -175,6 +203,7 @@ async function main(): Promise<void> {
   await admin.close();
 
   await server.stop();
+  await compareServer?.stop();
   await pg.stop();
   const results: Results = {
     date: new Date().toISOString(),
@@ -188,7 +217,9 @@ async function main(): Promise<void> {
       backlogs: BACKLOGS,
       agents: AGENTS,
       poolMaxPerContender: 20,
-      coordServer: 'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_LOG_LEVEL=warn, COORD_MAX_STREAMS=2000',
+      coordServer: 'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_MAX_STREAMS=2000',
+      ...(serverRoot ? { serverRoot } : {}),
+      ...(compareRoot ? { compareRoot } : {}),
       clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
       setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
     },
@@ -201,7 +232,7 @@ async function main(): Promise<void> {
   };
   report(results);
   mkdirSync(RESULTS_DIR, { recursive: true });
-  const stem = quick || opts.only ? 'quick' : 'latest';
+  const stem = quick || opts.only || serverRoot || compareRoot ? 'quick' : 'latest';
   writeFileSync(path.join(RESULTS_DIR, `${stem}.json`), JSON.stringify(results, null, 2) + '\n');
   writeFileSync(path.join(RESULTS_DIR, `${stem}.md`), markdown(results));
   progress(`wrote bench/results/${stem}.json and bench/results/${stem}.md in ${results.durationSeconds} s`);
@@ -215,7 +246,15 @@ function ratios(claim: ClaimRun[]): Results['ratios'] {
       const coord = get('coord-http');
       if (coord === undefined) continue;
       const rr = (x: number | undefined) => (x ? round(coord / x, 2) : null);
-      out.push({ backlog, n, coordOverRawSql: rr(get('raw-sql')), coordOverPgBoss: rr(get('pg-boss')), coordOverGraphileWorker: rr(get('graphile-worker')) });
+      const cmp = get(COMPARE);
+      out.push({
+        backlog,
+        n,
+        coordOverRawSql: rr(get('raw-sql')),
+        coordOverPgBoss: rr(get('pg-boss')),
+        coordOverGraphileWorker: rr(get('graphile-worker')),
+        ...(cmp !== undefined ? { compareOverCoord: round(cmp / coord, 2) } : {}),
+      });
     }
   }
   return out;
@@ -233,10 +272,11 @@ function claimRows(runs: ClaimRun[]) {
     r.next ? r.next.p50 : '–',
     r.next ? r.next.p99 : '–',
     r.done ? r.done.p50 : '–',
+    r.probePages ?? '–',
     r.emptied ? 'emptied' : `capped at ${fmt(r.cycles)}`,
   ]);
 }
-const CLAIM_HEAD = ['contender', 'N', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'done p50 ms', 'run'];
+const CLAIM_HEAD = ['contender', 'N', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'done p50 ms', 'probe pages', 'run'];
 
 function report(r: Results): void {
   const out: string[] = [];
@@ -248,8 +288,15 @@ function report(r: Results): void {
       '',
       'Ratios (Coord over HTTP throughput / other)',
       table(
-        ['backlog', 'N', 'Coord/raw-SQL', 'Coord/pg-boss', 'Coord/graphile-worker'],
-        r.ratios.map((x) => [x.backlog, x.n, x.coordOverRawSql ? `${x.coordOverRawSql}×` : '–', x.coordOverPgBoss ? `${x.coordOverPgBoss}×` : '–', x.coordOverGraphileWorker ? `${x.coordOverGraphileWorker}×` : '–']),
+        ['backlog', 'N', 'Coord/raw-SQL', 'Coord/pg-boss', 'Coord/graphile-worker', ...(compareServer ? ['compare/Coord'] : [])],
+        r.ratios.map((x) => [
+          x.backlog,
+          x.n,
+          x.coordOverRawSql ? `${x.coordOverRawSql}×` : '–',
+          x.coordOverPgBoss ? `${x.coordOverPgBoss}×` : '–',
+          x.coordOverGraphileWorker ? `${x.coordOverGraphileWorker}×` : '–',
+          ...(compareServer ? [x.compareOverCoord ? `${x.compareOverCoord}×` : '–'] : []),
+        ]),
       ),
     );
   }
@@ -365,7 +412,7 @@ function markdown(r: Results): string {
 async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-bench-prof-'));
   try {
-    server = await startCoordServer({ databaseUrl: coordUrl, cpuProfDir: dir });
+    server = await startCoordServer({ databaseUrl: coordUrl, cpuProfDir: dir, root: serverRoot });
     const sql = openDb(coordUrl, { max: 1, applicationName: 'bench-profile' });
     let statements: StatementStat[] = [];
     let run: ClaimRun;

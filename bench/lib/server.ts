@@ -1,9 +1,10 @@
 /**
  * Coord as a separate process: the real entry point (`src/server.ts`) run by `node --import tsx`
  * (one process, so its pid is the server's and its RSS is the server's), on the bench database,
- * listening on 127.0.0.1 only. Configuration is Coord's defaults except: the stream cap is raised
- * for the 1,000-stream memory figure, logging is `warn` (per-request logs are off in every mode),
- * and no `coord.toml` or `COORD_*` variable of the caller's environment leaks in.
+ * listening on 127.0.0.1 only. Configuration is Coord's defaults (log level `info`, per-request
+ * logs off) except that the stream cap is raised for the 1,000-stream memory figure, and no
+ * `coord.toml` or `COORD_*` variable of the caller's environment leaks in. If the server stops
+ * unexpectedly, the tail of its output is shown.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -33,6 +34,8 @@ export interface StartServerOptions {
   env?: Record<string, string>;
   /** Write a V8 CPU profile of the server to this folder on exit. */
   cpuProfDir?: string;
+  /** Run the server from another checkout (before/after comparisons); default: this repository. */
+  root?: string;
 }
 
 /** Starts the server and resolves when `/readyz` answers 200 (≤ 60 s). Throws with its stderr otherwise. */
@@ -51,12 +54,12 @@ export async function startCoordServer(opts: StartServerOptions): Promise<CoordS
     COORD_DATA_DIR: dataDir,
     COORD_CONFIG: configFile,
     COORD_ADMIN_TOKEN: adminToken,
-    COORD_LOG_LEVEL: 'warn',
+    COORD_LOG_LEVEL: 'info',
     COORD_MAX_STREAMS: '2000',
     ...(opts.env ?? {}),
   });
   const args = ['--import', 'tsx', ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), 'src/server.ts'];
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: opts.root ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
     tail.push(...chunk.toString('utf8').split('\n').filter(Boolean));
