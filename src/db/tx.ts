@@ -1,4 +1,5 @@
 import type postgres from 'postgres';
+import { ringCommitted } from '../events/doorbell.js';
 import type { Sql } from './client.js';
 
 /** SQLSTATEs worth retrying a whole transaction for: serialization failure, deadlock. */
@@ -7,7 +8,7 @@ const RETRYABLE = new Set(['40001', '40P01']);
 /**
  * Runs `fn` in one transaction (READ COMMITTED unless told otherwise), retrying it on
  * serialization failure or deadlock up to 5 times with jittered backoff. Everything `fn` writes,
- * events included, commits together or not at all.
+ * events included, commits together or not at all; after the commit it rings the event doorbell.
  */
 export async function withTx<T>(
   sql: Sql,
@@ -17,7 +18,12 @@ export async function withTx<T>(
   for (let attempt = 0; ; attempt++) {
     try {
       const mode = opts.isolation ? `isolation level ${opts.isolation}` : '';
-      return (await (mode ? sql.begin(mode, fn) : sql.begin(fn))) as T;
+      let txRef: object | undefined;
+      const body = (tx: postgres.TransactionSql) => ((txRef = tx), fn(tx));
+      const result = (await (mode ? sql.begin(mode, body) : sql.begin(body))) as T;
+      // Committed: ring the topics its events went to (src/events/doorbell.ts).
+      if (txRef) ringCommitted(sql, txRef);
+      return result;
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (!code || !RETRYABLE.has(code) || attempt >= 4) throw err;

@@ -9,6 +9,7 @@
  * cost one query per wake-up, not 500.
  */
 import type { Sql } from '../db/client.js';
+import { setDoorbell } from './doorbell.js';
 import { readAfter, type Cursor, type EventRow } from './events.repo.js';
 
 export interface Subscriber {
@@ -97,6 +98,10 @@ export class EventHub {
 
   /** Starts listening. postgres.js re-establishes a dropped LISTEN connection and calls `onlisten` again; every (re)listen wakes every feed so nothing sent during the gap is missed. */
   async start(): Promise<void> {
+    setDoorbell(this.sql, {
+      send: async (topics) => void (await this.sql`select pg_notify('coord_events', t) from unnest(${topics}::text[]) t`),
+      wakeLocal: (topic) => void this.feeds.get(topic)?.wake(),
+    });
     this.listening = await this.sql.listen(
       'coord_events',
       (topic) => void this.feeds.get(topic)?.wake(),
@@ -162,6 +167,7 @@ export class EventHub {
   }
 
   async stop(): Promise<void> {
+    setDoorbell(this.sql, undefined);
     if (this.poll) clearInterval(this.poll);
     for (const f of this.feeds.values()) f.close();
     this.feeds.clear();

@@ -1,6 +1,6 @@
 /**
  * The event outbox (design brief §4). Events are appended inside the transaction of the change
- * they describe; an `AFTER INSERT` trigger rings `NOTIFY coord_events '<topic>'` at commit.
+ * they describe; after the commit the writer rings `NOTIFY coord_events '<topic>'` (doorbell.ts).
  *
  * Ordering and resume. Ids come from a sequence at insert time, so transactions commit out of id
  * order and a reader that trusts `id > cursor` can skip an event forever. Each row also stores
@@ -13,6 +13,7 @@
  */
 import type { EmitEvents } from '../config.js';
 import type { Db } from '../db/client.js';
+import { noteTopics } from './doorbell.js';
 
 export interface EventInput {
   topic: string;
@@ -47,6 +48,7 @@ export const topicOf = (scope: string) => `todo:${scope}`;
 /** Appends events in the caller's transaction, in array order (one round trip). */
 export async function appendEvents(tx: Db, events: EventInput[]): Promise<void> {
   if (events.length === 0) return;
+  noteTopics(tx, new Set(events.map((e) => e.topic)));
   await tx`
     insert into events (topic, event, subject_id, payload)
     select u.topic, u.event, u.subject_id, u.payload::jsonb from unnest(

@@ -19,6 +19,7 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
+import { ringAfterCommit } from '../events/doorbell.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
@@ -144,17 +145,7 @@ async function replaceDependencies(tx: Db, row: TodoRow, deps: string[]): Promis
  * left 0 (dependency-blocked). Only those get a revision bump (seed: one readiness transition).
  */
 async function cascade(tx: Db, dependencyId: string, delta: 1 | -1): Promise<TodoRow[]> {
-  const flipped = await tx<{ id: string }[]>`
-    with d as (
-      select t.id from todos t join todo_dependencies e on e.todo_id = t.id
-       where e.dependency_id = ${dependencyId} order by t.id for update of t)
-    update todos t
-       set unfinished_deps = t.unfinished_deps + ${delta}::int,
-           revision = t.revision + case when t.status = 'todo' and t.unfinished_deps + ${delta}::int = ${delta === -1 ? 0 : 1}::int then 1 else 0 end,
-           updated_at = case when t.status = 'todo' and t.unfinished_deps + ${delta}::int = ${delta === -1 ? 0 : 1}::int then now() else t.updated_at end
-      from d where t.id = d.id
-    returning t.id, (t.status = 'todo' and t.unfinished_deps = ${delta === -1 ? 0 : 1}::int) as flipped`;
-  const ids = flipped.filter((f: any) => f.flipped).map((f) => f.id);
+  const ids = (await tx<{ id: string }[]>`select coord_cascade as id from coord_cascade(${dependencyId}, ${delta}::int)`).map((r) => r.id);
   return ids.length ? tx<TodoRow[]>`select ${itemColumns(tx, 0)} from todos t where t.id = any(${ids}::text[]) order by t.id` : [];
 }
 
@@ -335,7 +326,10 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
       returning *),
     ${claimedEvent(ctx.sql, emit)}
     select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
-  if (rows[0]) return toItem(rows[0]);
+  if (rows[0]) {
+    if (emit) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
+    return toItem(rows[0]);
+  }
   // Lost, or never claimable: say which, from a fresh read.
   const { row: now } = await visibleRow(ctx, ctx.sql, id);
   if (now.status === 'todo' && now.owner === null && now.unfinished_deps > 0) {
@@ -374,6 +368,7 @@ export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: bo
       returning t.*),
     ${claimedEvent(ctx.sql, emit)}
     select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
+  if (rows[0] && emit) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
   return rows[0] ? { claimed: true, item: toItem(rows[0]) } : { claimed: false };
 }
 
@@ -399,6 +394,7 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
   const newNote = to === 'blocked' && note ? checkNote(ctx, note) : null;
   const self = me(ctx);
   const leaseMs = lease(ctx);
+  if (to === 'done') return completeTodo(ctx, id, self, leaseMs);
   const result = await withTx(ctx.sql, async (tx) => {
     // Fast path for the owner (the hot path: no scope lookup); otherwise check authority first.
     let override = false;
@@ -412,22 +408,49 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
     const { row, oldStatus } = attempt;
     const events: { event: string; row: TodoRow }[] = [];
     let flipped: TodoRow[] = [];
-    if (to === 'done' && oldStatus !== 'done') flipped = await cascade(tx, id, -1);
     if (to === 'todo' && oldStatus === 'done') flipped = await cascade(tx, id, 1);
     const [fresh] = await selectItems(tx, leaseMs, [id]);
     const name = to === 'todo' ? (fresh.unfinished_deps > 0 ? 'dependency-blocked' : 'todo') : to;
     events.push({ event: name, row: fresh });
-    for (const f of flipped) events.push({ event: to === 'done' ? 'unblocked' : 'dependency-blocked', row: f });
+    for (const f of flipped) events.push({ event: 'dependency-blocked', row: f });
     await appendEvents(tx, emitted(ctx, row.scope, events));
     return { item: fresh };
   });
   if ('item' in result) return toItem(result.item!);
-  const r = result.error!;
+  refuseTransition(id, to, self, result.error!, result.override);
+}
+
+/**
+ * `done`, the claim cycle's second half, in one round trip: the database function `coord_done`
+ * (migrations/0003) applies the guarded transition, the cascade and the events in one statement.
+ * The owner's call needs no scope lookup; anyone else is checked for override authority first.
+ */
+async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number): Promise<TodoItem> {
+  const done = async (override: boolean) => {
+    const rows = await ctx.sql<TodoRow[]>`
+      select t.*, coord_depends_on(t.id) as depends_on, coord_blocked_by(t.id) as blocked_by,
+             null::timestamptz as lease_expires_at, false as lease_expired
+        from coord_done(${id}, ${self}, ${override}, ${leaseMs}::float8, ${ctx.config.todo.emitEvents}) t`;
+    if (rows[0] && emitsFor(rows[0].scope, ctx.config.todo.emitEvents)) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
+    return rows[0];
+  };
+  const mine = self ? await done(false) : undefined;
+  if (mine) return toItem(mine);
+  const v = await visibleRow(ctx, ctx.sql, id);
+  if (v.override) {
+    const theirs = await done(true);
+    if (theirs) return toItem(theirs);
+  }
+  refuseTransition(id, 'done', self, v.override ? (await visibleRow(ctx, ctx.sql, id)).row : v.row, v.override);
+}
+
+/** Says why a guarded transition did not apply: lease expired, not permitted, or wrong state. */
+function refuseTransition(id: string, to: Target, self: string | null, r: TodoRow, override: boolean): never {
   const isOwner = self !== null && r.owner === self;
   if (isOwner && r.status === 'in-progress' && r.lease_expired) {
     fail('lease_expired', `the claim lease on todo "${id}" expired at ${r.lease_expires_at?.toISOString()}; claim it again`);
   }
-  if (!isOwner && !result.override) {
+  if (!isOwner && !override) {
     fail('forbidden', "only the owner, the scope's override authority, or the human may transition this item");
   }
   const hint = to === 'done' && r.status === 'todo' ? ` (claim it first: coord todo claim ${id})` : '';

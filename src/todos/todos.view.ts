@@ -56,10 +56,12 @@ export interface TodoItem {
   leaseExpired?: boolean;
 }
 
-/** SQL (over alias `t`) for the sorted ids of `t`'s unfinished dependencies: the payload's `blockedBy`. */
-export const BLOCKED_BY_SQL = `coalesce((select array_agg(e.dependency_id order by e.dependency_id)
-  from todo_dependencies e join todos d on d.id = e.dependency_id
-  where e.todo_id = t.id and d.status <> 'done'), '{}')`;
+/**
+ * SQL (over alias `t`) for the sorted ids of `t`'s unfinished dependencies: `blockedBy`. The
+ * derivation itself is the database function `coord_blocked_by` (migrations/0003), the one
+ * definition that reads, events and the completion function share.
+ */
+export const BLOCKED_BY_SQL = 'coord_blocked_by(t.id)';
 
 /**
  * The columns every item read selects from alias `t`. `depends_on` and `blocked_by` are derived
@@ -70,8 +72,8 @@ export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<pos
   return sql`
     t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
     t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps,
-    coalesce((select array_agg(e.dependency_id order by e.dependency_id) from todo_dependencies e where e.todo_id = t.id), '{}') as depends_on,
-    ${sql.unsafe(BLOCKED_BY_SQL)} as blocked_by,
+    coord_depends_on(t.id) as depends_on,
+    coord_blocked_by(t.id) as blocked_by,
     case when t.status = 'in-progress' and ${leaseMs}::float8 > 0
          then t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) end as lease_expires_at,
     (t.status = 'in-progress' and ${leaseMs}::float8 > 0
