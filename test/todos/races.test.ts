@@ -88,6 +88,25 @@ describe('dependency races (50 rounds each)', () => {
     }
   });
 
+  it('should count an edge added while its dependency is being completed, so the dependent is never stranded', async () => {
+    const root = await t.session();
+    const [owner] = await sessions(1, root);
+    for (let round = 0; round < 50; round++) {
+      const d = await add(root.client, 'dependency');
+      const x = await add(root.client, 'dependent');
+      await owner.client.post(`/v1/todos/${d.id}/claim`);
+      const [done, edge] = await Promise.all([
+        owner.client.post(`/v1/todos/${d.id}/done`),
+        root.client.put(`/v1/todos/${x.id}/dependencies`, { dependsOn: [d.id] }),
+      ]);
+      expect([done.status, edge.status]).toEqual([200, 200]);
+      const after = (await root.client.get(`/v1/todos/${x.id}`)).body.item;
+      expect(after).toMatchObject({ status: 'todo', ready: true, blockedBy: [], dependsOn: [d.id] });
+      const [row] = await t.sql`select unfinished_deps from todos where id = ${x.id}`;
+      expect(row.unfinished_deps).toBe(0);
+    }
+  });
+
   it('should never leave a claim standing on a dependency that was unfinished at the moment of claim', async () => {
     const root = await t.session();
     const [worker, finisher] = await sessions(2, root);
