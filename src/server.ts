@@ -4,6 +4,8 @@
  * SIGTERM/SIGINT (stop accepting and end SSE streams → stop pg-boss → close the pool → stop the
  * embedded Postgres); a second signal forces exit. SIGHUP reloads the reloadable `[todo]` keys.
  */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { buildApp } from './app.js';
 import { bootstrapAdmin } from './auth/tokens.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
@@ -11,6 +13,41 @@ import { openDb } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
 import { migrateDatabase } from './db/migrate.js';
 import { startSweeper, type Sweeper } from './sweeps/boss.js';
+
+/**
+ * One server per data folder: a second `npm start` in the same folder would otherwise take the
+ * first one's Postgres for an orphan and stop it. `<dataDir>/coord.pid` names the owner; a stale
+ * file (its process is gone) is taken over.
+ */
+function claimDataDir(dataDir: string): void {
+  const file = path.join(dataDir, 'coord.pid');
+  mkdirSync(dataDir, { recursive: true });
+  if (existsSync(file)) {
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    let alive = false;
+    try {
+      if (pid && pid !== process.pid) process.kill(pid, 0);
+      alive = pid > 0 && pid !== process.pid;
+    } catch {
+      alive = false;
+    }
+    if (alive) {
+      console.error(
+        `coord: another Coord server (pid ${pid}) is using ${dataDir}. Stop it first, or give this one its own ` +
+          `COORD_DATA_DIR, or point it at the same database with DATABASE_URL (its URL is printed at start-up).`,
+      );
+      process.exit(1);
+    }
+  }
+  writeFileSync(file, `${process.pid}\n`);
+  process.on('exit', () => {
+    try {
+      if (readFileSync(file, 'utf8').trim() === String(process.pid)) rmSync(file);
+    } catch {
+      /* already gone */
+    }
+  });
+}
 
 async function main(): Promise<void> {
   let config;
@@ -26,9 +63,10 @@ async function main(): Promise<void> {
   let embedded: EmbeddedHandle | undefined;
   let url = config.databaseUrl;
   if (!url) {
+    claimDataDir(config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, persistent: true, log: (m) => console.error(`coord: ${m}`) });
     url = embedded.url;
-    console.error(`coord: embedded Postgres in ${embedded.clusterDir} on 127.0.0.1:${embedded.port}`);
+    console.error(`coord: embedded Postgres in ${embedded.clusterDir}: ${embedded.url.replace(/:[^:@/]+@/, ':***@')} (password: postgres)`);
   }
   await migrateDatabase(url);
   const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs });
