@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
+import { principalForToken } from '../auth/tokens.js';
 import { accessToScope, canonicalScope } from '../scopes/scopes.js';
 import type { EventHub, Subscriber } from './events.hub.js';
 import { cursorFor, headCursor, headId, readAfter, type Cursor, type EventRow } from './events.repo.js';
@@ -39,6 +40,12 @@ async function authorizeTopic(sql: Sql, req: { principal: import('../auth/princi
   const a = scope ? await accessToScope(sql, req.principal, scope) : undefined;
   if (!scope || !a?.inScope) fail('not_found', `topic "${topic}" not found`);
   return `todo:${scope}`;
+}
+
+/** Whether the token still authenticates and may still read the topic's scope. */
+async function stillAllowed(sql: Sql, token: string, topic: string): Promise<boolean> {
+  const p = await principalForToken(sql, token);
+  return !!p && (await accessToScope(sql, p, topic.slice('todo:'.length))).inScope;
 }
 
 function parseAfter(raw: string | undefined): number | undefined {
@@ -104,7 +111,13 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       }
       let closed = false;
       let leave: (() => void) | undefined;
-      const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), config.sseHeartbeatMs);
+      // Each heartbeat also re-checks the caller: a stream of a session that was stopped (or
+      // lost access) ends within one heartbeat interval.
+      const token = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      const heartbeat = setInterval(() => {
+        res.write(': heartbeat\n\n');
+        void stillAllowed(sql, token, topic).then((ok) => ok || end(), () => {});
+      }, config.sseHeartbeatMs);
       const end = () => {
         if (closed) return;
         closed = true;

@@ -154,6 +154,18 @@ describe('authorisation, heartbeats and resources', () => {
     expect(t.app.coord.openStreams()).toBe(before);
   });
 
+  it('should end the open stream of a session that is stopped, within a heartbeat', async () => {
+    const root = await t.session();
+    const child = await t.session({ parentId: root.id, by: root.client });
+    const stream = await openSse(`${t.base}/v1/events?topic=${encodeURIComponent(`todo:session:${root.id}`)}`, child.token);
+    expect(stream.status).toBe(200);
+    await t.admin.post(`/v1/sessions/${child.id}/stop`);
+    await Promise.race([stream.closed, new Promise((_, rej) => setTimeout(() => rej(new Error('stream still open')), 3000))]);
+    await add(root.client, 'after the stop');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(stream.events.filter((e) => e.event === 'added')).toEqual([]);
+  });
+
   it('should refuse streams beyond the cap with 503 too_many_streams', async () => {
     const capped = await startTestApp({ dbUrl: t.dbUrl, config: { maxStreams: 2 } });
     try {
