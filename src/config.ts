@@ -115,12 +115,13 @@ function boundedInt(key: string, min: number, max: number) {
 
 const TodoBlockSchema = z.strictObject({
   emit_events: z.enum(['scenario', 'all', 'off']).default(TODO_DEFAULTS.emitEvents),
-  claim_lease: duration('claim_lease', { minMs: 1000, allowZero: true }).default(TODO_DEFAULTS.claimLeaseMs),
-  retention: duration('retention', { minMs: 1000, allowZero: true }).default(TODO_DEFAULTS.retentionMs),
+  // Upper bounds keep deadlines inside Postgres's interval and timestamp ranges.
+  claim_lease: duration('claim_lease', { minMs: 1000, maxMs: 365 * 86_400_000, allowZero: true }).default(TODO_DEFAULTS.claimLeaseMs),
+  retention: duration('retention', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(TODO_DEFAULTS.retentionMs),
   max_title: boundedInt('max_title', 1, MAX_TITLE_CEILING).default(TODO_DEFAULTS.maxTitle),
   max_note: boundedInt('max_note', 1, MAX_NOTE_CEILING).default(TODO_DEFAULTS.maxNote),
   list_limit: boundedInt('list_limit', 1, LIST_LIMIT_CEILING).default(TODO_DEFAULTS.listLimit),
-  sweep_interval: duration('sweep_interval', { minMs: 500 }).default(TODO_DEFAULTS.sweepIntervalMs),
+  sweep_interval: duration('sweep_interval', { minMs: 500, maxMs: 86_400_000 }).default(TODO_DEFAULTS.sweepIntervalMs),
   // Sub-millisecond would become lock_timeout 0 (= wait forever in Postgres, no wait in SQLite);
   // the seed rejects it (#1322), so do we.
   busy_timeout: z
@@ -142,7 +143,7 @@ const EnvSchema = z.object({
   COORD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   COORD_MAX_STREAMS: z.coerce.number().int().min(1).default(1000),
   COORD_SSE_HEARTBEAT: duration('COORD_SSE_HEARTBEAT', { minMs: 100 }).default(15_000),
-  COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, allowZero: true }).default(7 * 86_400_000),
+  COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(7 * 86_400_000),
   COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
   COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
@@ -178,7 +179,7 @@ export function loadTodoConfig(env: NodeJS.ProcessEnv, configFile: string | unde
   const r = TodoBlockSchema.safeParse(block);
   if (!r.success) {
     throw new ConfigError(
-      `invalid [todo] configuration${configFile ? ` in ${configFile}` : ''}:\n${formatIssues(r.error, '[todo]')}`,
+      `invalid [todo] configuration${configFile ? ` (file ${configFile}, then COORD_TODO_* overrides)` : ' (COORD_TODO_* overrides)'}:\n${formatIssues(r.error, '[todo]')}`,
     );
   }
   const t = r.data;
@@ -265,6 +266,8 @@ const KEY_FIELD = {
  * Throws `ConfigError` (nothing applied) when the new file is invalid.
  */
 export function reloadTodoConfig(config: Config): ReloadResult {
+  // A ./coord.toml written after start-up is picked up (COORD_CONFIG is fixed at start).
+  if (!config.configFile && !process.env.COORD_CONFIG && existsSync('coord.toml')) config.configFile = path.resolve('coord.toml');
   const next = loadTodoConfig(process.env, config.configFile);
   const result: ReloadResult = { applied: {}, restartRequired: [] };
   for (const key of RELOADABLE_TODO_KEYS) {
