@@ -99,7 +99,7 @@ function assertNotGraphManaged(scope: string): void {
  * holding `FOR SHARE` on them until commit. Checks run per dependency in sorted order: self edge,
  * unknown id, different scope, cycle (seed 000 "Dependencies"; seeds-notes §1.6). Throws 422.
  */
-async function lockAndCheckDependencies(tx: Db, id: string, scope: string, deps: string[], isNew: boolean): Promise<Map<string, StoredStatus>> {
+async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: string, deps: string[], isNew: boolean): Promise<Map<string, StoredStatus>> {
   if (deps.length === 0) return new Map();
   const rows = await tx<{ id: string; scope: string; status: StoredStatus }[]>`
     select id, scope, status from todos where id = any(${deps}::text[]) order by id for share`;
@@ -118,7 +118,10 @@ async function lockAndCheckDependencies(tx: Db, id: string, scope: string, deps:
   for (const dep of deps) {
     if (dep === id) fail('dependency_self', `todo "${id}" cannot depend on itself`, { id });
     const d = found.get(dep);
-    if (!d) fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
+    // An item in a scope the caller cannot read does not exist for it (existence is not leaked).
+    if (!d || (d.scope !== scope && !(await accessToScope(tx, ctx.principal, d.scope)).inScope)) {
+      fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
+    }
     if (d.scope !== scope) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
     if (reaching.has(dep)) fail('dependency_cycle', `todo dependency cycle: "${dep}" already depends on "${id}"`, { id, dependency: dep });
   }
@@ -126,9 +129,9 @@ async function lockAndCheckDependencies(tx: Db, id: string, scope: string, deps:
 }
 
 /** Replaces an existing item's edges and recomputes its unfinished-dependency count (in `tx`). */
-async function replaceDependencies(tx: Db, row: TodoRow, deps: string[]): Promise<void> {
+async function replaceDependencies(ctx: Ctx, tx: Db, row: TodoRow, deps: string[]): Promise<void> {
   await lockXact(tx, `todo-deps:${row.scope}`);
-  const statuses = await lockAndCheckDependencies(tx, row.id, row.scope, deps, false);
+  const statuses = await lockAndCheckDependencies(ctx, tx, row.id, row.scope, deps, false);
   await tx`delete from todo_dependencies where todo_id = ${row.id} and not (dependency_id = any(${deps}::text[]))`;
   if (deps.length) {
     await tx`insert into todo_dependencies (todo_id, dependency_id)
@@ -185,11 +188,13 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
     if (input.parentId) {
       const [parent] = await tx<{ scope: string; parent_id: string | null }[]>`
         select scope, parent_id from todos where id = ${input.parentId} for share`;
-      if (!parent) fail('parent_not_found', `parent todo "${input.parentId}" not found`);
+      if (!parent || (parent.scope !== access.scope && !(await accessToScope(tx, ctx.principal, parent.scope)).inScope)) {
+        fail('parent_not_found', `parent todo "${input.parentId}" not found`);
+      }
       if (parent.parent_id) fail('hierarchy_too_deep', `todo hierarchy is one level deep: "${input.parentId}" is itself a sub-item`);
       if (parent.scope !== access.scope) fail('parent_scope_mismatch', "sub-item must share its parent's scope");
     }
-    const statuses = await lockAndCheckDependencies(tx, id, access.scope, deps, true);
+    const statuses = await lockAndCheckDependencies(ctx, tx, id, access.scope, deps, true);
     const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
       insert into scopes (scope, last_position) values (${access.scope}, 1)
@@ -543,7 +548,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
       throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
     }
     const wasBlocked = row.status === 'todo' && row.unfinished_deps > 0;
-    if (deps !== undefined) await replaceDependencies(tx, row, deps);
+    if (deps !== undefined) await replaceDependencies(ctx, tx, row, deps);
     if (input.position !== undefined) {
       await tx`update scopes set last_position = greatest(last_position, ${input.position}) where scope = ${row.scope}`;
     }

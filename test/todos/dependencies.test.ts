@@ -64,9 +64,14 @@ describe('dependencies (seed 000 "Dependencies", seeds-notes §1.6, §1.15)', ()
     expect(cyc.body.detail).toBe(`todo dependency cycle: "${a.id}" already depends on "${b.id}"`);
     expect((await s.client.get(`/v1/todos/${b.id}`)).body.item.dependsOn).toEqual([]);
     const foreign = await add(other.client, 'elsewhere');
-    const r = await s.client.patch(`/v1/todos/${b.id}`, { title: 'renamed', dependsOn: [foreign.id] });
+    const r = await t.admin.patch(`/v1/todos/${b.id}`, { title: 'renamed', dependsOn: [foreign.id] });
     expect(r.body.code).toBe('dependency_scope_mismatch');
     expect((await s.client.get(`/v1/todos/${b.id}`)).body.item.title).toBe('b');
+    // A session that cannot read the other scope learns nothing: the item does not exist for it.
+    const hidden = await s.client.patch(`/v1/todos/${b.id}`, { title: 'renamed', dependsOn: [foreign.id] });
+    expect(hidden.body.code).toBe('dependency_not_found');
+    const hiddenParent = await s.client.post('/v1/todos', { title: 'child', parentId: foreign.id });
+    expect(hiddenParent.body.code).toBe('parent_not_found');
     expect((await s.client.put(`/v1/todos/${b.id}/dependencies`, { dependsOn: [b.id] })).body.code).toBe('dependency_self');
     expect((await s.client.put(`/v1/todos/${b.id}/dependencies`, { dependsOn: ['td-missing'] })).body.code).toBe('dependency_not_found');
     expect((await s.client.put(`/v1/todos/${b.id}/dependencies`, { dependsOn: [' '] })).body.code).toBe('dependency_empty');
