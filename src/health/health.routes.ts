@@ -16,12 +16,14 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; metrics: ()
     '/readyz',
     { schema: { tags: ['health'], summary: 'Readiness: database reachable and migrated', response: { 200: z.object({ status: z.literal('ready') }), 503: z.any() } } },
     async (_req, reply) => {
+      const unavailable = (detail: string) => reply.status(503).type('application/problem+json').send(problemBody('database_unavailable', detail, 503));
       try {
-        if (await migrationsApplied(deps.sql, expectedMigrations())) return { status: 'ready' as const };
-        return reply.status(503).type('application/problem+json').send(problemBody('database_unavailable', 'migrations not applied yet', 503));
+        await deps.sql`select 1`;
       } catch {
-        return reply.status(503).type('application/problem+json').send(problemBody('database_unavailable', 'the database is unreachable', 503));
+        return unavailable('the database is unreachable');
       }
+      if (await migrationsApplied(deps.sql, expectedMigrations())) return { status: 'ready' as const };
+      return unavailable('migrations not applied yet');
     },
   );
   r.get('/metrics', { schema: { tags: ['health'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (_req, reply) => {

@@ -30,7 +30,12 @@ export async function startSweeper(
   log: { info: (o: object, m: string) => void; error: (o: object, m: string) => void },
 ): Promise<Sweeper> {
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss' });
-  boss.on('error', (err) => log.error({ err }, 'pg-boss error'));
+  let stopping = false;
+  // While stopping, the database going away under pg-boss's pool (57P01) is expected, not an error.
+  boss.on('error', (err) => {
+    if (stopping && (err as { code?: string }).code === '57P01') return;
+    log.error({ err }, 'pg-boss error');
+  });
   await boss.start();
   await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
   const waiters: ((r: SweepResult) => void)[] = [];
@@ -48,6 +53,7 @@ export async function startSweeper(
   await boss.send(SWEEP_QUEUE, {});
   return {
     stop: async () => {
+      stopping = true;
       await boss.stop({ graceful: true, timeout: 5000, wait: true });
     },
     nextSweep: () => new Promise((resolve) => waiters.push(resolve)),
