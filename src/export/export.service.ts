@@ -42,8 +42,9 @@ export function markdownLine(item: TodoItem): string {
   if (item.owner) parts.push(`owner ${item.owner}`);
   if (item.tags.length) parts.push(`tags ${item.tags.join(',')}`);
   if (item.blockedBy.length) parts.push(`blocked by ${item.blockedBy.join(',')}`);
-  // A title may hold a line break; one item stays one line.
-  const title = item.title.replace(/\s*[\r\n]+\s*/g, ' ');
+  // A title may hold a line break (one item stays one line) and Markdown syntax, which is escaped
+  // so a title cannot forge another item's checkbox or emphasis.
+  const title = item.title.replace(/\s*[\r\n]+\s*/g, ' ').replace(/[\\`*_[\]<>#|]/g, (c) => `\\${c}`);
   return `${item.parentId ? '  ' : ''}- [${item.status === 'done' ? 'x' : ' '}] ${title} _(${parts.join(', ')})_`;
 }
 
