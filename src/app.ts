@@ -60,7 +60,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
     // Long ids reach the handlers (and get a problem+json 404) instead of Fastify's own 414 text.
-    maxParamLength: 1000,
+    routerOptions: { maxParamLength: 1000 },
     // SSE clients (undici) keep idle sockets; without this, close waits for them (stack.md #12).
     forceCloseConnections: true,
     return503OnClosing: true,
