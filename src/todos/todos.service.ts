@@ -532,6 +532,14 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
   const deps = input.dependsOn !== undefined ? normalizeDependencies(input.dependsOn) : undefined;
   const leaseMs = lease(ctx);
   const self = me(ctx);
+  if (title === undefined && note === undefined && tags === undefined && deps === undefined && input.position === undefined) {
+    // Nothing to change: no revision bump, no event (If-Match is still checked).
+    const { row } = await visibleRow(ctx, ctx.sql, id);
+    if (ifMatch !== undefined && ifMatch !== row.revision) {
+      throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
+    }
+    return toItem(row);
+  }
   const row = await withTx(ctx.sql, async (tx) => {
     if (deps !== undefined) {
       // Lock order for edge writers: the scope's DAG lock first, then rows (else two edits that

@@ -181,6 +181,8 @@ describe('edit', () => {
     expect(stale.body.code).toBe('revision_mismatch');
     expect((await a.client.patch(`/v1/todos/${item.id}`, { title: '  ' })).body.code).toBe('title_required');
     expect((await a.client.get(`/v1/todos/${item.id}`)).body.item.title).toBe('y');
+    const empty = await a.client.patch(`/v1/todos/${item.id}`, {});
+    expect(empty.body.item.revision).toBe(2);
   });
 
   it('should filter the list by status, tag and owner and paginate without truncation', async () => {
