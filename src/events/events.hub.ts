@@ -82,8 +82,12 @@ class TopicFeed {
   }
 }
 
+/** Doorbell prefix announcing a stopped or deleted session (see `trackSessionStream`). */
+export const SESSION_STOPPED = 'session-stopped:';
+
 export class EventHub {
   private feeds = new Map<string, TopicFeed>();
+  private sessionStreams = new Map<string, Set<() => void>>();
   private listening: { unlisten(): Promise<void> } | undefined;
   private poll: NodeJS.Timeout | undefined;
   readonly heldRetryMs = 25;
@@ -100,11 +104,11 @@ export class EventHub {
   async start(): Promise<void> {
     setDoorbell(this.sql, {
       send: async (topics) => void (await this.sql`select pg_notify('coord_events', t) from unnest(${topics}::text[]) t`),
-      wakeLocal: (topic) => void this.feeds.get(topic)?.wake(),
+      wakeLocal: (topic) => this.onRing(topic),
     });
     this.listening = await this.sql.listen(
       'coord_events',
-      (topic) => void this.feeds.get(topic)?.wake(),
+      (topic) => this.onRing(topic),
       () => {
         this.listenCount++;
         for (const f of this.feeds.values()) void f.wake();
@@ -114,6 +118,30 @@ export class EventHub {
       for (const f of this.feeds.values()) void f.wake();
     }, this.pollMs);
     this.poll.unref();
+  }
+
+  /** A doorbell ring: a topic with new events, or `session-stopped:<id>` (end that session's streams). */
+  private onRing(topic: string): void {
+    if (topic.startsWith(SESSION_STOPPED)) {
+      for (const end of this.sessionStreams.get(topic.slice(SESSION_STOPPED.length)) ?? []) end();
+      return;
+    }
+    void this.feeds.get(topic)?.wake();
+  }
+
+  /**
+   * Registers a stream opened with a session's token; it is ended as soon as any replica stops or
+   * deletes that session (the stop rings `session-stopped:<id>` after its commit). Returns the
+   * unregister function.
+   */
+  trackSessionStream(sessionId: string, end: () => void): () => void {
+    let set = this.sessionStreams.get(sessionId);
+    if (!set) this.sessionStreams.set(sessionId, (set = new Set()));
+    set.add(end);
+    return () => {
+      set!.delete(end);
+      if (set!.size === 0) this.sessionStreams.delete(sessionId);
+    };
   }
 
   /**

@@ -111,23 +111,26 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       }
       let closed = false;
       let leave: (() => void) | undefined;
-      // Each heartbeat also re-checks the caller: a stream of a session that was stopped (or
-      // lost access) ends within one heartbeat interval.
+      // A stopped session's streams end when the stop's doorbell rings (every replica); each
+      // heartbeat also re-checks the caller, as a backstop for a lost ring or a lost access.
       const token = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
       const heartbeat = setInterval(() => {
         res.write(': heartbeat\n\n');
         void stillAllowed(sql, token, topic).then((ok) => ok || end(), () => {});
       }, config.sseHeartbeatMs);
+      let untrack: (() => void) | undefined;
       const end = () => {
         if (closed) return;
         closed = true;
         clearInterval(heartbeat);
+        untrack?.();
         leave?.();
         open.delete(end);
         res.end();
       };
       open.add(end);
       res.on('close', end);
+      if (req.principal.kind === 'session') untrack = hub.trackSessionStream(req.principal.id, end);
       const sub: Subscriber = {
         cursor,
         deliver(events) {

@@ -45,5 +45,5 @@ registerScopeKind('graph', {
     return row ? { scope: graphScope(row.id), key: row.id } : undefined;
   },
   access: graphAccess,
-  refusal: (name) => `not authorized for task graph "${name}"'s todo list`,
+  // No refusal: the contract names none, so an outsider gets 404, as GET /v1/graphs/{id} answers.
 });

@@ -25,8 +25,11 @@ export interface ScopeKind {
   /** `name` is what follows `<kind>:`; returns undefined when the scope does not exist. */
   resolve(db: Db, name: string): Promise<{ scope: string; key: string } | undefined>;
   access(db: Db, principal: Principal, key: string): Promise<{ inScope: boolean; override: boolean }>;
-  /** Message for a caller outside the scope (the seed names this refusal, so it is a 403). */
-  refusal(name: string): string;
+  /**
+   * Message for a caller outside the scope, when the kind's seed names this refusal (then it is a
+   * 403). Without one, an outsider gets the same 404 as for a scope that does not exist.
+   */
+  refusal?(name: string): string;
 }
 
 const kinds = new Map<string, ScopeKind>();
@@ -108,6 +111,9 @@ export async function resolveScope(db: Db, p: Principal, requested?: string): Pr
   const found = await impl.resolve(db, name);
   if (!found) throw new DomainError('scope_not_found', `${kind} "${name}" not found`);
   const a = await impl.access(db, p, found.key);
-  if (!a.inScope) fail('forbidden', impl.refusal(name));
+  if (!a.inScope) {
+    if (!impl.refusal) throw new DomainError('scope_not_found', `${kind} "${name}" not found`);
+    fail('forbidden', impl.refusal(name));
+  }
   return { scope: found.scope, ...a };
 }

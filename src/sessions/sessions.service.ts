@@ -8,6 +8,8 @@ import { hashToken } from '../auth/tokens.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
+import { noteTopics } from '../events/doorbell.js';
+import { SESSION_STOPPED } from '../events/events.hub.js';
 import { appendEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
@@ -159,6 +161,8 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
              revision = revision + case when status = ${next} then 0 else 1 end
        where id = ${id} returning *`;
     const reopened = await reopenOwnedBy(tx, config, id);
+    // After commit, every replica ends this session's open event streams (events.hub.ts).
+    noteTopics(tx, [`${SESSION_STOPPED}${id}`]);
     return { session: toSession(updated), reopened };
   });
 }

@@ -27,13 +27,17 @@ export async function startSweeper(
   databaseUrl: string,
   sql: Sql,
   config: Config,
-  log: { info: (o: object, m: string) => void; error: (o: object, m: string) => void },
+  log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
 ): Promise<Sweeper> {
   const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss' });
   let stopping = false;
   // While stopping, the database going away under pg-boss's pool (57P01) is expected, not an error.
+  // A terminal's Ctrl-C also reaches the embedded Postgres (same process group), which may end
+  // pg-boss's connections before Coord has stopped it: a warning, not an error dump.
   boss.on('error', (err) => {
-    if (stopping && (err as { code?: string }).code === '57P01') return;
+    const code = (err as { code?: string }).code;
+    if (stopping && code === '57P01') return;
+    if (code === '57P01') return log.warn({ code, message: err.message }, 'pg-boss connection terminated by the database');
     log.error({ err }, 'pg-boss error');
   });
   await boss.start();

@@ -154,13 +154,21 @@ describe('authorisation, heartbeats and resources', () => {
     expect(t.app.coord.openStreams()).toBe(before);
   });
 
-  it('should end the open stream of a session that is stopped, within a heartbeat', async () => {
+  it('should end the open streams of a stopped session at once, on every replica', async () => {
+    const other = await startTestApp({ dbUrl: t.dbUrl, config: { sseHeartbeatMs: 60_000 } });
     const root = await t.session();
     const child = await t.session({ parentId: root.id, by: root.client });
-    const stream = await openSse(`${t.base}/v1/events?topic=${encodeURIComponent(`todo:session:${root.id}`)}`, child.token);
-    expect(stream.status).toBe(200);
+    const url = (base: string) => `${base}/v1/events?topic=${encodeURIComponent(`todo:session:${root.id}`)}`;
+    const here = await openSse(url(t.base), child.token);
+    const there = await openSse(url(other.base), child.token);
+    expect([here.status, there.status]).toEqual([200, 200]);
+    const t0 = Date.now();
     await t.admin.post(`/v1/sessions/${child.id}/stop`);
-    await Promise.race([stream.closed, new Promise((_, rej) => setTimeout(() => rej(new Error('stream still open')), 3000))]);
+    const stream = here;
+    await Promise.race([Promise.all([here.closed, there.closed]), new Promise((_, rej) => setTimeout(() => rej(new Error('stream still open')), 3000))]);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    await other.app.close();
+    await other.sql.end();
     await add(root.client, 'after the stop');
     await new Promise((r) => setTimeout(r, 300));
     expect(stream.events.filter((e) => e.event === 'added')).toEqual([]);

@@ -96,7 +96,7 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const addr = app.server.address();
   const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
   const { token } = await createUser(sql, 'test-admin');
-  const quiet = { info: () => {}, error: () => {} };
+  const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const sweeper: Sweeper | undefined = opts.sweeps ? await startSweeper(dbUrl, sql, config, quiet) : undefined;
   const admin = new Client(base, token);
   return {
