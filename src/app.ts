@@ -8,6 +8,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import { adminRoutes } from './admin/admin.routes.js';
 import { registerAuth } from './auth/auth.plugin.js';
+import { PrincipalCache } from './auth/principal-cache.js';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
@@ -99,8 +100,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  registerAuth(app, sql);
   const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) => app.log.error({ err }, 'event hub read failed'));
+  const principals = new PrincipalCache(config.principalCacheMs);
+  hub.onSessionStopped((id) => principals.evictSession(id));
+  registerAuth(app, sql, principals);
   const events = eventsRoutes(app, { sql, hub, config });
   sessionsRoutes(app, { sql, config });
   todosRoutes(app, { sql, config });

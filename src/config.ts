@@ -63,6 +63,8 @@ export interface Config {
   dbPoolMax: number;
   /** Run the pg-boss sweeps in this process (tests that drive sweeps directly turn it off). */
   sweeps: boolean;
+  /** Token → principal cache lifetime in ms (0 disables); stops evict at once regardless. */
+  principalCacheMs: number;
   todo: TodoConfig;
 }
 
@@ -147,6 +149,7 @@ const EnvSchema = z.object({
   COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
   COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
+  COORD_PRINCIPAL_CACHE: duration('COORD_PRINCIPAL_CACHE', { maxMs: 60_000, allowZero: true }).default(5000),
 });
 
 function formatIssues(err: z.ZodError, where: string): string {
@@ -220,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: e.COORD_BODY_LIMIT,
     dbPoolMax: e.COORD_DB_POOL_MAX,
     sweeps: e.COORD_SWEEPS === 'on',
+    principalCacheMs: e.COORD_PRINCIPAL_CACHE,
     todo: loadTodoConfig(env, configFile),
   };
 }
@@ -237,6 +241,7 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     bodyLimit: 1024 * 1024,
     dbPoolMax: 20,
     sweeps: false,
+    principalCacheMs: 5000,
     ...overrides,
     todo: { ...TODO_DEFAULTS, ...(overrides.todo ?? {}) },
   };

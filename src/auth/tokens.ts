@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import path from 'node:path';
 import type { Sql } from '../db/client.js';
 import { newId, newToken } from '../lib/ids.js';
+import type { PrincipalCache } from './principal-cache.js';
 import type { Principal } from './principal.js';
 
 /** sha256(token) as hex. Tokens carry 256 random bits, so a fast hash is the right tool. */
@@ -11,12 +12,15 @@ export function hashToken(token: string): string {
 }
 
 /**
- * Resolves a bearer token to its principal, or undefined. One indexed lookup; the stored hash is
- * then compared in constant time. Only `active` sessions authenticate (a stopped session's token
- * stops working at once, on every replica).
+ * Resolves a bearer token to its principal, or undefined. One indexed lookup (skipped on a hit in
+ * `cache`); the stored hash is then compared in constant time. Only `active` sessions
+ * authenticate (a stopped session's token stops working at once, on every replica: see
+ * principal-cache.ts for how the cache keeps that true).
  */
-export async function principalForToken(sql: Sql, token: string): Promise<Principal | undefined> {
+export async function principalForToken(sql: Sql, token: string, cache?: PrincipalCache): Promise<Principal | undefined> {
   const hash = hashToken(token);
+  const cached = cache?.get(hash);
+  if (cached) return cached;
   const rows = await sql<
     { kind: 'user' | 'session'; id: string; name: string; root_id: string | null; parent_id: string | null; system_kind: string | null; token_hash: string }[]
   >`
@@ -27,8 +31,12 @@ export async function principalForToken(sql: Sql, token: string): Promise<Princi
     limit 1`;
   const r = rows[0];
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
-  if (r.kind === 'user') return { kind: 'user', id: r.id, name: r.name };
-  return { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind };
+  const principal: Principal =
+    r.kind === 'user'
+      ? { kind: 'user', id: r.id, name: r.name }
+      : { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind };
+  cache?.set(hash, principal);
+  return principal;
 }
 
 /** Creates an operator and returns its token (shown once). */

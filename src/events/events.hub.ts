@@ -88,6 +88,12 @@ export const SESSION_STOPPED = 'session-stopped:';
 export class EventHub {
   private feeds = new Map<string, TopicFeed>();
   private sessionStreams = new Map<string, Set<() => void>>();
+  private stopListeners: ((sessionId: string) => void)[] = [];
+
+  /** Calls `listener` whenever any replica stops or deletes a session (e.g. to evict caches). */
+  onSessionStopped(listener: (sessionId: string) => void): void {
+    this.stopListeners.push(listener);
+  }
   private listening: { unlisten(): Promise<void> } | undefined;
   private poll: NodeJS.Timeout | undefined;
   readonly heldRetryMs = 25;
@@ -123,7 +129,9 @@ export class EventHub {
   /** A doorbell ring: a topic with new events, or `session-stopped:<id>` (end that session's streams). */
   private onRing(topic: string): void {
     if (topic.startsWith(SESSION_STOPPED)) {
-      for (const end of this.sessionStreams.get(topic.slice(SESSION_STOPPED.length)) ?? []) end();
+      const id = topic.slice(SESSION_STOPPED.length);
+      for (const listener of this.stopListeners) listener(id);
+      for (const end of this.sessionStreams.get(id) ?? []) end();
       return;
     }
     void this.feeds.get(topic)?.wake();
