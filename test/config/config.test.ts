@@ -77,6 +77,20 @@ describe('the [todo] block', () => {
     expect(c.todo.claimLeaseMs).toBe(1_200_000);
   });
 
+  it('should pick up a ./coord.toml written after start-up on reload', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-late-'));
+    const cwd = process.cwd();
+    process.chdir(dir);
+    try {
+      const c = loadConfig({});
+      expect(c.configFile).toBeUndefined();
+      writeFileSync(path.join(dir, 'coord.toml'), '[todo]\nretention = "1h"\n');
+      expect(reloadTodoConfig(c).applied).toEqual({ retention: 3_600_000 });
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
   it('should reject a bad environment value, naming the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
