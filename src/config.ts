@@ -65,6 +65,8 @@ export interface Config {
   sweeps: boolean;
   /** Token → principal cache lifetime in ms (0 disables); stops evict at once regardless. */
   principalCacheMs: number;
+  /** Most `next` (or `done`) requests sent to Postgres as one batch (1 = every request alone). */
+  groupCommitMax: number;
   todo: TodoConfig;
 }
 
@@ -150,6 +152,7 @@ const EnvSchema = z.object({
   COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
   COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
   COORD_PRINCIPAL_CACHE: duration('COORD_PRINCIPAL_CACHE', { maxMs: 60_000, allowZero: true }).default(5000),
+  COORD_GROUP_COMMIT: z.coerce.number().int().min(1).max(1000).default(64),
 });
 
 function formatIssues(err: z.ZodError, where: string): string {
@@ -224,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: e.COORD_DB_POOL_MAX,
     sweeps: e.COORD_SWEEPS === 'on',
     principalCacheMs: e.COORD_PRINCIPAL_CACHE,
+    groupCommitMax: e.COORD_GROUP_COMMIT,
     todo: loadTodoConfig(env, configFile),
   };
 }
@@ -242,6 +246,7 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     dbPoolMax: 20,
     sweeps: false,
     principalCacheMs: 5000,
+    groupCommitMax: 64,
     ...overrides,
     todo: { ...TODO_DEFAULTS, ...(overrides.todo ?? {}) },
   };

@@ -24,6 +24,7 @@ import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/even
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope } from '../scopes/scopes.js';
+import { batchedDone, batchedNext, claimedEvent } from './todos.batch.js';
 import { effectiveStatus, eventPayload, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -298,19 +299,6 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
 // Claim / next
 
 /**
- * The `claimed` event of the claim CTE `c`, written by the claim statement itself (one round
- * trip, same transaction). `emit` is the scope's `emit_events` decision.
- */
-function claimedEvent(db: Db, emit: boolean) {
-  return db`ev as (
-      insert into events (topic, event, subject_id, payload)
-      select 'todo:' || c.scope, 'claimed', c.id,
-             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
-                                'owner', c.owner, 'revision', c.revision)
-        from c where ${emit})`;
-}
-
-/**
  * Claims one item: the guarded compare-and-set `todo ∧ unowned ∧ every dependency done` →
  * in-progress, owned by the calling session (never a field of the request). An assigned item is
  * reserved for its assignee or the override authority. Errors: 403 claim_requires_session,
@@ -351,30 +339,19 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
  * Claims the lowest (position, id) eligible item of a scope (default: the caller's) in one
  * statement: ready, unowned, not reserved for another assignee, skipping rows another claimer
  * holds (`FOR UPDATE SKIP LOCKED`). Returns `{claimed:false}` when nothing is eligible.
+ * Concurrent calls share one round trip and commit (group commit, src/todos/todos.batch.ts).
  */
 export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: boolean; item?: TodoItem }> {
   const self = me(ctx);
   if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
   const access = await resolveScope(ctx.sql, ctx.principal, scope);
-  const emit = emitsFor(access.scope, ctx.config.todo.emitEvents);
-  const rows = await ctx.sql<TodoRow[]>`
-    with pick as (
-      select id from todos
-       where scope = ${access.scope} and status = 'todo' and owner is null and unfinished_deps = 0
-         and (assignee is null or assignee = ${self})
-       order by position, id
-       limit 1
-       for update skip locked),
-    c as (
-      update todos t set status = 'in-progress', owner = ${self}, revision = t.revision + 1,
-                         updated_at = now(), progress_at = now()
-        from pick
-       where t.id = pick.id and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
-      returning t.*),
-    ${claimedEvent(ctx.sql, emit)}
-    select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
-  if (rows[0] && emit) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
-  return rows[0] ? { claimed: true, item: toItem(rows[0]) } : { claimed: false };
+  const row = await batchedNext(ctx.sql, ctx.config.groupCommitMax, {
+    scope: access.scope,
+    actor: self,
+    emit: emitsFor(access.scope, ctx.config.todo.emitEvents),
+    leaseMs: lease(ctx),
+  });
+  return row ? { claimed: true, item: toItem(row) } : { claimed: false };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -428,7 +405,8 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
 /**
  * `done`, the claim cycle's second half, in one round trip: the database function `coord_done`
  * (migrations/0003) applies the guarded transition, the cascade and the events in one statement.
- * The owner's call needs no scope lookup; anyone else is checked for override authority first.
+ * The owner's call needs no scope lookup and shares a round trip with concurrent owners' calls
+ * (group commit, src/todos/todos.batch.ts); anyone else is checked for override authority first.
  */
 async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number): Promise<TodoItem> {
   const done = async (override: boolean) => {
@@ -439,7 +417,9 @@ async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: 
     if (rows[0] && emitsFor(rows[0].scope, ctx.config.todo.emitEvents)) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
     return rows[0];
   };
-  const mine = self ? await done(false) : undefined;
+  const mine = self
+    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents })
+    : undefined;
   if (mine) return toItem(mine);
   const v = await visibleRow(ctx, ctx.sql, id);
   if (v.override) {

@@ -74,6 +74,15 @@ export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<pos
     t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps,
     coord_depends_on(t.id) as depends_on,
     coord_blocked_by(t.id) as blocked_by,
+    ${leaseColumns(sql, leaseMs)}`;
+}
+
+/**
+ * `lease_expires_at` (last progress + `claim_lease`, null when not in progress or no lease) and
+ * `lease_expired` (compared with the database clock) over alias `t`.
+ */
+export function leaseColumns(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`
     case when t.status = 'in-progress' and ${leaseMs}::float8 > 0
          then t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) end as lease_expires_at,
     (t.status = 'in-progress' and ${leaseMs}::float8 > 0

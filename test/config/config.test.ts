@@ -94,4 +94,10 @@ describe('the [todo] block', () => {
   it('should reject a bad environment value, naming the variable', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrow(/PORT/);
   });
+
+  it('should default group commit to batches of 64, accept 1 (off), and refuse 0', () => {
+    expect(loadConfig({}).groupCommitMax).toBe(64);
+    expect(loadConfig({ COORD_GROUP_COMMIT: '1' }).groupCommitMax).toBe(1);
+    expect(() => loadConfig({ COORD_GROUP_COMMIT: '0' })).toThrow(/COORD_GROUP_COMMIT/);
+  });
 });

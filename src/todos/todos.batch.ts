@@ -1,0 +1,177 @@
+/**
+ * The claim cycle under load: `next` and the owner's `done` go through group commit
+ * (src/db/group-commit.ts). Requests of one kind that arrive while a batch is running become the
+ * next batch: one call of `coord_next_many` / `coord_done_many` (migrations/0004_group_commit.sql),
+ * one round trip and one commit for all of them. Each request inside the batch is exactly the
+ * single-request statement (seed 000 `next` and `done`), run in arrival order.
+ */
+import postgres from 'postgres';
+import type { EmitEvents } from '../config.js';
+import type { Db, Sql } from '../db/client.js';
+import { GroupCommit } from '../db/group-commit.js';
+import { ringAfterCommit } from '../events/doorbell.js';
+import { emitsFor, topicOf } from '../events/events.repo.js';
+import { itemColumns, leaseColumns, type TodoRow } from './todos.view.js';
+
+/** One `next`: the caller's session claims in `scope`. */
+export interface NextRequest {
+  scope: string;
+  actor: string;
+  /** The scope's `emit_events` decision. */
+  emit: boolean;
+  leaseMs: number;
+}
+
+/** One owner's `done` of item `id`. */
+export interface DoneRequest {
+  id: string;
+  actor: string;
+  leaseMs: number;
+  /** `[todo] emit_events`. */
+  emitEvents: EmitEvents;
+}
+
+interface Lanes {
+  next: GroupCommit<NextRequest, TodoRow | null>;
+  done: GroupCommit<DoneRequest, TodoRow | null>;
+}
+
+const lanesOf = new WeakMap<Sql, Lanes>();
+
+/** Errors Postgres reported: the batch's transaction was rolled back, nothing committed. */
+const rolledBack = (err: unknown) => err instanceof postgres.PostgresError;
+
+/**
+ * One batch of a kind (and scope) runs at a time per replica; the next one fills meanwhile.
+ * Measured (N=32 agents, 2 cores): 1 in flight beats 2 by ~20 % and 3 by ~40 % in cycles/s,
+ * since concurrent batches contend in Postgres for the same head of the ready index.
+ */
+const MAX_IN_FLIGHT = 1;
+
+function lanes(sql: Sql, maxBatch: number): Lanes {
+  let l = lanesOf.get(sql);
+  if (l) return l;
+  const opts = { maxBatch, maxInFlight: MAX_IN_FLIGHT, rolledBack };
+  l = {
+    next: new GroupCommit<NextRequest, TodoRow | null>(async (_key, reqs) => {
+      // A lone request (an idle replica) takes the one-statement claim: no function call.
+      if (reqs.length === 1) return [await claimNextAlone(sql, reqs[0])];
+      const { scope, emit, leaseMs } = reqs[0];
+      const rows = await sql<(TodoRow & { retry: boolean })[]>`
+        select t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
+               t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps,
+               f.o_depends_on as depends_on, '{}'::text[] as blocked_by,
+               ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
+          from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit})
+               with ordinality f(o_item, o_depends_on, o_retry, ord)
+               cross join lateral (select (f.o_item).*) t
+         order by f.ord`;
+      if (rows.length !== reqs.length) throw new Error(`coord_next_many returned ${rows.length} rows for ${reqs.length} actors`);
+      const claimed = await Promise.all(
+        rows.map(async (r, i) => (r.retry ? claimNextAlone(sql, reqs[i]) : r.id === null ? null : r)),
+      );
+      if (emit && rows.some((r) => r.id !== null)) ringAfterCommit(sql, [topicOf(scope)]);
+      return claimed;
+    }, opts),
+    done: new GroupCommit<DoneRequest, TodoRow | null>(async (_key, reqs) => {
+      // coord_done_many takes distinct ids: a repeated id (the same item completed twice at
+      // once) runs after the batch, alone, and sees the first one's outcome.
+      const seen = new Set<string>();
+      const first: number[] = [];
+      const repeated: number[] = [];
+      reqs.forEach((r, i) => (seen.has(r.id) ? repeated : first).push(i) && seen.add(r.id));
+      const out: (TodoRow | null)[] = new Array(reqs.length).fill(null);
+      const batchRows = await completeMany(sql, first.map((i) => reqs[i]));
+      first.forEach((i, j) => (out[i] = batchRows[j]));
+      for (const i of repeated) out[i] = (await completeMany(sql, [reqs[i]]))[0];
+      return out;
+    }, opts),
+  };
+  lanesOf.set(sql, l);
+  return l;
+}
+
+/**
+ * The `claimed` event of the claim CTE `c`, written by the claim statement itself (one round
+ * trip, same transaction). `emit` is the scope's `emit_events` decision.
+ */
+export function claimedEvent(db: Db, emit: boolean) {
+  return db`ev as (
+      insert into events (topic, event, subject_id, payload)
+      select 'todo:' || c.scope, 'claimed', c.id,
+             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
+                                'owner', c.owner, 'revision', c.revision)
+        from c where ${emit})`;
+}
+
+/**
+ * One `next` alone, one statement: the lowest (position, id) eligible item, `FOR UPDATE SKIP
+ * LOCKED` on the ready index, the guarded UPDATE and its `claimed` event. Resolves with the claimed
+ * row or null.
+ */
+async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | null> {
+  const rows = await sql<TodoRow[]>`
+    with pick as (
+      select id from todos
+       where scope = ${req.scope} and status = 'todo' and owner is null and unfinished_deps = 0
+         and (assignee is null or assignee = ${req.actor})
+       order by position, id
+       limit 1
+       for update skip locked),
+    c as (
+      update todos t set status = 'in-progress', owner = ${req.actor}, revision = t.revision + 1,
+                         updated_at = now(), progress_at = now()
+        from pick
+       where t.id = pick.id and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
+      returning t.*),
+    ${claimedEvent(sql, req.emit)}
+    select ${itemColumns(sql, req.leaseMs)} from c t`;
+  if (rows[0] && req.emit) ringAfterCommit(sql, [topicOf(req.scope)]);
+  return rows[0] ?? null;
+}
+
+/**
+ * The owners' `done` of distinct items in one statement (coord_done_many): one row per request,
+ * in order, the completed row or null. Rings the topics of the events it wrote.
+ */
+async function completeMany(sql: Sql, reqs: DoneRequest[]): Promise<(TodoRow | null)[]> {
+  if (reqs.length === 0) return [];
+  const { leaseMs, emitEvents } = reqs[0];
+  const rows = await sql<TodoRow[]>`
+    select t.*, coord_depends_on(t.id) as depends_on, coord_blocked_by(t.id) as blocked_by,
+           null::timestamptz as lease_expires_at, false as lease_expired
+      from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], false,
+                           ${leaseMs}::float8, ${emitEvents}) with ordinality t
+     order by t.ordinality`;
+  if (rows.length !== reqs.length) throw new Error(`coord_done_many returned ${rows.length} rows for ${reqs.length} items`);
+  const done = rows.map((r) => (r.id === null ? null : r));
+  const topics = new Set<string>();
+  for (const r of done) if (r && emitsFor(r.scope, emitEvents)) topics.add(topicOf(r.scope));
+  if (topics.size) ringAfterCommit(sql, topics);
+  return done;
+}
+
+/**
+ * `next` through group commit: resolves with the claimed row (item columns, lease from
+ * `leaseMs`), or null when nothing in `scope` was eligible for `actor`. Rejects with the database
+ * error of the request (after a failed batch, each request runs again alone).
+ */
+export function batchedNext(sql: Sql, maxBatch: number, req: NextRequest): Promise<TodoRow | null> {
+  if (maxBatch <= 1) return claimNextAlone(sql, req);
+  return lanes(sql, maxBatch).next.submit(`${req.scope}\u0000${req.emit}\u0000${req.leaseMs}`, req);
+}
+
+/**
+ * The owner's `done` through group commit: resolves with the completed row, or null when the
+ * guard did not match (not the owner, wrong state, lease expired: the caller says which).
+ */
+export async function batchedDone(sql: Sql, maxBatch: number, req: DoneRequest): Promise<TodoRow | null> {
+  if (maxBatch <= 1) return (await completeMany(sql, [req]))[0];
+  return lanes(sql, maxBatch).done.submit(`${req.emitEvents}\u0000${req.leaseMs}`, req);
+}
+
+/** Batches run and requests carried, per kind (tests and diagnostics). */
+export function groupCommitStats(sql: Sql) {
+  const l = lanesOf.get(sql);
+  return { next: l?.next.stats, done: l?.done.stats };
+}
