@@ -16,6 +16,7 @@ import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { registerErrorHandler } from './http/error-handler.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
+import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
 import { extraModules } from './modules.js';
 
@@ -111,7 +112,18 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   for (const m of extraModules) await m(app, { sql, config });
   healthRoutes(app, {
     sql,
-    metrics: () => ({ coord_sse_open_streams: events.openStreams(), coord_sse_topics: hub.topicCount, coord_event_listen_count: hub.listenCount }),
+    metrics: () => {
+      const gc = groupCommitStats(sql);
+      return {
+        coord_sse_open_streams: events.openStreams(),
+        coord_sse_topics: hub.topicCount,
+        coord_event_listen_count: hub.listenCount,
+        coord_group_commit_next_batches_total: gc.next?.batches ?? 0,
+        coord_group_commit_next_requests_total: gc.next?.requests ?? 0,
+        coord_group_commit_done_batches_total: gc.done?.batches ?? 0,
+        coord_group_commit_done_requests_total: gc.done?.requests ?? 0,
+      };
+    },
   });
 
   if (!deps.documentOnly) {

@@ -2,8 +2,9 @@
  * The claim cycle under load: `next` and the owner's `done` go through group commit
  * (src/db/group-commit.ts). Requests of one kind that arrive while a batch is running become the
  * next batch: one call of `coord_next_many` / `coord_done_many` (migrations/0004_group_commit.sql),
- * one round trip and one commit for all of them. Each request inside the batch is exactly the
- * single-request statement (seed 000 `next` and `done`), run in arrival order.
+ * one round trip and one commit for all of them. A batch means what its requests mean run one
+ * after another in arrival order (seed 000 `next` and `done`); docs/architecture.md "Group commit"
+ * says how.
  */
 import postgres from 'postgres';
 import type { EmitEvents } from '../config.js';
@@ -79,7 +80,13 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
       const seen = new Set<string>();
       const first: number[] = [];
       const repeated: number[] = [];
-      reqs.forEach((r, i) => (seen.has(r.id) ? repeated : first).push(i) && seen.add(r.id));
+      reqs.forEach((r, i) => {
+        if (seen.has(r.id)) repeated.push(i);
+        else {
+          seen.add(r.id);
+          first.push(i);
+        }
+      });
       const out: (TodoRow | null)[] = new Array(reqs.length).fill(null);
       const batchRows = await completeMany(sql, first.map((i) => reqs[i]));
       first.forEach((i, j) => (out[i] = batchRows[j]));

@@ -149,6 +149,10 @@ describe('group commit against Postgres', () => {
       select count(*) filter (where event = 'claimed')::int as claimed, count(*) filter (where event = 'done')::int as done
         from events where topic = ${scope}`;
     expect(ev).toEqual({ claimed: 96, done: 96 });
+    const metrics = await (await fetch(`${t.base}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('coord_group_commit_next_requests_total')).toBe(after.next!.requests);
+    expect(value('coord_group_commit_done_batches_total')).toBe(after.done!.batches);
   });
 
   it('should match a batch of next calls to items as if they ran one after another, assignees included', async () => {
