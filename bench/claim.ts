@@ -13,7 +13,9 @@
  *   postgres.js with Coord's pool size.
  * - `pg-boss` (10.x): `insert` the backlog, then N loops of `fetch` + `complete`.
  * - `graphile-worker` (0.16.x): the backlog as jobs, a runner with concurrency N and a no-op task.
- * Diagnostics (the "where does the time go" table): `coord-inproc` (Coord's own service functions
+ * Diagnostics (the "where does the time go" table): `coord-http-no-group-commit` (a second
+ * server on the same database with `COORD_GROUP_COMMIT=1`: every request its own round trip, the
+ * before of the group-commit change), `coord-inproc` (Coord's own service functions
  * and auth lookup called in-process: Coord minus HTTP), `raw-sql-no-notify` (`raw-sql` with the
  * event rows but their NOTIFY trigger disabled for the run), `raw-sql-no-events` (`raw-sql`
  * without the event rows).
@@ -38,7 +40,7 @@ import type { BenchPostgres } from './lib/pg.js';
 import { round, summarize, type Summary } from './lib/stats.js';
 
 export const CONTENDERS = ['coord-http', 'raw-sql', 'pg-boss', 'graphile-worker'] as const;
-export const DIAGNOSTICS = ['coord-inproc', 'raw-sql-no-notify', 'raw-sql-no-events'] as const;
+export const DIAGNOSTICS = ['coord-http-no-group-commit', 'coord-inproc', 'raw-sql-no-notify', 'raw-sql-no-events'] as const;
 /** Coord over HTTP served by a second server from another checkout (`--compare`), same database. */
 export const COMPARE = 'coord-http-compare' as const;
 export type Contender = (typeof CONTENDERS)[number] | (typeof DIAGNOSTICS)[number] | typeof COMPARE;
@@ -99,6 +101,7 @@ export class ClaimBench {
     private readonly server: { base: string; adminToken: string },
     private readonly maxAgents = 64,
     private readonly compare?: { base: string },
+    private readonly noGroupCommit?: { base: string },
   ) {}
 
   /** Registers one root session and `maxAgents` agent sessions under it (their shared scope); prepares the queue databases. */
@@ -130,6 +133,7 @@ export class ClaimBench {
     switch (contender) {
       case 'coord-http':
       case 'coord-http-compare':
+      case 'coord-http-no-group-commit':
       case 'coord-inproc':
       case 'raw-sql':
       case 'raw-sql-no-notify':
@@ -170,9 +174,9 @@ export class ClaimBench {
     let claim: (a: Agent) => Promise<string | undefined>;
     let complete: (a: Agent, id: string) => Promise<void>;
     let cleanup = async () => {};
-    if (contender === 'coord-http' || contender === 'coord-http-compare') {
-      const base = contender === 'coord-http' ? this.server.base : this.compare?.base;
-      if (!base) throw new Error('coord-http-compare needs a second server (--compare)');
+    if (contender === 'coord-http' || contender === 'coord-http-compare' || contender === 'coord-http-no-group-commit') {
+      const base = { 'coord-http': this.server.base, 'coord-http-compare': this.compare?.base, 'coord-http-no-group-commit': this.noGroupCommit?.base }[contender];
+      if (!base) throw new Error(`${contender} needs its own server (--compare, or the breakdown section)`);
       const pool = openPool(base, n);
       cleanup = () => pool.close();
       claim = async (a) => {

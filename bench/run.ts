@@ -75,9 +75,11 @@ const progress = (m: string) => console.error(`bench: ${m}`);
 let pg: BenchPostgres | undefined;
 let server: CoordServer | undefined;
 let compareServer: CoordServer | undefined;
+let noGroupCommitServer: CoordServer | undefined;
 const cleanup = async () => {
   await server?.stop().catch(() => {});
   await compareServer?.stop().catch(() => {});
+  await noGroupCommitServer?.stop().catch(() => {});
   await pg?.stop().catch(() => {});
 };
 const abort = (why: string, code: number) => {
@@ -128,6 +130,10 @@ async function main(): Promise<void> {
     compareServer = await startCoordServer({ databaseUrl: coordUrl, root: compareRoot });
     progress(`second Coord server (coord-http-compare) from ${compareRoot}`);
   }
+  if (only.has('breakdown')) {
+    // The before of group commit, on the same database: every next/done its own round trip.
+    noGroupCommitServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, env: { COORD_GROUP_COMMIT: '1' } });
+  }
   const machine = await describeMachine(pg.admin);
   progress(`${machine.cores} cores, ${machine.postgres}, Node ${machine.node}; load average ${load0.toFixed(2)}`);
 
@@ -148,7 +154,7 @@ async function main(): Promise<void> {
   const claim: ClaimRun[] = [];
   const breakdown: ClaimRun[] = [];
   if (only.has('claim') || only.has('breakdown')) {
-    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N), compareServer);
+    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N), compareServer, noGroupCommitServer);
     const contenders: Contender[] = [...CONTENDERS, ...(compareServer ? [COMPARE] : [])];
     await bench.prepare();
     try {
@@ -158,7 +164,7 @@ async function main(): Promise<void> {
         const r = await bench.run(c, n, backlog, capMs);
         into.push(r);
         progress(
-          `claim ${c.padEnd(17)} n=${String(n).padStart(2)} backlog=${String(backlog).padStart(5)}: ${fmt(r.perSecond).padStart(6)}/s` +
+          `claim ${c.padEnd(26)} n=${String(n).padStart(2)} backlog=${String(backlog).padStart(5)}: ${fmt(r.perSecond).padStart(6)}/s` +
             `${r.next ? `  next p50 ${fmt(r.next.p50)} ms p99 ${fmt(r.next.p99)} ms` : ''}${r.emptied ? '' : `  (capped: ${r.cycles} of ${backlog})`}`,
         );
       };
@@ -166,7 +172,7 @@ async function main(): Promise<void> {
       for (const backlog of BACKLOGS) {
         if (only.has('claim')) for (const n of AGENTS) for (const c of contenders) await runOne(c, n, backlog, claim);
         if (only.has('breakdown')) {
-          const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-inproc', 'raw-sql', 'raw-sql-no-notify', 'raw-sql-no-events'];
+          const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-http-no-group-commit', 'coord-inproc', 'raw-sql', 'raw-sql-no-notify', 'raw-sql-no-events'];
           for (const c of diag) await runOne(c, BREAKDOWN_N, backlog, breakdown);
         }
       }
@@ -204,6 +210,7 @@ async function main(): Promise<void> {
 
   await server.stop();
   await compareServer?.stop();
+  await noGroupCommitServer?.stop();
   await pg.stop();
   const results: Results = {
     date: new Date().toISOString(),

@@ -121,3 +121,10 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
     },
   };
 }
+
+/** Adds a todo through `POST /v1/todos` as `c` and returns the item; any other status than 201 throws. */
+export async function addItem(c: Client, title: string, extra: Record<string, unknown> = {}) {
+  const r = await c.post('/v1/todos', { title, ...extra });
+  if (r.status !== 201) throw new Error(`add "${title}": ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.item;
+}

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -7,11 +7,6 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const add = async (c: Client, title: string, extra: Record<string, unknown> = {}) => {
-  const r = await c.post('/v1/todos', { title, ...extra });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-  return r.body.item;
-};
 const events = async (c: Client, scope: string) => (await c.get(`/v1/events/log?topic=todo:${scope}&after=0&limit=1000`)).body.events;
 
 /** The transactional readiness cache must equal the derivation from the edges, for every row. */

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GroupCommit } from '../../src/db/group-commit.js';
 import { groupCommitStats } from '../../src/todos/todos.batch.js';
-import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
 describe('GroupCommit (the scheduler)', () => {
   const deferred = () => {
@@ -107,11 +107,6 @@ describe('group commit against Postgres', () => {
   });
   afterAll(async () => t?.close());
 
-  const add = async (c: Client, title: string, extra: Record<string, unknown> = {}) => {
-    const r = await c.post('/v1/todos', { title, ...extra });
-    if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-    return r.body.item as { id: string };
-  };
   const children = (n: number, root: { id: string; client: Client }) =>
     Promise.all(Array.from({ length: n }, (_, i) => t.session({ name: `a${i}`, parentId: root.id, by: root.client })));
 

@@ -3,7 +3,7 @@
  * a real Postgres at READ COMMITTED (issues 2 and 3; design brief §3; seeds-notes §5.4).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -11,11 +11,6 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-const add = async (c: Client, title: string, extra: Record<string, unknown> = {}) => {
-  const r = await c.post('/v1/todos', { title, ...extra });
-  if (r.status !== 201) throw new Error(JSON.stringify(r.body));
-  return r.body.item;
-};
 
 async function sessions(n: number, root: { id: string; client: Client }) {
   return Promise.all(Array.from({ length: n }, () => t.session({ parentId: root.id, by: root.client })));
