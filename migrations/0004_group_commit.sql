@@ -13,12 +13,15 @@
 -- (statement 1), taken before the transaction writes anything: every dependency the batch saw
 -- done committed before this transaction's id was assigned, so the event order (by transaction
 -- id) never shows a claim before the completion that made it possible.
---   1. Lock the first n rows eligible for any of the n actors (FOR UPDATE SKIP LOCKED).
+--   0. Lock the actors' session rows FOR SHARE, keeping only the active ones: a stop updates that
+--      row before it reopens what the session owns, so a claim never lands after the reopen
+--      (src/todos/todos.batch.ts `liveSession`). A stopped actor claims nothing.
+--   1. Lock the first n rows eligible for any of the live actors (FOR UPDATE SKIP LOCKED).
 --   2. Match them to the actors in order: each takes the first untaken row it may claim.
 --   3. Claim the matched rows (the same guarded UPDATE as a lone claim) with their events.
 -- Returns one row per actor, in order: (the claimed row, its dependency ids, false), or
--- (NULL, NULL, retry). retry is true when the locked rows ran out for this actor although some
--- were found: more eligible rows may lie beyond them, so the caller runs this actor's `next` alone.
+-- (NULL, NULL, retry). retry is true when the locked rows ran out for this live actor although
+-- some were found: more eligible rows may lie beyond them, so the caller runs its `next` alone.
 CREATE OR REPLACE FUNCTION coord_next_many(p_scope text, p_actors text[], p_emit boolean)
 RETURNS TABLE (o_item todos, o_depends_on text[], o_retry boolean) LANGUAGE plpgsql VOLATILE
 -- Plan each statement once per connection: custom plans for array parameters were re-made on
@@ -27,6 +30,7 @@ RETURNS TABLE (o_item todos, o_depends_on text[], o_retry boolean) LANGUAGE plpg
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
   n int := coalesce(array_length(p_actors, 1), 0);
+  live text[];
   cand_ids text[];
   cand_assignees text[];
   k int;
@@ -38,12 +42,15 @@ BEGIN
   IF n = 0 THEN
     RETURN;
   END IF;
+  SELECT coalesce(array_agg(s.id), '{}') INTO live
+    FROM (SELECT id FROM sessions WHERE id = ANY (p_actors) AND status = 'active' ORDER BY id FOR SHARE) s;
   SELECT coalesce(array_agg(c.id ORDER BY c.position, c.id), '{}'),
          coalesce(array_agg(c.assignee ORDER BY c.position, c.id), '{}')
     INTO cand_ids, cand_assignees
     FROM (SELECT t.id, t.assignee, t.position FROM todos t
            WHERE t.scope = p_scope AND t.status = 'todo' AND t.owner IS NULL AND t.unfinished_deps = 0
-             AND (t.assignee IS NULL OR t.assignee = ANY (p_actors))
+             AND (t.assignee IS NULL OR t.assignee = ANY (live))
+             AND cardinality(live) > 0
            ORDER BY t.position, t.id
            LIMIT n
            FOR UPDATE SKIP LOCKED) c;
@@ -51,6 +58,7 @@ BEGIN
   taken := array_fill(false, ARRAY[k]);
   matched := array_fill(NULL::text, ARRAY[n]);
   FOR i IN 1 .. n LOOP
+    CONTINUE WHEN NOT (p_actors[i] = ANY (live));
     FOR j IN 1 .. k LOOP
       IF NOT taken[j] AND (cand_assignees[j] IS NULL OR cand_assignees[j] = p_actors[i]) THEN
         taken[j] := true;
@@ -73,7 +81,8 @@ BEGIN
            jsonb_build_object('event', 'claimed', 'id', (c.claimed).id, 'scope', (c.claimed).scope,
                               'status', 'in-progress', 'owner', (c.claimed).owner, 'revision', (c.claimed).revision)
       FROM c WHERE p_emit ORDER BY c.ord)
-  SELECT c.claimed, CASE WHEN c.ord IS NOT NULL THEN coord_depends_on((c.claimed).id) END, (c.ord IS NULL AND k > 0)
+  SELECT c.claimed, CASE WHEN c.ord IS NOT NULL THEN coord_depends_on((c.claimed).id) END,
+         (c.ord IS NULL AND k > 0 AND p_actors[q.ord] = ANY (live))
     FROM generate_series(1, n) q(ord) LEFT JOIN c ON c.ord = q.ord
    ORDER BY q.ord;
 END;

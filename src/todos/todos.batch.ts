@@ -112,16 +112,30 @@ export function claimedEvent(db: Db, emit: boolean) {
 }
 
 /**
+ * The CTE `live`: the claiming session's row, if it is still active, locked `FOR SHARE` until the
+ * claim commits. A stop (or soft delete) updates that row and then reopens what the session owns,
+ * so the two serialise: a claim that locked first commits before the stop's reopen runs (which then
+ * reopens it), and a claim that waited re-reads the row, sees it stopped and claims nothing. Without
+ * it a request that passed authentication just before the stop could claim after the reopen and
+ * strand the item for a whole lease.
+ */
+export function liveSession(db: Db, actor: string) {
+  return db`live as (select id from sessions where id = ${actor} and status = 'active' for share)`;
+}
+
+/**
  * One `next` alone, one statement: the lowest (position, id) eligible item, `FOR UPDATE SKIP
- * LOCKED` on the ready index, the guarded UPDATE and its `claimed` event. Resolves with the claimed
- * row or null.
+ * LOCKED` on the ready index, the guarded UPDATE and its `claimed` event, while the session is
+ * active (`live`). Resolves with the claimed row or null.
  */
 async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | null> {
   const rows = await sql<TodoRow[]>`
-    with pick as (
+    with ${liveSession(sql, req.actor)},
+    pick as (
       select id from todos
        where scope = ${req.scope} and status = 'todo' and owner is null and unfinished_deps = 0
          and (assignee is null or assignee = ${req.actor})
+         and exists (select 1 from live)
        order by position, id
        limit 1
        for update skip locked),

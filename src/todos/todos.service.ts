@@ -24,7 +24,7 @@ import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/even
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope } from '../scopes/scopes.js';
-import { batchedDone, batchedNext, claimedEvent } from './todos.batch.js';
+import { batchedDone, batchedNext, claimedEvent, liveSession } from './todos.batch.js';
 import { effectiveStatus, eventPayload, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -311,11 +311,13 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
   const emit = emitsFor(row.scope, ctx.config.todo.emitEvents);
   const rows = await ctx.sql<TodoRow[]>`
-    with c as (
+    with ${liveSession(ctx.sql, self)},
+    c as (
       update todos set status = 'in-progress', owner = ${self}, revision = revision + 1,
                        updated_at = now(), progress_at = now()
        where id = ${id} and status = 'todo' and owner is null and unfinished_deps = 0
          and (assignee is null or assignee = ${self} or ${override})
+         and exists (select 1 from live)
       returning *),
     ${claimedEvent(ctx.sql, emit)}
     select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
@@ -324,6 +326,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
     return toItem(rows[0]);
   }
   // Lost, or never claimable: say which, from a fresh read.
+  await refuseStoppedSession(ctx.sql, self);
   const { row: now } = await visibleRow(ctx, ctx.sql, id);
   if (now.status === 'todo' && now.owner === null && now.unfinished_deps > 0) {
     throw new DomainError('dependency_blocked', `todo "${id}" is blocked by unfinished dependencies: ${now.blocked_by.join(', ')}`, { blockedBy: now.blocked_by });
@@ -333,6 +336,17 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   }
   void row;
   throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${effectiveStatus(now.status, now.unfinished_deps)}${now.owner ? `, owner ${now.owner}` : ''}).`, { itemStatus: effectiveStatus(now.status, now.unfinished_deps), ...(now.owner ? { owner: now.owner } : {}) });
+}
+
+/**
+ * 401 `unauthorized` when the session stopped after its request was authenticated (the claim
+ * statement found it no longer active; see `liveSession`).
+ */
+async function refuseStoppedSession(sql: Sql, self: string): Promise<void> {
+  const [s] = await sql<{ status: string }[]>`select status from sessions where id = ${self}`;
+  if (s?.status !== 'active') {
+    throw new DomainError('unauthorized', 'the token is unknown or its session has stopped', {}, 401, { 'www-authenticate': 'Bearer realm="coord"' });
+  }
 }
 
 /**
@@ -351,7 +365,9 @@ export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: bo
     emit: emitsFor(access.scope, ctx.config.todo.emitEvents),
     leaseMs: lease(ctx),
   });
-  return row ? { claimed: true, item: toItem(row) } : { claimed: false };
+  if (row) return { claimed: true, item: toItem(row) };
+  await refuseStoppedSession(ctx.sql, self);
+  return { claimed: false };
 }
 
 // ---------------------------------------------------------------------------------------------

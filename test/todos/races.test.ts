@@ -181,3 +181,50 @@ describe('dependency races (50 rounds each)', () => {
     expect(new Set(claimed).size).toBe(200);
   });
 });
+
+describe('stop racing claims', () => {
+  it('should never leave a stopped session owning work: next and claim calls in flight when it stops land before the reopen or not at all', async () => {
+    for (let trial = 0; trial < 12; trial++) {
+      const root = await t.session();
+      const workers = await sessions(6, root);
+      const victim = await t.session({ parentId: root.id, by: root.client });
+      const ids: string[] = [];
+      for (let i = 0; i < 120; i++) ids.push((await add(root.client, `s${trial}-${i}`)).id);
+      let stopped = false;
+      const statuses: number[] = [];
+      const worker = async (c: Client) => {
+        while (!stopped) {
+          const r = await c.post('/v1/todos/next');
+          if (!r.body.claimed) return;
+          await c.post(`/v1/todos/${r.body.item.id}/done`);
+        }
+      };
+      const victimLoop = async () => {
+        for (;;) {
+          const r = await victim.client.post('/v1/todos/next');
+          statuses.push(r.status);
+          if (r.status !== 200 || !r.body.claimed) return;
+        }
+      };
+      // Claims by id, from the back of the list (where the workers are not yet).
+      const victimClaims = async (from: number) => {
+        for (let i = ids.length - 1 - from; i >= 0; i -= 2) {
+          const r = await victim.client.post(`/v1/todos/${ids[i]}/claim`);
+          if (r.status === 409) continue;
+          statuses.push(r.status);
+          if (r.status !== 200) return;
+        }
+      };
+      const running = [...workers.map((w) => worker(w.client)), ...Array.from({ length: 4 }, victimLoop), victimClaims(0), victimClaims(1)];
+      await new Promise((r) => setTimeout(r, 5 + trial * 4));
+      const stop = await root.client.post(`/v1/sessions/${victim.id}/stop`);
+      expect(stop.status).toBe(200);
+      await Promise.all(running.slice(workers.length));
+      stopped = true;
+      await Promise.all(running);
+      expect(statuses.filter((s) => s !== 200 && s !== 401)).toEqual([]);
+      const [stuck] = await t.sql<{ n: number }[]>`select count(*)::int as n from todos where owner = ${victim.id} and status = 'in-progress'`;
+      expect(stuck.n, `trial ${trial}: items left in progress for the stopped session`).toBe(0);
+    }
+  });
+});
