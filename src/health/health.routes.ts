@@ -29,6 +29,7 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; metrics: ()
   r.get('/metrics', { schema: { tags: ['health'], summary: 'Prometheus metrics', response: { 200: z.string() } } }, async (_req, reply) => {
     const m = { ...deps.metrics(), process_resident_memory_bytes: process.memoryUsage().rss };
     reply.type('text/plain; version=0.0.4');
-    return Object.entries(m).map(([k, v]) => `# TYPE ${k} gauge\n${k} ${v}`).join('\n') + '\n';
+    // Prometheus convention: a `_total` is a counter (only ever grows); everything else a gauge.
+    return Object.entries(m).map(([k, v]) => `# TYPE ${k} ${k.endsWith('_total') ? 'counter' : 'gauge'}\n${k} ${v}`).join('\n') + '\n';
   });
 }

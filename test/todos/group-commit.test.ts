@@ -148,6 +148,8 @@ describe('group commit against Postgres', () => {
     const value = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(metrics)?.[1]);
     expect(value('coord_group_commit_next_requests_total')).toBe(after.next!.requests);
     expect(value('coord_group_commit_done_batches_total')).toBe(after.done!.batches);
+    expect(metrics).toContain('# TYPE coord_group_commit_next_batches_total counter');
+    expect(metrics).toContain('# TYPE coord_sse_open_streams gauge');
   });
 
   it('should match a batch of next calls to items as if they ran one after another, assignees included', async () => {
