@@ -31,6 +31,7 @@ import PgBoss from 'pg-boss';
 import postgres from 'postgres';
 import { Logger, run as runGraphile, runMigrations as migrateGraphile } from 'graphile-worker';
 import type { Pool } from 'undici';
+import { PrincipalCache } from '../src/auth/principal-cache.js';
 import { principalForToken } from '../src/auth/tokens.js';
 import { testConfig } from '../src/config.js';
 import { openDb, type Sql } from '../src/db/client.js';
@@ -188,12 +189,14 @@ export class ClaimBench {
         if (r.body.item.status !== 'done') throw new Error(`done of ${id} answered status ${r.body.item.status}`);
       };
     } else if (contender === 'coord-inproc') {
-      // Coord's own service functions and auth lookup, without HTTP, Fastify or zod.
+      // Coord's own service functions and auth lookup (with the server's principal cache),
+      // without HTTP, Fastify or zod.
       const sql = openDb(this.coordUrl, { max: POOL_MAX, applicationName: 'bench-inproc' });
       const config = testConfig();
+      const principals = new PrincipalCache(config.principalCacheMs); // as the server: token → principal, 5 s
       cleanup = () => sql.end({ timeout: 2 });
       const ctxFor = async (a: Agent): Promise<Ctx> => {
-        const principal = await principalForToken(sql, a.token);
+        const principal = await principalForToken(sql, a.token, principals);
         if (!principal) throw new Error('agent token not accepted');
         return { sql, config, principal };
       };
