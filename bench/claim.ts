@@ -9,15 +9,14 @@
  *   keep-alive pool, one session (bearer token) per agent.
  * - `raw-sql`: the physical limit of Coord's semantics: the same claim (partial index
  *   `todos_ready_idx`, `FOR UPDATE SKIP LOCKED`) and the same completion (owner/lease guard,
- *   cascade to dependents, event rows with their NOTIFY trigger), one statement each, through
+ *   cascade to dependents, event rows), one statement per request, through
  *   postgres.js with Coord's pool size.
  * - `pg-boss` (10.x): `insert` the backlog, then N loops of `fetch` + `complete`.
  * - `graphile-worker` (0.16.x): the backlog as jobs, a runner with concurrency N and a no-op task.
  * Diagnostics (the "where does the time go" table): `coord-http-no-group-commit` (a second
  * server on the same database with `COORD_GROUP_COMMIT=1`: every request its own round trip, the
  * before of the group-commit change), `coord-inproc` (Coord's own service functions
- * and auth lookup called in-process: Coord minus HTTP), `raw-sql-no-notify` (`raw-sql` with the
- * event rows but their NOTIFY trigger disabled for the run), `raw-sql-no-events` (`raw-sql`
+ * and auth lookup called in-process: Coord minus HTTP), `raw-sql-no-events` (`raw-sql`
  * without the event rows).
  *
  * Setup (creating the backlog, VACUUM ANALYZE, CHECKPOINT) is not measured. Coord's backlog is
@@ -41,7 +40,7 @@ import type { BenchPostgres } from './lib/pg.js';
 import { round, summarize, type Summary } from './lib/stats.js';
 
 export const CONTENDERS = ['coord-http', 'raw-sql', 'pg-boss', 'graphile-worker'] as const;
-export const DIAGNOSTICS = ['coord-http-no-group-commit', 'coord-inproc', 'raw-sql-no-notify', 'raw-sql-no-events'] as const;
+export const DIAGNOSTICS = ['coord-http-no-group-commit', 'coord-inproc', 'raw-sql-no-events'] as const;
 /** Coord over HTTP served by a second server from another checkout (`--compare`), same database. */
 export const COMPARE = 'coord-http-compare' as const;
 export type Contender = (typeof CONTENDERS)[number] | (typeof DIAGNOSTICS)[number] | typeof COMPARE;
@@ -137,7 +136,6 @@ export class ClaimBench {
       case 'coord-http-no-group-commit':
       case 'coord-inproc':
       case 'raw-sql':
-      case 'raw-sql-no-notify':
       case 'raw-sql-no-events':
         await this.setupCoordBacklog(backlog);
         return this.runCoordFamily(contender, n, backlog, capMs);
@@ -206,13 +204,6 @@ export class ClaimBench {
       const events = contender !== 'raw-sql-no-events';
       const sql = postgres(this.coordUrl, { max: Math.min(n, POOL_MAX), onnotice: () => {}, connection: { application_name: 'bench-raw' } });
       cleanup = () => sql.end({ timeout: 2 });
-      if (contender === 'raw-sql-no-notify') {
-        await this.coordSql`alter table events disable trigger user`;
-        cleanup = async () => {
-          await this.coordSql`alter table events enable trigger user`;
-          await sql.end({ timeout: 2 });
-        };
-      }
       claim = async (a) => (await rawClaim(sql, this.scope, a.id, events))[0]?.id;
       complete = async (a, id) => {
         const r = await rawComplete(sql, id, a.id, events);

@@ -59,6 +59,7 @@ for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown sectio
 
 const quick = opts.quick;
 const capMs = Number(opts.cap ?? (quick ? 5 : 10)) * 1000;
+if (!Number.isFinite(capMs) || capMs < 1000) throw new Error(`--cap takes a number of seconds ≥ 1 (got "${opts.cap}")`);
 const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
 const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
 const BREAKDOWN_N = 32;
@@ -172,7 +173,7 @@ async function main(): Promise<void> {
       for (const backlog of BACKLOGS) {
         if (only.has('claim')) for (const n of AGENTS) for (const c of contenders) await runOne(c, n, backlog, claim);
         if (only.has('breakdown')) {
-          const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-http-no-group-commit', 'coord-inproc', 'raw-sql', 'raw-sql-no-notify', 'raw-sql-no-events'];
+          const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-http-no-group-commit', 'coord-inproc', 'raw-sql', 'raw-sql-no-events'];
           for (const c of diag) await runOne(c, BREAKDOWN_N, backlog, breakdown);
         }
       }

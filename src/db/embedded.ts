@@ -153,6 +153,21 @@ async function stopOrphan(clusterDir: string, log: (m: string) => void): Promise
 }
 
 /**
+ * Runs `fn` and then removes the SIGINT/SIGTERM/SIGHUP listeners it added, and only those: the
+ * caller's own (the server's ordered shutdown, the benchmark's clean-up) stay. Resolves with
+ * `fn`'s result.
+ */
+export async function withoutNewSignalListeners<T>(fn: () => Promise<T>): Promise<T> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+  const before = new Map(signals.map((sig) => [sig, new Set(process.listeners(sig))]));
+  try {
+    return await fn();
+  } finally {
+    for (const sig of signals) for (const l of process.listeners(sig)) if (!before.get(sig)!.has(l)) process.removeListener(sig, l);
+  }
+}
+
+/**
  * Starts (initialising on first use) an embedded Postgres whose cluster lives in
  * `<dataDir>/pg`, listening on 127.0.0.1 only. Returns its URL and an idempotent `stop()`.
  * Throws with an actionable message when, as root, the `postgres` user cannot reach `dataDir`.
@@ -185,10 +200,9 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
       );
     }
   }
-  const EmbeddedPostgres = await importEmbeddedPostgres(log);
-  // The package installs exit/signal hooks when imported; Coord shuts down in its own order and
-  // stops Postgres last (stack.md #8), so drop the package's SIGINT/SIGTERM/SIGHUP listeners.
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.removeAllListeners(sig);
+  // The package installs exit/signal hooks when first imported; Coord shuts down in its own order
+  // and stops Postgres last (stack.md #8).
+  const EmbeddedPostgres = await withoutNewSignalListeners(() => importEmbeddedPostgres(log));
   await stopOrphan(clusterDir, log);
   const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({

