@@ -173,11 +173,14 @@ export class ClaimBench {
     let claim: (a: Agent) => Promise<string | undefined>;
     let complete: (a: Agent, id: string) => Promise<void>;
     let cleanup = async () => {};
+    let warm = async () => {};
     if (contender === 'coord-http' || contender === 'coord-http-compare' || contender === 'coord-http-no-group-commit') {
       const base = { 'coord-http': this.server.base, 'coord-http-compare': this.compare?.base, 'coord-http-no-group-commit': this.noGroupCommit?.base }[contender];
       if (!base) throw new Error(`${contender} needs its own server (--compare, or the breakdown section)`);
       const pool = openPool(base, n);
       cleanup = () => pool.close();
+      // Open the n keep-alive sockets and fill the server's token cache before the clock starts.
+      warm = async () => void (await Promise.all(agents.map((a) => call(pool, 'GET', '/v1/me', a.token))));
       claim = async (a) => {
         const r = await call<{ claimed: boolean; item?: { id: string } }>(pool, 'POST', '/v1/todos/next', a.token, {});
         return r.body.claimed ? r.body.item!.id : undefined;
@@ -198,12 +201,17 @@ export class ClaimBench {
         if (!principal) throw new Error('agent token not accepted');
         return { sql, config, principal };
       };
+      warm = async () => {
+        await openConnections(sql, Math.min(n, POOL_MAX));
+        await Promise.all(agents.map(ctxFor));
+      };
       claim = async (a) => (await claimNext(await ctxFor(a))).item?.id;
       complete = async (a, id) => void (await transitionTodo(await ctxFor(a), id, 'done'));
     } else {
       const events = contender !== 'raw-sql-no-events';
       const sql = postgres(this.coordUrl, { max: Math.min(n, POOL_MAX), onnotice: () => {}, connection: { application_name: 'bench-raw' } });
       cleanup = () => sql.end({ timeout: 2 });
+      warm = () => openConnections(sql, Math.min(n, POOL_MAX));
       claim = async (a) => (await rawClaim(sql, this.scope, a.id, events))[0]?.id;
       complete = async (a, id) => {
         const r = await rawComplete(sql, id, a.id, events);
@@ -211,6 +219,7 @@ export class ClaimBench {
       };
     }
     try {
+      await warm();
       const r = await agentLoops(agents, claim, complete, capMs);
       const verified = await this.verifyCoord(contender, backlog, r.cycles, r.seen, n);
       return { ...result(contender, n, backlog, r, verified), probePages: await this.probePages() };
@@ -272,6 +281,8 @@ export class ClaimBench {
         await admin.unsafe('vacuum analyze pgboss.job');
         await admin.unsafe('checkpoint');
         const agents = this.agents.slice(0, n);
+        // Open its pool's connections before the clock starts, as for the other contenders.
+        await Promise.all(Array.from({ length: Math.min(n, POOL_MAX) }, () => boss.getDb().executeSql('select pg_sleep(0.01)', [])));
         const r = await agentLoops(
           agents,
           async () => {
@@ -400,6 +411,14 @@ interface LoopResult {
   seen: Set<string>;
   nextMs: number[];
   doneMs: number[];
+}
+
+/**
+ * Opens `count` connections of a postgres.js pool (count concurrent queries), so connection set-up
+ * (TCP, SCRAM authentication) is not measured as claim latency.
+ */
+async function openConnections(sql: postgres.Sql, count: number): Promise<void> {
+  await Promise.all(Array.from({ length: count }, () => sql`select pg_sleep(0.01)`));
 }
 
 /**
