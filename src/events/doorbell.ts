@@ -20,6 +20,8 @@ export interface Bell {
 interface BellState extends Bell {
   pending: Set<string>;
   inFlight: boolean;
+  /** performance.now() of the last send (-Infinity: never). */
+  lastSentAt: number;
 }
 
 const bells = new WeakMap<object, BellState>();
@@ -27,7 +29,7 @@ const topicsOfTx = new WeakMap<object, Set<string>>();
 
 /** Installs (or with `undefined` removes) the doorbell of a pool; the event hub does at start/stop. */
 export function setDoorbell(sql: Sql, bell: Bell | undefined): void {
-  if (bell) bells.set(sql, { ...bell, pending: new Set(), inFlight: false });
+  if (bell) bells.set(sql, { ...bell, pending: new Set(), inFlight: false, lastSentAt: -Infinity });
   else bells.delete(sql);
 }
 
@@ -74,13 +76,13 @@ async function flush(bell: BellState): Promise<void> {
   bell.inFlight = true;
   try {
     while (bell.pending.size > 0) {
-      await new Promise((r) => setImmediate(r)); // let the current burst of commits join this ring
+      // Let the current burst of commits join this ring, and keep rings RING_INTERVAL_MS apart.
+      const wait = bell.lastSentAt + RING_INTERVAL_MS - performance.now();
+      await new Promise((r) => (wait > 0 ? setTimeout(r, Math.ceil(wait)) : setImmediate(r)));
       const topics = [...bell.pending];
       bell.pending.clear();
-      const started = performance.now();
+      bell.lastSentAt = performance.now();
       await bell.send(topics).catch(() => {});
-      const rest = RING_INTERVAL_MS - (performance.now() - started);
-      if (rest > 0 && bell.pending.size > 0) await new Promise((r) => setTimeout(r, rest));
     }
   } finally {
     bell.inFlight = false;
