@@ -4,6 +4,17 @@ import { DomainError } from '../http/errors.js';
 import type { PrincipalCache } from './principal-cache.js';
 import { principalForToken } from './tokens.js';
 
+/** The message of a 401 for a token that is unknown or whose session has stopped. */
+export const STOPPED_OR_UNKNOWN = 'the token is unknown or its session has stopped';
+
+/**
+ * 401 `unauthorized` with `WWW-Authenticate: Bearer`: no token, an unknown one, or the token of a
+ * session that has stopped (also when the stop lands while the request is in flight).
+ */
+export function unauthorized(message: string): DomainError {
+  return new DomainError('unauthorized', message, {}, 401, { 'www-authenticate': 'Bearer realm="coord"' });
+}
+
 /**
  * Authenticates every `/v1` request from `Authorization: Bearer <token>` before its body is
  * parsed. A missing or unknown token is 401 `unauthorized` with `WWW-Authenticate: Bearer`.
@@ -14,10 +25,9 @@ export function registerAuth(app: FastifyInstance, sql: Sql, cache?: PrincipalCa
     if (!request.url.startsWith('/v1/')) return;
     const header = request.headers.authorization;
     const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
-    const headers = { 'www-authenticate': 'Bearer realm="coord"' };
-    if (!m) throw new DomainError('unauthorized', 'send Authorization: Bearer <token>', {}, 401, headers);
+    if (!m) throw unauthorized('send Authorization: Bearer <token>');
     const principal = await principalForToken(sql, m[1], cache);
-    if (!principal) throw new DomainError('unauthorized', 'the token is unknown or its session has stopped', {}, 401, headers);
+    if (!principal) throw unauthorized(STOPPED_OR_UNKNOWN);
     request.principal = principal;
   });
 }

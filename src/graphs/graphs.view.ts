@@ -24,6 +24,7 @@ import {
   deriveParentState,
   intentCoverageFacts,
   type NormalizedIntentMap,
+  type NormalizedParentTask,
   type PlanSubtaskSnapshot,
   type SubtaskState,
   type TaskGraphFrontier,
@@ -36,13 +37,7 @@ export type DeepMutable<T> = T extends readonly (infer U)[] ? DeepMutable<U>[] :
 export const mutable = <T>(value: T): DeepMutable<T> => value as DeepMutable<T>;
 
 /** The normalised parent task as stored in `graphs.parent`, plus its durable lifecycle state. */
-export interface StoredParent {
-  id: string;
-  title: string;
-  planner: string;
-  reviewer: string;
-  spec?: string;
-  implementer?: string;
+export interface StoredParent extends NormalizedParentTask {
   /**
    * The last durable parent state (CREATED at create). The shown state is derived from it and the
    * subtask states (`deriveParentState`); execution (a later issue) writes it on transitions.

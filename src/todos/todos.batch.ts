@@ -12,7 +12,7 @@ import type { Db, Sql } from '../db/client.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { ringAfterCommit } from '../events/doorbell.js';
 import { emitsFor, topicOf } from '../events/events.repo.js';
-import { itemColumns, leaseColumns, type TodoRow } from './todos.view.js';
+import { itemColumns, leaseColumns, storedColumns, type TodoRow } from './todos.view.js';
 
 /** One `next`: the caller's session claims in `scope`. */
 export interface NextRequest {
@@ -23,10 +23,10 @@ export interface NextRequest {
   leaseMs: number;
 }
 
-/** One owner's `done` of item `id`. */
+/** One `done` of item `id` by `actor` (null: an operator, only with override authority). */
 export interface DoneRequest {
   id: string;
-  actor: string;
+  actor: string | null;
   leaseMs: number;
   /** `[todo] emit_events`. */
   emitEvents: EmitEvents;
@@ -59,9 +59,7 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
       if (reqs.length === 1) return [await claimNextAlone(sql, reqs[0])];
       const { scope, emit, leaseMs } = reqs[0];
       const rows = await sql<(TodoRow & { retry: boolean })[]>`
-        select t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
-               t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps,
-               f.o_depends_on as depends_on, '{}'::text[] as blocked_by,
+        select ${storedColumns(sql)}, f.o_depends_on as depends_on, '{}'::text[] as blocked_by,
                ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
           from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit})
                with ordinality f(o_item, o_depends_on, o_retry, ord)
@@ -152,16 +150,18 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
 }
 
 /**
- * The owners' `done` of distinct items in one statement (coord_done_many): one row per request,
- * in order, the completed row or null. Rings the topics of the events it wrote.
+ * `done` of distinct items in one statement (coord_done_many): one row per request, in order, the
+ * completed row or null when its guard did not match. Without `override` only each item's owner
+ * may complete it; with it (the scope's override authority, checked by the caller) anyone may.
+ * Rings the topics of the events it wrote.
  */
-async function completeMany(sql: Sql, reqs: DoneRequest[]): Promise<(TodoRow | null)[]> {
+export async function completeMany(sql: Sql, reqs: DoneRequest[], override = false): Promise<(TodoRow | null)[]> {
   if (reqs.length === 0) return [];
   const { leaseMs, emitEvents } = reqs[0];
   const rows = await sql<TodoRow[]>`
     select t.*, coord_depends_on(t.id) as depends_on, coord_blocked_by(t.id) as blocked_by,
            null::timestamptz as lease_expires_at, false as lease_expired
-      from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], false,
+      from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], ${override},
                            ${leaseMs}::float8, ${emitEvents}) with ordinality t
      order by t.ordinality`;
   if (rows.length !== reqs.length) throw new Error(`coord_done_many returned ${rows.length} rows for ${reqs.length} items`);

@@ -14,6 +14,7 @@
  * - Edge writers of one scope take one advisory lock, so two concurrent inserts cannot both pass
  *   the cycle check.
  */
+import { STOPPED_OR_UNKNOWN, unauthorized } from '../auth/auth.plugin.js';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
@@ -24,7 +25,7 @@ import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/even
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope } from '../scopes/scopes.js';
-import { batchedDone, batchedNext, claimedEvent, liveSession } from './todos.batch.js';
+import { batchedDone, batchedNext, claimedEvent, completeMany, liveSession } from './todos.batch.js';
 import { effectiveStatus, eventPayload, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -345,7 +346,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
 async function refuseStoppedSession(sql: Sql, self: string): Promise<void> {
   const [s] = await sql<{ status: string }[]>`select status from sessions where id = ${self}`;
   if (s?.status !== 'active') {
-    throw new DomainError('unauthorized', 'the token is unknown or its session has stopped', {}, 401, { 'www-authenticate': 'Bearer realm="coord"' });
+    throw unauthorized(STOPPED_OR_UNKNOWN);
   }
 }
 
@@ -425,21 +426,13 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
  * (group commit, src/todos/todos.batch.ts); anyone else is checked for override authority first.
  */
 async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number): Promise<TodoItem> {
-  const done = async (override: boolean) => {
-    const rows = await ctx.sql<TodoRow[]>`
-      select t.*, coord_depends_on(t.id) as depends_on, coord_blocked_by(t.id) as blocked_by,
-             null::timestamptz as lease_expires_at, false as lease_expired
-        from coord_done(${id}, ${self}, ${override}, ${leaseMs}::float8, ${ctx.config.todo.emitEvents}) t`;
-    if (rows[0] && emitsFor(rows[0].scope, ctx.config.todo.emitEvents)) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
-    return rows[0];
-  };
   const mine = self
     ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents })
     : undefined;
   if (mine) return toItem(mine);
   const v = await visibleRow(ctx, ctx.sql, id);
   if (v.override) {
-    const theirs = await done(true);
+    const [theirs] = await completeMany(ctx.sql, [{ id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents }], true);
     if (theirs) return toItem(theirs);
   }
   refuseTransition(id, 'done', self, v.override ? (await visibleRow(ctx, ctx.sql, id)).row : v.row, v.override);

@@ -69,12 +69,14 @@ export const BLOCKED_BY_SQL = 'coord_blocked_by(t.id)';
  * compared with the database clock, never the process clock.
  */
 export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`${storedColumns(sql)}, coord_depends_on(t.id) as depends_on, coord_blocked_by(t.id) as blocked_by, ${leaseColumns(sql, leaseMs)}`;
+}
+
+/** The stored columns of alias `t` that an item read selects (the derived ones come beside them). */
+export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
-    t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps,
-    coord_depends_on(t.id) as depends_on,
-    coord_blocked_by(t.id) as blocked_by,
-    ${leaseColumns(sql, leaseMs)}`;
+    t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps`;
 }
 
 /**
