@@ -3,7 +3,7 @@
 -- one call of these functions: one round trip, one transaction, one commit for the whole batch.
 -- Inside, every request is the single-request statement, run in request order, each with a fresh
 -- snapshot that sees the batch's earlier claims (READ COMMITTED, VOLATILE), so the semantics of
--- each request are exactly those of `claimNext` / `coord_done` alone. Every request's change and
+-- each request are exactly those of a lone `next` / `done`. Every request's change and
 -- its events commit together; the batch commits whole or not at all (the caller then retries each
 -- request alone, so one failing request never fails another).
 --
@@ -99,7 +99,7 @@ $$;
 --      `unblocked` events follow in request order (each `unblocked` after the last of its
 --      dependencies in the batch), as if the requests had run one after another.
 -- Returns one row per pair, in order: the completed row, or a row of NULLs when the guard did not
--- match (the caller then says why). p_ids must be distinct. Replaces the single-item body of coord_done, now a wrapper.
+-- match (the caller then says why). p_ids must be distinct. Replaces coord_done (dropped below).
 CREATE OR REPLACE FUNCTION coord_done_many(p_ids text[], p_actors text[], p_override boolean, p_lease_ms float8, p_emit text)
 RETURNS SETOF todos LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan AS $$  -- see coord_next_many
@@ -162,8 +162,5 @@ BEGIN
 END;
 $$;
 --> statement-breakpoint
--- coord_done: one `done`, the batch of one (the body above is the only implementation).
-CREATE OR REPLACE FUNCTION coord_done(p_id text, p_actor text, p_override boolean, p_lease_ms float8, p_emit text)
-RETURNS SETOF todos LANGUAGE sql VOLATILE AS $$
-  SELECT * FROM coord_done_many(ARRAY[p_id], ARRAY[p_actor], p_override, p_lease_ms, p_emit) t WHERE t.id IS NOT NULL
-$$;
+-- coord_done (migrations/0003) is replaced by coord_done_many: a single `done` is a batch of one.
+DROP FUNCTION IF EXISTS coord_done(text, text, boolean, float8, text);

@@ -420,8 +420,9 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
 }
 
 /**
- * `done`, the claim cycle's second half, in one round trip: the database function `coord_done`
- * (migrations/0003) applies the guarded transition, the cascade and the events in one statement.
+ * `done`, the claim cycle's second half, in one round trip: the database function `coord_done_many`
+ * (migrations/0004; a lone `done` is a batch of one) applies the guarded transition, the cascade and
+ * the events in one call.
  * The owner's call needs no scope lookup and shares a round trip with concurrent owners' calls
  * (group commit, src/todos/todos.batch.ts); anyone else is checked for override authority first.
  */
