@@ -1,11 +1,10 @@
 -- Group commit for the claim cycle (src/db/group-commit.ts). When many agents call `next` or
 -- `done` at once, each replica sends the requests that queued up while its previous batch ran as
 -- one call of these functions: one round trip, one transaction, one commit for the whole batch.
--- Inside, every request is the single-request statement, run in request order, each with a fresh
--- snapshot that sees the batch's earlier claims (READ COMMITTED, VOLATILE), so the semantics of
--- each request are exactly those of a lone `next` / `done`. Every request's change and
--- its events commit together; the batch commits whole or not at all (the caller then retries each
--- request alone, so one failing request never fails another).
+-- A batch means what its requests mean run one after another in arrival order (a lone `next` /
+-- `done`), worked out set-based as each function below says. Every request's change and its
+-- events commit together; the batch commits whole or not at all (when Postgres refused it, the
+-- caller retries each request alone, so one failing request never fails another).
 --
 -- coord_next_many: `next` (seed 000) for each actor in order, as if run one after another: each
 -- gets the lowest (position, id) ready, unowned item of p_scope not reserved for another
