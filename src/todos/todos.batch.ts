@@ -12,7 +12,7 @@ import type { Db, Sql } from '../db/client.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { ringAfterCommit } from '../events/doorbell.js';
 import { emitsFor, topicOf } from '../events/events.repo.js';
-import { itemColumns, leaseColumns, storedColumns, type TodoRow } from './todos.view.js';
+import { derivedColumns, itemColumns, leaseColumns, storedColumns, type TodoRow } from './todos.view.js';
 
 /** One `next`: the caller's session claims in `scope`. */
 export interface NextRequest {
@@ -59,10 +59,9 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
       if (reqs.length === 1) return [await claimNextAlone(sql, reqs[0])];
       const { scope, emit, leaseMs } = reqs[0];
       const rows = await sql<(TodoRow & { retry: boolean })[]>`
-        select ${storedColumns(sql)}, f.o_depends_on as depends_on, '{}'::text[] as blocked_by,
-               ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
+        select ${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
           from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit})
-               with ordinality f(o_item, o_depends_on, o_retry, ord)
+               with ordinality f(o_item, o_retry, ord)
                cross join lateral (select (f.o_item).*) t
          order by f.ord`;
       if (rows.length !== reqs.length) throw new Error(`coord_next_many returned ${rows.length} rows for ${reqs.length} actors`);
@@ -159,8 +158,7 @@ export async function completeMany(sql: Sql, reqs: DoneRequest[], override = fal
   if (reqs.length === 0) return [];
   const { leaseMs, emitEvents } = reqs[0];
   const rows = await sql<TodoRow[]>`
-    select t.*, coord_depends_on(t.id) as depends_on, coord_blocked_by(t.id) as blocked_by,
-           null::timestamptz as lease_expires_at, false as lease_expired
+    select t.*, ${derivedColumns(sql)}, null::timestamptz as lease_expires_at, false as lease_expired
       from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], ${override},
                            ${leaseMs}::float8, ${emitEvents}) with ordinality t
      order by t.ordinality`;
