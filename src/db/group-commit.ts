@@ -1,8 +1,9 @@
 /**
  * Group commit: requests that arrive while an earlier batch of the same kind is running are sent
  * together, as one call, when it returns. Natural batching, without a timer: an idle replica runs
- * a lone request at once (no added latency); under load, the requests that queued during one
- * round trip become the next batch, so the number of round trips, transactions and commits grows
+ * a lone request at the end of the current event-loop turn (`setImmediate`: no added wait, but
+ * the requests read in the same I/O phase go with it); under load, the requests that queued
+ * during one round trip become the next batch, so the number of round trips, transactions and commits grows
  * with the number of batches, not requests. Used by the claim cycle (`next`, the owner's `done`;
  * migrations/0004_group_commit.sql), where each request is tiny and a round trip, a commit and a
  * backend wake-up cost more than the work.
@@ -35,6 +36,8 @@ interface Pending<Req, Res> {
 interface Lane<Req, Res> {
   queue: Pending<Req, Res>[];
   inFlight: number;
+  /** A dispatch is due at the end of the current event-loop turn. */
+  scheduled: boolean;
 }
 
 export class GroupCommit<Req, Res> {
@@ -54,9 +57,18 @@ export class GroupCommit<Req, Res> {
   submit(key: string, req: Req): Promise<Res> {
     return new Promise<Res>((resolve, reject) => {
       let lane = this.lanes.get(key);
-      if (!lane) this.lanes.set(key, (lane = { queue: [], inFlight: 0 }));
+      if (!lane) this.lanes.set(key, (lane = { queue: [], inFlight: 0, scheduled: false }));
       lane.queue.push({ req, resolve, reject });
-      if (lane.inFlight < this.opts.maxInFlight) void this.dispatch(key, lane);
+      if (lane.inFlight < this.opts.maxInFlight && !lane.scheduled) {
+        // Start at the end of this turn of the event loop, not at once: requests read in the same
+        // I/O phase (a burst from many agents) then share the batch instead of the first one
+        // going alone and the rest waiting for its round trip.
+        lane.scheduled = true;
+        setImmediate(() => {
+          lane.scheduled = false;
+          if (lane.inFlight < this.opts.maxInFlight && lane.queue.length > 0) void this.dispatch(key, lane);
+        });
+      }
     });
   }
 
@@ -71,7 +83,7 @@ export class GroupCommit<Req, Res> {
       }
     } finally {
       lane.inFlight--;
-      if (lane.inFlight === 0 && lane.queue.length === 0) this.lanes.delete(key);
+      if (lane.inFlight === 0 && lane.queue.length === 0 && !lane.scheduled) this.lanes.delete(key);
     }
   }
 

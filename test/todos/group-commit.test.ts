@@ -16,7 +16,27 @@ describe('GroupCommit (the scheduler)', () => {
     return { gate, open };
   };
 
-  it('should run a lone request at once and send the requests that queued meanwhile as one batch', async () => {
+  const turn = () => new Promise((r) => setImmediate(r));
+
+  it('should send the requests of one event-loop turn as one batch, at the end of that turn', async () => {
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number, number>(
+      async (_k, reqs) => {
+        batches.push(reqs);
+        return reqs.map((r) => r + 1);
+      },
+      { maxBatch: 64, maxInFlight: 1, rolledBack: () => true },
+    );
+    const all = [gc.submit('k', 1), gc.submit('k', 2), gc.submit('k', 3)];
+    expect(batches).toEqual([]); // nothing yet: the batch goes at the end of this turn
+    await turn();
+    expect(batches).toEqual([[1, 2, 3]]);
+    expect(await Promise.all(all)).toEqual([2, 3, 4]);
+    expect(await gc.submit('k', 9)).toBe(10); // an idle lane: a lone request, one turn later
+    expect(batches).toEqual([[1, 2, 3], [9]]);
+  });
+
+  it('should run a lone request alone and send the requests that queued meanwhile as one batch', async () => {
     const first = deferred();
     const batches: number[][] = [];
     const gc = new GroupCommit<number, number>(
@@ -27,8 +47,10 @@ describe('GroupCommit (the scheduler)', () => {
       },
       { maxBatch: 64, maxInFlight: 1, rolledBack: () => true },
     );
-    const all = Array.from({ length: 10 }, (_, i) => gc.submit('k', i));
-    await new Promise((r) => setImmediate(r));
+    const all = [gc.submit('k', 0)];
+    await turn();
+    all.push(...Array.from({ length: 9 }, (_, i) => gc.submit('k', i + 1)));
+    await turn();
     first.open();
     expect(await Promise.all(all)).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
     expect(batches).toEqual([[0], [1, 2, 3, 4, 5, 6, 7, 8, 9]]);
@@ -46,8 +68,10 @@ describe('GroupCommit (the scheduler)', () => {
       },
       { maxBatch: 3, maxInFlight: 1, rolledBack: () => true },
     );
-    const all = [...['a', 'b', 'c', 'd', 'e', 'f', 'g'].map((r) => gc.submit('x', r)), gc.submit('y', 'z')];
-    await new Promise((r) => setImmediate(r));
+    const all = [gc.submit('x', 'a'), gc.submit('y', 'z')];
+    await turn();
+    all.push(...['b', 'c', 'd', 'e', 'f', 'g'].map((r) => gc.submit('x', r)));
+    await turn();
     gate.open();
     await Promise.all(all);
     expect(batches).toEqual([['x:a'], ['y:z'], ['x:b', 'x:c', 'x:d'], ['x:e', 'x:f', 'x:g']]);
@@ -65,8 +89,11 @@ describe('GroupCommit (the scheduler)', () => {
       },
       { maxBatch: 64, maxInFlight: 1, rolledBack: (e) => (e as { rolledBack?: boolean }).rolledBack === true },
     );
-    const all = [1, 2, 13, 4].map((r) => gc.submit('k', r).then((v) => ({ ok: v }), (e: Error) => ({ err: e.message })));
-    await new Promise((r) => setImmediate(r));
+    const settle = (p: Promise<number>) => p.then((v) => ({ ok: v }), (e: Error) => ({ err: e.message }));
+    const all = [settle(gc.submit('k', 1))];
+    await turn();
+    all.push(...[2, 13, 4].map((r) => settle(gc.submit('k', r))));
+    await turn();
     gate.open();
     expect(await Promise.all(all)).toEqual([{ ok: 1 }, { ok: 2 }, { err: 'refused' }, { ok: 4 }]);
     expect(calls).toEqual([[1], [2, 13, 4], [2], [13], [4]]);
@@ -87,8 +114,11 @@ describe('GroupCommit (the scheduler)', () => {
       },
       { maxBatch: 64, maxInFlight: 1, rolledBack: () => false },
     );
-    const all = [1, 2, 3].map((r) => gc.submit('k', r).then((v) => v, (e: Error) => e.message));
-    await new Promise((r) => setImmediate(r));
+    const settle = (p: Promise<number>) => p.then((v) => v, (e: Error) => e.message);
+    const all = [settle(gc.submit('k', 1))];
+    await turn();
+    all.push(...[2, 3].map((r) => settle(gc.submit('k', r))));
+    await turn();
     gate.open();
     expect(await Promise.all(all)).toEqual([1, 'connection lost', 'connection lost']);
     expect(calls).toBe(2);
@@ -161,7 +191,7 @@ describe('group commit against Postgres', () => {
     await add(root.client, 'open 2');
     const rows = await t.sql<{ id: string | null; owner: string | null; retry: boolean }[]>`
       select (f.o_item).id, (f.o_item).owner, f.o_retry as retry
-        from coord_next_many(${`session:${root.id}`}, ${[a.id, b.id, c.id]}::text[], true) with ordinality f(o_item, o_depends_on, o_retry, ord)
+        from coord_next_many(${`session:${root.id}`}, ${[a.id, b.id, c.id]}::text[], true) with ordinality f(o_item, o_retry, ord)
        order by f.ord`;
     // a: the first item it may take (i1 is reserved for b); b: its own i1; c: its own i3.
     expect(rows).toEqual([
@@ -181,14 +211,41 @@ describe('group commit against Postgres', () => {
     const open = await add(root.client, 'open');
     const rows = await t.sql<{ id: string | null; retry: boolean }[]>`
       select (f.o_item).id, f.o_retry as retry
-        from coord_next_many(${`session:${root.id}`}, ${[a.id, b.id]}::text[], true) with ordinality f(o_item, o_depends_on, o_retry, ord)
+        from coord_next_many(${`session:${root.id}`}, ${[a.id, b.id]}::text[], true) with ordinality f(o_item, o_retry, ord)
        order by f.ord`;
     expect(rows[0]).toEqual({ id: null, retry: true }); // both locked rows were b's; `open` lay beyond
     expect(rows[1].retry).toBe(false);
     const r = await a.client.post('/v1/todos/next');
     expect(r.body).toMatchObject({ claimed: true, item: { id: open.id, owner: a.id } });
-    const none = await t.sql`select (f.o_item).id, f.o_retry as retry from coord_next_many(${`session:${root.id}`}, ${[a.id]}::text[], true) f(o_item, o_depends_on, o_retry)`;
+    const none = await t.sql`select (f.o_item).id, f.o_retry as retry from coord_next_many(${`session:${root.id}`}, ${[a.id]}::text[], true) f(o_item, o_retry)`;
     expect(none).toEqual([{ id: null, retry: false }]); // nothing eligible at all: no retry
+  });
+
+  it('should answer batched next and done calls with each item\'s dependency ids, sorted', async () => {
+    const root = await t.session();
+    const agents = await children(8, root);
+    const deps = [await add(root.client, 'dep z'), await add(root.client, 'dep y')];
+    for (const d of deps) {
+      expect((await root.client.post(`/v1/todos/${d.id}/claim`)).status).toBe(200);
+      expect((await root.client.post(`/v1/todos/${d.id}/done`)).status).toBe(200);
+    }
+    const sorted = deps.map((d) => d.id).sort();
+    const items = [];
+    for (let i = 0; i < 8; i++) items.push(await add(root.client, `with deps ${i}`, i % 2 ? { dependsOn: [deps[0].id, deps[1].id] } : {}));
+    const expected = new Map(items.map((it, i) => [it.id, i % 2 ? sorted : []]));
+    const before = groupCommitStats(t.sql);
+    const res = await Promise.all(agents.map((a) => a.client.post('/v1/todos/next')));
+    const after = groupCommitStats(t.sql);
+    expect(after.next!.batches - (before.next?.batches ?? 0)).toBeLessThan(8); // some shared a batch
+    for (const r of res) {
+      expect(r.status).toBe(200);
+      expect(r.body.item).toMatchObject({ status: 'in-progress', dependsOn: expected.get(r.body.item.id), blockedBy: [] });
+    }
+    const done = await Promise.all(res.map((r, i) => agents[i].client.post(`/v1/todos/${r.body.item.id}/done`)));
+    for (const d of done) {
+      expect(d.status).toBe(200);
+      expect(d.body.item).toMatchObject({ status: 'done', dependsOn: expected.get(d.body.item.id), blockedBy: [] });
+    }
   });
 
   it('should complete two dependencies of one item in one batch: one unblock, after both done events', async () => {
