@@ -30,6 +30,7 @@ import PgBoss from 'pg-boss';
 import postgres from 'postgres';
 import { Logger, run as runGraphile, runMigrations as migrateGraphile } from 'graphile-worker';
 import type { Pool } from 'undici';
+import { startCpu, type CpuPerCycle } from './lib/cpu.js';
 import { PrincipalCache } from '../src/auth/principal-cache.js';
 import { principalForToken } from '../src/auth/tokens.js';
 import { testConfig } from '../src/config.js';
@@ -76,6 +77,8 @@ export interface ClaimRun {
    * grows with the items claimed since the last vacuum, not with the backlog.
    */
   probePages?: number;
+  /** CPU per cycle by process, and core utilisation, over the run (bench/lib/cpu.ts); null off Linux. */
+  cpu?: CpuPerCycle | null;
 }
 
 interface Agent {
@@ -98,11 +101,16 @@ export class ClaimBench {
   constructor(
     private readonly pg: BenchPostgres,
     private readonly coordUrl: string,
-    private readonly server: { base: string; adminToken: string },
+    private readonly server: { base: string; adminToken: string; pid: number },
     private readonly maxAgents = 64,
-    private readonly compare?: { base: string },
-    private readonly noGroupCommit?: { base: string },
+    private readonly compare?: { base: string; pid: number },
+    private readonly noGroupCommit?: { base: string; pid: number },
   ) {}
+
+  /** Every Coord server process: their CPU counts as server time, whichever one serves a run. */
+  private get serverPids(): number[] {
+    return [this.server, this.compare, this.noGroupCommit].filter((s) => s !== undefined).map((s) => s.pid);
+  }
 
   /** Registers one root session and `maxAgents` agent sessions under it (their shared scope); prepares the queue databases. */
   async prepare(): Promise<void> {
@@ -220,9 +228,11 @@ export class ClaimBench {
     }
     try {
       await warm();
+      const cpuEnd = startCpu(this.serverPids);
       const r = await agentLoops(agents, claim, complete, capMs);
+      const cpu = cpuEnd(r.cycles);
       const verified = await this.verifyCoord(contender, backlog, r.cycles, r.seen, n);
-      return { ...result(contender, n, backlog, r, verified), probePages: await this.probePages() };
+      return { ...result(contender, n, backlog, r, verified), probePages: await this.probePages(), cpu };
     } finally {
       await cleanup();
     }
@@ -283,6 +293,7 @@ export class ClaimBench {
         const agents = this.agents.slice(0, n);
         // Open its pool's connections before the clock starts, as for the other contenders.
         await Promise.all(Array.from({ length: Math.min(n, POOL_MAX) }, () => boss.getDb().executeSql('select pg_sleep(0.01)', [])));
+        const cpuEnd = startCpu(this.serverPids);
         const r = await agentLoops(
           agents,
           async () => {
@@ -296,6 +307,7 @@ export class ClaimBench {
           async (_a, id) => boss.complete(queue, id),
           capMs,
         );
+        const cpu = cpuEnd(r.cycles);
         const rows = await admin<{ state: string; n: number }[]>`select state::text, count(*)::int as n from pgboss.job where name = ${queue} group by state`;
         const by = Object.fromEntries(rows.map((x) => [x.state, x.n]));
         const problems: string[] = [];
@@ -304,7 +316,7 @@ export class ClaimBench {
         if ((by.created ?? 0) !== backlog - r.cycles) problems.push(`${by.created ?? 0} jobs still created, expected ${backlog - r.cycles}`);
         if (by.active) problems.push(`${by.active} jobs left active`);
         if (problems.length) throw new Error(`EXACTLY-ONCE CHECK FAILED for pg-boss (n=${n}, backlog=${backlog}): ${problems.join('; ')}`);
-        return result('pg-boss', n, backlog, r, `${r.cycles} jobs fetched once each and completed; ${backlog - r.cycles} still created`);
+        return { ...result('pg-boss', n, backlog, r, `${r.cycles} jobs fetched once each and completed; ${backlog - r.cycles} still created`), cpu };
       }
     } finally {
       await admin.end();
@@ -341,16 +353,28 @@ export class ClaimBench {
         stopping = true;
         void runner?.stop();
       };
+      // CPU from the first job's start to the last one's completion, as the throughput.
+      let cpuEnd: ((cycles: number) => CpuPerCycle | null) | undefined;
+      let cpu: CpuPerCycle | null = null;
       events.on('job:start', () => {
-        if (!first) first = performance.now();
+        if (!first) {
+          first = performance.now();
+          cpuEnd = startCpu(this.serverPids);
+        }
       });
       events.on('job:complete', ({ error }: { error: unknown }) => {
         if (error) failed++;
         else completed++;
         last = performance.now();
-        if (completed + failed >= backlog) stop();
+        if (completed + failed >= backlog) {
+          cpu = cpuEnd?.(completed) ?? null;
+          stop();
+        }
       });
-      const cap = setTimeout(stop, capMs);
+      const cap = setTimeout(() => {
+        cpu = cpuEnd?.(completed) ?? null;
+        stop();
+      }, capMs);
       runner = await runGraphile({
         connectionString: this.gwUrl,
         concurrency: n,
@@ -395,6 +419,7 @@ export class ClaimBench {
         next: null,
         done: null,
         verified: `${completed} jobs ran once each and were removed; ${backlog - completed} remain queued`,
+        cpu,
       };
     } finally {
       await admin.end();

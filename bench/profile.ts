@@ -3,7 +3,7 @@
  * the claim benchmark, summarised by package and by function, and Postgres's own view of the same
  * run from `pg_stat_statements` (calls, mean and total execution time per statement).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type postgres from 'postgres';
 import { round } from './lib/stats.js';
@@ -38,11 +38,20 @@ function areaOf(url: string, fn: string): string {
   return path.basename(url);
 }
 
-/** Reads the (single) `.cpuprofile` in `dir` and summarises it. */
-export function summarizeCpuProfile(dir: string): ProfileSummary {
+/** Copies the (single) `.cpuprofile` in `dir` to `to`, for Chrome DevTools or speedscope. */
+export function keepCpuProfile(dir: string, to: string): void {
+  copyFileSync(path.join(dir, profileFile(dir)), to);
+}
+
+function profileFile(dir: string): string {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) throw new Error(`no .cpuprofile written to ${dir}`);
-  const p = JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as CpuProfile;
+  return file;
+}
+
+/** Reads the (single) `.cpuprofile` in `dir` and summarises it. */
+export function summarizeCpuProfile(dir: string): ProfileSummary {
+  const p = JSON.parse(readFileSync(path.join(dir, profileFile(dir)), 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const counts = new Map<number, number>();
   for (const s of p.samples) counts.set(s, (counts.get(s) ?? 0) + 1);

@@ -36,7 +36,7 @@ import { startBenchPostgres, type BenchPostgres } from './lib/pg.js';
 import { REPO_ROOT, startCoordServer, type CoordServer } from './lib/server.js';
 import { round } from './lib/stats.js';
 import { rssWithStreams, sampleRss, type MemorySample } from './memory.js';
-import { summarizeCpuProfile, topStatements, type ProfileSummary, type StatementStat } from './profile.js';
+import { keepCpuProfile, summarizeCpuProfile, topStatements, type ProfileSummary, type StatementStat } from './profile.js';
 import { readySetBench, type ReadySetResult } from './ready-set.js';
 
 const { values: opts } = parseArgs({
@@ -285,6 +285,17 @@ function claimRows(runs: ClaimRun[]) {
   ]);
 }
 const CLAIM_HEAD = ['contender', 'N', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'done p50 ms', 'probe pages', 'run'];
+const CPU_HEAD = ['contender', 'backlog', 'cycles/s', 'server µs', 'Postgres + rest µs', 'client µs', 'total µs', 'cores busy'];
+
+/** CPU per cycle of the runs at the breakdown's N: the claim section's contenders, then the diagnostics. */
+function cpuRows(r: Results): (string | number)[][] {
+  const runs = [...r.claim.filter((x) => x.n === BREAKDOWN_N), ...r.breakdown.filter((x) => !r.claim.some((c) => c.contender === x.contender))];
+  return runs
+    .filter((x) => x.cpu)
+    .sort((a, b) => a.backlog - b.backlog)
+    .map((x) => [x.contender, x.backlog, x.perSecond, x.cpu!.serverUs, x.cpu!.postgresAndRestUs, x.cpu!.clientUs, x.cpu!.totalUs, `${x.cpu!.busyPercent} %`]);
+}
+const CPU_TITLE = `CPU per cycle at N=${BREAKDOWN_N} (µs of CPU time per next → done cycle, by process; cores busy = share of all cores over the run)`;
 
 function report(r: Results): void {
   const out: string[] = [];
@@ -309,6 +320,8 @@ function report(r: Results): void {
     );
   }
   if (r.breakdown.length) out.push('', `Where the time goes at N=${BREAKDOWN_N} (coord-inproc = Coord's service functions without HTTP)`, table(CLAIM_HEAD, claimRows(r.breakdown)));
+  const cpu = cpuRows(r);
+  if (cpu.length) out.push('', CPU_TITLE, table(CPU_HEAD, cpu));
   if (r.readySet) {
     out.push(
       '',
@@ -382,6 +395,8 @@ function markdown(r: Results): string {
   if (r.breakdown.length) {
     out.push('', `**Where the time goes** (N=${BREAKDOWN_N})`, '', mdTable(CLAIM_HEAD, claimRows(r.breakdown)));
   }
+  const cpu = cpuRows(r);
+  if (cpu.length) out.push('', `**${CPU_TITLE}**`, '', mdTable(CPU_HEAD, cpu));
   if (r.readySet) {
     out.push(
       '',
@@ -441,6 +456,8 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
     }
     await server.stop();
     const cpu: ProfileSummary = summarizeCpuProfile(dir);
+    mkdirSync(RESULTS_DIR, { recursive: true });
+    keepCpuProfile(dir, path.join(RESULTS_DIR, 'server.cpuprofile'));
     const out = { date: new Date().toISOString(), run, cpu, statements };
     mkdirSync(RESULTS_DIR, { recursive: true });
     writeFileSync(path.join(RESULTS_DIR, 'profile.json'), JSON.stringify(out, null, 2) + '\n');
