@@ -1,4 +1,6 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import postgres from 'postgres';
 import { describe, expect, it, inject } from 'vitest';
 import { migrateDatabase } from '../../src/db/migrate.js';
@@ -25,5 +27,20 @@ describe('migrations', () => {
       await admin.unsafe(`drop database if exists "${name}" with (force)`);
       await admin.end();
     }
+  });
+
+  it('should date every migration in the past and in order, so none is skipped on upgrade', () => {
+    // drizzle applies a migration only if its `when` is later than the last applied one's: a
+    // migration dated in the future makes every later one (dated when generated) be skipped on
+    // databases that already have it, silently.
+    const dir = path.join(import.meta.dirname, '../../migrations');
+    const journal = JSON.parse(readFileSync(path.join(dir, 'meta/_journal.json'), 'utf8')) as { entries: { idx: number; when: number; tag: string }[] };
+    const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+    expect(journal.entries.map((e) => `${e.tag}.sql`)).toEqual(files);
+    journal.entries.forEach((e, i) => {
+      expect(e.idx).toBe(i);
+      expect(e.when, `${e.tag} is dated in the future`).toBeLessThan(Date.now());
+      if (i > 0) expect(e.when, `${e.tag} is not dated after ${journal.entries[i - 1].tag}`).toBeGreaterThan(journal.entries[i - 1].when);
+    });
   });
 });
