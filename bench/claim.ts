@@ -348,14 +348,15 @@ export class ClaimBench {
       let stopping = false;
       // eslint-disable-next-line prefer-const
       let runner: Awaited<ReturnType<typeof runGraphile>>;
+      // CPU from the first job's start to the last one's completion (or the cap), as the throughput.
+      let cpuEnd: ((cycles: number) => CpuPerCycle | null) | undefined;
+      let cpu: CpuPerCycle | null = null;
       const stop = () => {
         if (stopping) return;
         stopping = true;
+        cpu = cpuEnd?.(completed) ?? null;
         void runner?.stop();
       };
-      // CPU from the first job's start to the last one's completion, as the throughput.
-      let cpuEnd: ((cycles: number) => CpuPerCycle | null) | undefined;
-      let cpu: CpuPerCycle | null = null;
       events.on('job:start', () => {
         if (!first) {
           first = performance.now();
@@ -366,15 +367,9 @@ export class ClaimBench {
         if (error) failed++;
         else completed++;
         last = performance.now();
-        if (completed + failed >= backlog) {
-          cpu = cpuEnd?.(completed) ?? null;
-          stop();
-        }
+        if (completed + failed >= backlog) stop();
       });
-      const cap = setTimeout(() => {
-        cpu = cpuEnd?.(completed) ?? null;
-        stop();
-      }, capMs);
+      const cap = setTimeout(stop, capMs);
       runner = await runGraphile({
         connectionString: this.gwUrl,
         concurrency: n,

@@ -456,10 +456,9 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
     }
     await server.stop();
     const cpu: ProfileSummary = summarizeCpuProfile(dir);
-    mkdirSync(RESULTS_DIR, { recursive: true });
-    keepCpuProfile(dir, path.join(RESULTS_DIR, 'server.cpuprofile'));
     const out = { date: new Date().toISOString(), run, cpu, statements };
     mkdirSync(RESULTS_DIR, { recursive: true });
+    keepCpuProfile(dir, path.join(RESULTS_DIR, 'server.cpuprofile'));
     writeFileSync(path.join(RESULTS_DIR, 'profile.json'), JSON.stringify(out, null, 2) + '\n');
     console.log(
       [

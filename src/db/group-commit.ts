@@ -3,8 +3,8 @@
  * together, as one call, when it returns. Natural batching, without a timer: an idle replica runs
  * a lone request at the end of the current event-loop turn (`setImmediate`: no added wait, but
  * the requests read in the same I/O phase go with it); under load, the requests that queued
- * during one round trip become the next batch, so the number of round trips, transactions and commits grows
- * with the number of batches, not requests. Used by the claim cycle (`next`, the owner's `done`;
+ * during one round trip become the next batch, so the number of round trips, transactions and
+ * commits grows with the number of batches, not requests. Used by the claim cycle (`next`, the owner's `done`;
  * migrations/0004_group_commit.sql), where each request is tiny and a round trip, a commit and a
  * backend wake-up cost more than the work.
  *

@@ -83,7 +83,7 @@ export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<pos
 export function derivedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     array(select e.dependency_id from todo_dependencies e where e.todo_id = t.id order by e.dependency_id) as depends_on,
-    case when t.unfinished_deps > 0 then coord_blocked_by(t.id) else '{}'::text[] end as blocked_by`;
+    case when t.unfinished_deps > 0 then ${sql.unsafe(BLOCKED_BY_SQL)} else '{}'::text[] end as blocked_by`;
 }
 
 /** The stored columns of alias `t` that an item read selects (the derived ones come beside them). */
