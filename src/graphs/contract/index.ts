@@ -37,6 +37,24 @@ export {
   TASK_GRAPH_STATES,
 } from './frontier.js';
 export { planGraph, deriveWave, checkSubtaskClaim } from './plan.js';
+export {
+  auditScope,
+  checkScopeEvidence,
+  driftReason,
+  matchesWriteIntentPattern,
+  pathCoveredByWriteIntent,
+  SCOPE_AUDIT_LIST_LIMIT,
+  SCOPE_AUDIT_MAX_CHANGES,
+  SCOPE_AUDIT_MAX_PATH_BYTES,
+} from './scope-audit.js';
+export type {
+  ReportedChange,
+  ScopeAuditError,
+  ScopeAuditInput,
+  ScopeDriftEvidence,
+  ScopeEvidence,
+  ScopeEvidenceChange,
+} from './scope-audit.js';
 export { isTaskId, isSubtaskId, isAgentId, RESERVED_DEVICE_NAMES } from './ids.js';
 export { compareByteOrder } from './text.js';
 export * from './schemas.js';
