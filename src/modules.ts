@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
 import { exportRoutes } from './export/export.routes.js';
+import { executionRoutes } from './graphs/execution/execution.routes.js';
 import { graphsRoutes } from './graphs/graphs.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 
@@ -15,4 +16,5 @@ export const extraModules: ModuleRegistration[] = [
   scenariosRoutes,
   exportRoutes,
   graphsRoutes,
+  executionRoutes,
 ];

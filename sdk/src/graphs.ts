@@ -34,8 +34,116 @@ export type AgentList = Schemas['AgentList'];
 /** The body of `agents.register`: id, adapter?, command?. */
 export type RegisterAgentInput = Schemas['RegisterAgent'];
 
-export class GraphsApi {
-  constructor(private readonly t: Transport) {}
+/** The body of `graphs.run` / `graphs.claim`: `baseCommit` (required until the graph has a base), `sessionWaitMs`. */
+export type RunInput = Schemas['TaskGraphRunRequest'];
+/** What the runner needs to execute one dispatched subtask (session token shown once, worktree, base). */
+export type TaskGraphDispatch = Schemas['TaskGraphDispatch'];
+/** The result of `graphs.run`: the plan it executed and one dispatch per selected subtask. */
+export type TaskGraphRunResult = Schemas['TaskGraphRunResult'];
+/** The result of `graphs.claim`: one dispatch. */
+export type TaskGraphClaimResult = Schemas['TaskGraphClaimResult'];
+/** IMPLEMENTATION_DONE evidence: base, commit, committed and dirty changes. */
+export type CompletionEvidence = Schemas['TaskGraphCompletionEvidence'];
+/** One reported change: `{status, path, oldPath?}`. */
+export type ReportedChange = Schemas['TaskGraphReportedChange'];
+/** A runtime failure: `{code, message, exitCode?, …}`. */
+export type FailureReport = Schemas['TaskGraphFailureReport'];
+export type TaskGraphCompleteResult = Schemas['TaskGraphCompleteResult'];
+export type TaskGraphFailResult = Schemas['TaskGraphFailResult'];
+export type TaskGraphHeartbeatResult = Schemas['TaskGraphHeartbeatResult'];
+/** The shared result of recover, resume, stop and cleanup. */
+export type TaskGraphRecoveryResult = Schemas['TaskGraphRecoveryResult'];
+export type RecoverInput = NonNullable<Schemas['TaskGraphRecoverRequest']>;
+export type StopInput = Schemas['TaskGraphStopRequest'];
+export type CleanupReport = Schemas['TaskGraphCleanupReport'];
+/** The runner's integration result: ordered sources, applied commits, aggregate commit or conflict. */
+export type IntegrationReport = Schemas['TaskGraphIntegrationReport'];
+export type TaskGraphIntegrationResult = Schemas['TaskGraphIntegrationResult'];
+export type ReviewInput = Schemas['TaskGraphReviewRequest'];
+export type TaskGraphReviewResult = Schemas['TaskGraphReviewResult'];
+
+/**
+ * The execution half of `client.graphs`: the coordinator's half of Task Graph v1 execution (seed 002;
+ * seeds-notes §3.7–§3.11). The coordinator claims and records; the runner on the agent's machine
+ * creates the worktrees, launches the implementers and reports back through these calls. Every
+ * refusal is a `TaskStateConflict` (409, with `stage`, `details`), `NotFound` (graph_not_found,
+ * TASK_NOT_FOUND), `Forbidden`, or for `complete` an `InvalidRequest` (422 AGENT_RUNTIME_ERROR);
+ * nothing changes when a call is refused.
+ */
+export class GraphExecutionApi {
+  constructor(protected readonly t: Transport) {}
+
+  /** Claims the next planned wave (`POST /v1/graphs/{id}/run`): one dispatch per selected subtask; `selected: []` when nothing is READY. */
+  async run(id: string, input: RunInput = {}): Promise<TaskGraphRunResult> {
+    const r = await this.t.unwrap('POST /v1/graphs/{id}/run', this.t.api.POST('/v1/graphs/{id}/run', { params: { path: { id } }, body: input }));
+    return r as unknown as TaskGraphRunResult; // the plan's tuple types, as in `plan`
+  }
+
+  /** Claims one subtask (`POST /v1/graphs/{id}/subtasks/{sid}/claim`): the fleet claim, same locked checks as run. */
+  async claim(id: string, subtaskId: string, input: RunInput = {}): Promise<TaskGraphClaimResult> {
+    return this.t.unwrap(
+      'POST /v1/graphs/{id}/subtasks/{sid}/claim',
+      this.t.api.POST('/v1/graphs/{id}/subtasks/{sid}/claim', { params: { path: { id, sid: subtaskId } }, body: input }),
+    );
+  }
+
+  /** Extends a dispatch's lease (`…/heartbeat`); `attempt` guards against a stale dispatch. */
+  async heartbeat(id: string, subtaskId: string, attempt?: number): Promise<TaskGraphHeartbeatResult> {
+    return this.t.unwrap(
+      'POST /v1/graphs/{id}/subtasks/{sid}/heartbeat',
+      this.t.api.POST('/v1/graphs/{id}/subtasks/{sid}/heartbeat', { params: { path: { id, sid: subtaskId } }, body: attempt === undefined ? {} : { attempt } }),
+    );
+  }
+
+  /** Reports IMPLEMENTATION_DONE evidence (`…/complete`): SUCCEEDED, or FAILED INTENT_SCOPE_DRIFT under a strict map (`ok: false`). */
+  async complete(id: string, subtaskId: string, evidence: CompletionEvidence): Promise<TaskGraphCompleteResult> {
+    return this.t.unwrap(
+      'POST /v1/graphs/{id}/subtasks/{sid}/complete',
+      this.t.api.POST('/v1/graphs/{id}/subtasks/{sid}/complete', { params: { path: { id, sid: subtaskId } }, body: evidence }),
+    );
+  }
+
+  /** Reports a failed dispatch (`…/fail`), e.g. `{code: 'AGENT_EXIT_NONZERO', message, exitCode}`. */
+  async fail(id: string, subtaskId: string, report: FailureReport): Promise<TaskGraphFailResult> {
+    return this.t.unwrap(
+      'POST /v1/graphs/{id}/subtasks/{sid}/fail',
+      this.t.api.POST('/v1/graphs/{id}/subtasks/{sid}/fail', { params: { path: { id, sid: subtaskId } }, body: report }),
+    );
+  }
+
+  /** Records stranded dispatches as FAILED `interrupted` (`POST /v1/graphs/{id}/recover`), with the runner's observations. */
+  async recover(id: string, input: RecoverInput = {}): Promise<TaskGraphRecoveryResult> {
+    return this.t.unwrap('POST /v1/graphs/{id}/recover', this.t.api.POST('/v1/graphs/{id}/recover', { params: { path: { id } }, body: input }));
+  }
+
+  /** Clears a FAILED or STOPPED subtask's recovery gate (`POST /v1/graphs/{id}/resume`); dispatch stays explicit. */
+  async resume(id: string, subtaskId: string): Promise<TaskGraphRecoveryResult> {
+    return this.t.unwrap('POST /v1/graphs/{id}/resume', this.t.api.POST('/v1/graphs/{id}/resume', { params: { path: { id } }, body: { subtaskId } }));
+  }
+
+  /** Stops the graph or one subtask (`POST /v1/graphs/{id}/stop`); stopped dispatches' sessions stop too. */
+  async stop(id: string, input: StopInput): Promise<TaskGraphRecoveryResult> {
+    return this.t.unwrap('POST /v1/graphs/{id}/stop', this.t.api.POST('/v1/graphs/{id}/stop', { params: { path: { id } }, body: input }));
+  }
+
+  /** Records the runner's cleanup outcomes (`POST /v1/graphs/{id}/cleanup`). */
+  async cleanup(id: string, report: CleanupReport): Promise<TaskGraphRecoveryResult> {
+    return this.t.unwrap('POST /v1/graphs/{id}/cleanup', this.t.api.POST('/v1/graphs/{id}/cleanup', { params: { path: { id } }, body: report }));
+  }
+
+  /** Records the integration result (`PUT /v1/graphs/{id}/integration`); checked against the verified commits. */
+  async recordIntegration(id: string, report: IntegrationReport): Promise<TaskGraphIntegrationResult> {
+    return this.t.unwrap('PUT /v1/graphs/{id}/integration', this.t.api.PUT('/v1/graphs/{id}/integration', { params: { path: { id } }, body: report }));
+  }
+
+  /** Records the aggregate review (`POST /v1/graphs/{id}/review`); approval authorises nothing else. */
+  async review(id: string, input: ReviewInput): Promise<TaskGraphReviewResult> {
+    return this.t.unwrap('POST /v1/graphs/{id}/review', this.t.api.POST('/v1/graphs/{id}/review', { params: { path: { id } }, body: input }));
+  }
+}
+
+/** `client.graphs`: validate, create, read and plan Task Graphs, and the execution calls above. */
+export class GraphsApi extends GraphExecutionApi {
 
   /**
    * Validates a Task Graph (and its optional Intent Map) without writing (`POST /v1/graphs/validate`):

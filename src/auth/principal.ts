@@ -12,6 +12,8 @@ export type Principal =
       rootId: string;
       parentId: string | null;
       systemKind: string | null;
+      /** The configured Agent this session acts as (Task Graph v1), or null. */
+      agentId: string | null;
     };
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;

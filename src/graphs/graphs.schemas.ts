@@ -96,12 +96,61 @@ export const TaskGraphSubtaskRecord = z
     state: SubtaskStateSchema.describe('Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read'),
     status: SubtaskStateSchema.describe('Always equal to `state`'),
     reason: z.string().nullable().describe('Bounded to 8 KiB'),
-    evidence: z.unknown().describe('Execution evidence (later issue); null until then'),
+    evidence: z.unknown().describe('Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null'),
     todoId: z.string().describe('The engine row of this subtask in scope `graph:<parentTaskId>`'),
     todoStatus: z.enum(['todo', 'in-progress', 'done', 'blocked']).describe('The engine row’s effective status'),
+    attempt: z.number().int().describe('Dispatches so far (0 before the first)'),
+    sessionId: z.string().nullable().describe('The current dispatch’s own session'),
+    dispatchedBy: z.string().nullable().describe('The principal that dispatched it (run or claim)'),
+    dispatchedAt: Timestamp.nullable(),
+    worktreePath: z.string().nullable().describe('The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>`'),
+    branch: z.string().nullable().describe('`coord/<parentTaskId>/<subtaskId>`'),
+    ref: z.string().nullable().describe('`refs/heads/coord/<parentTaskId>/<subtaskId>`'),
+    leaseExpiresAt: Timestamp.nullable().describe('RUNNING: last progress + claim_lease'),
+    implementationCommit: z.string().nullable().describe('The verified implementation commit'),
+    scopeEvidence: z.unknown().describe('Scope Audit v1 evidence (graphs with an Intent Map), or null'),
+    lastError: z.unknown().describe('The last runtime error `{code, message, stage, recoverable, classification, …}`, or null'),
+    cleanup: z.unknown().describe('The runner’s last cleanup outcome `{status, error, worktree, at}`, or null'),
     updatedAt: Timestamp,
   })
   .meta({ id: 'TaskGraphSubtaskRecord' });
+
+/** One `recovery[]` entry (seeds-notes §3.10). */
+export const RecoveryEntrySchema = z
+  .object({
+    parentTaskId: z.string(),
+    subtaskId: z.string(),
+    implementer: z.string(),
+    state: SubtaskStateSchema,
+    classification: z.enum(['running', 'completed', 'completed-unverified', 'interrupted', 'failed', 'stopped', 'blocked', 'ready', 'waiting']),
+    recoverable: z.boolean().describe('An explicit resume can move it on'),
+    action: z.literal('resume').nullable(),
+    reason: z.string().nullable(),
+    lastError: z.unknown(),
+    implementationCommit: z.string().nullable(),
+    completionEvidence: z.boolean().describe('Verified IMPLEMENTATION_DONE evidence is recorded'),
+    attempt: z.number().int(),
+    baseCommit: z.string().nullable(),
+    worktree: z
+      .object({
+        path: z.string(),
+        branch: z.string(),
+        ref: z.string(),
+        exists: z.boolean().nullable().describe('The runner’s fact: null here (the coordinator has no checkout)'),
+        safe: z.boolean().nullable(),
+        registered: z.boolean().nullable(),
+        owned: z.boolean(),
+        ownershipKnown: z.boolean(),
+      })
+      .nullable(),
+    session: z
+      .object({ id: z.string(), agent: z.string(), state: z.string().nullable(), hostPid: z.number().int().nullable(), hostAlive: z.boolean().nullable() })
+      .nullable(),
+    sessionOwned: z.boolean(),
+    sessionHealthy: z.boolean(),
+    cleanup: z.unknown(),
+  })
+  .meta({ id: 'TaskGraphRecoveryEntry' });
 
 export const TaskGraphRecord = z
   .object({
@@ -131,6 +180,10 @@ export const TaskGraphRecord = z
     maxConcurrency: z.number().int().min(1).max(32),
     subtasks: z.array(TaskGraphSubtaskRecord).describe('Sorted by id in byte order'),
     frontier: TaskGraphFrontierSchema,
+    baseCommit: z.string().nullable().describe('The graph base commit fixed by the first run (lower-case hex), or null'),
+    recovery: z.array(RecoveryEntrySchema).describe('One entry per subtask, by id (seeds-notes §3.10)'),
+    integration: z.unknown().describe('The recorded integration (PUT /v1/graphs/{id}/integration), or null'),
+    review: z.unknown().describe('The latest review decision, or null'),
     intentMap: NormalizedIntentMapSchema.nullable().describe('The persisted normalised Intent Map; null for a legacy graph'),
     intentCoverage: IntentCoverageSchema,
     createdBy: z.string(),
@@ -163,7 +216,11 @@ export const CreateGraphResult = z
 export const GraphEvent = z
   .object({
     seq: z.number().int().describe('The event’s sequence number (SSE `id:`)'),
-    event: z.string().describe('`TASK_GRAPH_CREATED`, later `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`'),
+    event: z
+      .string()
+      .describe(
+        '`TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED`',
+      ),
     at: Timestamp,
     data: z.record(z.string(), z.unknown()),
   })

@@ -41,7 +41,8 @@ import {
 import { taskGraphInvalid } from './contract/failure.js';
 import { AGENT_ID_PATTERN, TASK_ID_PATTERN, isAgentId, isTaskId } from './contract/ids.js';
 import { isPlainObject, ownValue, truncateUtf8 } from './contract/text.js';
-import { canSeeGraphs, graphScope } from './graphs.scope.js';
+import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './graphs.repo.js';
+import { graphScope } from './graphs.scope.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
 
 /** The lifecycle events `inspect` returns (seeds-notes §3.4: "Inspect returns up to 100 events"). */
@@ -72,10 +73,6 @@ function conflict(error: TaskGraphSchedulingError): never {
     taskId: error.taskId,
     details: error.details,
   }, 409);
-}
-
-function graphNotFound(id: string): never {
-  fail('graph_not_found', `Task Graph not found: ${id.length > 128 ? `${id.slice(0, 128)}…` : id}`);
 }
 
 function encodeCursor(values: (string | number)[]): string {
@@ -418,24 +415,13 @@ async function readSnapshot<T>(ctx: Ctx, fn: (tx: postgres.TransactionSql) => Pr
 }
 
 /**
- * Reads graph `id` and its subtask rows if the caller may see it (users: every graph; sessions: a
- * graph created in their subtree), else 404 `graph_not_found` (existence is not leaked).
+ * Reads graph `id` and its subtask rows if the caller may see it (graphs.repo.ts: users, the
+ * creating session's subtree, sessions bound to an Agent the graph names), else 404
+ * `graph_not_found` (existence is not leaked).
  */
 async function loadGraph(ctx: Ctx, tx: Db, id: string, withSpecs: boolean): Promise<Snapshot> {
-  if (!isTaskId(id)) graphNotFound(id);
-  const [graph] = await tx<(GraphRow & { creator_root: string | null })[]>`
-    select g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
-           s.root_id as creator_root
-      from graphs g left join sessions s on s.id = g.created_by
-     where g.id = ${id}`;
-  const p = ctx.principal;
-  if (!graph || (p.kind === 'session' && graph.creator_root !== p.rootId)) graphNotFound(id);
-  const rows = await tx<SubtaskRow[]>`
-    select gs.subtask_id, gs.todo_id, gs.implementer, gs.title, ${withSpecs ? tx`gs.spec` : tx`null as spec`}, gs.depends_on,
-           gs.outcome, gs.reason, gs.evidence, greatest(gs.updated_at, t.updated_at) as updated_at,
-           t.status, t.unfinished_deps, t.note
-      from graph_subtasks gs join todos t on t.id = gs.todo_id
-     where gs.graph_id = ${id}`;
+  const graph = await loadVisibleGraph(tx, ctx.principal, id);
+  const rows = await loadSubtaskRows(tx, id, ctx.config.todo.claimLeaseMs, withSpecs);
   return { graph, rows };
 }
 
@@ -515,13 +501,12 @@ export async function planForGraph(ctx: Ctx, id: string): Promise<TaskGraphPlan>
 export async function listGraphs(ctx: Ctx, input: { limit?: number; cursor?: string }) {
   const limit = Math.min(input.limit ?? GRAPH_LIST_DEFAULT_LIMIT, ctx.config.todo.listLimit);
   const after = input.cursor ? decodeCursor(input.cursor, [CURSOR_TIME, TASK_ID_PATTERN]) : undefined;
-  const vis = canSeeGraphs(ctx.principal);
   return readSnapshot(ctx, async (tx) => {
     const graphs = await tx<(GraphRow & { updated_key: string })[]>`
-      select g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
+      select ${graphColumns(tx)},
              to_char(g.updated_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as updated_key
-        from graphs g left join sessions s on s.id = g.created_by
-       where ${vis.all ? tx`true` : tx`s.root_id = ${vis.rootId}`}
+        from graphs g left join sessions cs on cs.id = g.created_by
+       where ${visibleTo(tx, ctx.principal)}
          and ${after ? tx`(g.updated_at, g.id) < (${after[0]}::timestamptz, ${after[1]})` : tx`true`}
        order by g.updated_at desc, g.id desc
        limit ${limit + 1}`;

@@ -28,6 +28,12 @@ export const graphs = pgTable('graphs', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   revision: integer('revision').notNull().default(1),
+  /** The graph base commit fixed by the first run (40 or 64 lower-case hex), or null before it. */
+  baseCommit: text('base_commit'),
+  /** The integration record the runner reported (PUT /v1/graphs/{id}/integration), or null. */
+  integration: jsonb('integration'),
+  /** The latest review decision (REVIEW_APPROVED / CHANGES_REQUESTED), or null. */
+  review: jsonb('review'),
 });
 
 /**
@@ -54,6 +60,20 @@ export const graphSubtasks = pgTable(
     outcome: text('outcome'),
     reason: jsonb('reason'),
     evidence: jsonb('evidence'),
+    /** Dispatches so far (0 before the first); each run or claim of this subtask adds one. */
+    attempt: integer('attempt').notNull().default(0),
+    /** The current (latest) dispatch: its own session, the caller that dispatched it, when. */
+    sessionId: text('session_id'),
+    dispatchedBy: text('dispatched_by'),
+    dispatchedAt: timestamp('dispatched_at', { withTimezone: true }),
+    /** The verified implementation commit of IMPLEMENTATION_DONE evidence. */
+    implementationCommit: text('implementation_commit'),
+    /** Scope Audit v1 evidence (graphs with an Intent Map only). */
+    scopeEvidence: jsonb('scope_evidence'),
+    /** The last runtime error `{code, message, stage, recoverable, classification, …}`. */
+    lastError: jsonb('last_error'),
+    /** The runner's last cleanup outcome `{status: CLEANED|FAILED|SKIPPED, …}`. */
+    cleanup: jsonb('cleanup'),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [primaryKey({ columns: [t.graphId, t.subtaskId] })],

@@ -30,6 +30,7 @@ import {
   type TaskGraphFrontier,
   type TaskGraphState,
 } from './contract/index.js';
+import { classifyRecovery, runtimeWorktree } from './contract/execution.js';
 import { compareByteOrder } from './contract/text.js';
 
 /** The contract's deep-frozen values typed as the plain (mutable) JSON the wire schemas describe. */
@@ -58,7 +59,16 @@ export interface GraphRow {
   created_at: Date;
   updated_at: Date;
   revision: number;
+  /** Execution records (null before the first run / integration / review). */
+  base_commit?: string | null;
+  integration?: unknown;
+  review?: unknown;
+  /** The subtree root of the creating session (null when a user created the graph). */
+  creator_root?: string | null;
 }
+
+/** Why a RUNNING subtask is stranded: its session stopped, or its claim lease expired. */
+export type Interruption = 'session-stopped' | 'lease-expired';
 
 /** A `graph_subtasks` row joined with its engine (`todos`) row. `spec` is absent in summaries. */
 export interface SubtaskRow {
@@ -75,6 +85,28 @@ export interface SubtaskRow {
   status: StoredStatus;
   unfinished_deps: number;
   note: string | null;
+  /** Execution facts (graphs.repo.ts reads them; summaries and create leave them out). */
+  owner?: string | null;
+  todo_revision?: number;
+  attempt?: number;
+  session_id?: string | null;
+  session_status?: string | null;
+  dispatched_by?: string | null;
+  dispatched_at?: Date | null;
+  implementation_commit?: string | null;
+  scope_evidence?: unknown;
+  last_error?: unknown;
+  cleanup?: unknown;
+  lease_expires_at?: Date | null;
+  /** Set when the todo row is in progress but its session stopped or its lease expired. */
+  interrupted?: Interruption | null;
+}
+
+/** The FAILED reason of an interrupted RUNNING subtask (design brief §8; seeds-notes §3.10). */
+export function interruptedReason(why: Interruption): string {
+  return why === 'session-stopped'
+    ? 'Interrupted: the subtask session stopped while the subtask was RUNNING; resume it to dispatch again.'
+    : 'Interrupted: the claim lease expired without progress (heartbeat) from the subtask session; resume it to dispatch again.';
 }
 
 /** A bounded reason stored as jsonb: a string, or an object with a `message`. */
@@ -86,10 +118,18 @@ function reasonText(reason: unknown): string | null {
   return null;
 }
 
-/** The contract's stored state of one subtask (the table in this file's header). */
-export function storedSubtask(row: SubtaskRow): PlanSubtaskSnapshot {
+/**
+ * The contract's stored state of one subtask (the table in this file's header). A RUNNING
+ * subtask whose session stopped or whose lease expired reads FAILED with an `Interrupted: …`
+ * reason at once, before the write that records it (design brief §3, §8); `durable: true` reads
+ * the stored state only (what the recording write diffs against).
+ */
+export function storedSubtask(row: SubtaskRow, durable = false): PlanSubtaskSnapshot {
   const base = { id: row.subtask_id, implementer: row.implementer, dependsOn: [...row.depends_on] };
   const reason = reasonText(row.reason);
+  if (!durable && row.outcome === null && row.status === 'in-progress' && row.interrupted) {
+    return { ...base, state: 'FAILED', reason: interruptedReason(row.interrupted) };
+  }
   switch (row.outcome) {
     case 'FAILED':
     case 'STOPPED':
@@ -114,8 +154,8 @@ export function storedSubtask(row: SubtaskRow): PlanSubtaskSnapshot {
 }
 
 /** Stored subtasks in byte order of id (the order every contract list uses). */
-export function storedSubtasks(rows: readonly SubtaskRow[]): PlanSubtaskSnapshot[] {
-  return rows.map(storedSubtask).sort((left, right) => compareByteOrder(left.id, right.id));
+export function storedSubtasks(rows: readonly SubtaskRow[], durable = false): PlanSubtaskSnapshot[] {
+  return rows.map((row) => storedSubtask(row, durable)).sort((left, right) => compareByteOrder(left.id, right.id));
 }
 
 export interface DerivedGraph {
@@ -126,10 +166,25 @@ export interface DerivedGraph {
 }
 
 /** Derives subtask states, the frontier and the parent state from stored rows (§3.3). */
-export function deriveGraph(graph: Pick<GraphRow, 'parent' | 'max_concurrency'>, rows: readonly SubtaskRow[]): DerivedGraph {
-  const { subtasks, frontier } = deriveFrontier({ maxConcurrency: graph.max_concurrency, subtasks: storedSubtasks(rows) });
+export function deriveGraph(graph: Pick<GraphRow, 'parent' | 'max_concurrency'>, rows: readonly SubtaskRow[], durable = false): DerivedGraph {
+  const { subtasks, frontier } = deriveFrontier({ maxConcurrency: graph.max_concurrency, subtasks: storedSubtasks(rows, durable) });
   const state = deriveParentState(graph.parent.state ?? 'CREATED', subtasks.map((subtask) => subtask.state));
   return { state, frontier, subtasks: new Map(subtasks.map((subtask) => [subtask.id, { state: subtask.state, reason: subtask.reason }])) };
+}
+
+/** The dispatch facts of a subtask: its session, worktree, branch and lease (null before a dispatch). */
+function dispatchFacts(graphId: string, row: SubtaskRow) {
+  const dispatched = (row.attempt ?? 0) > 0;
+  const w = runtimeWorktree(graphId, row.subtask_id);
+  return {
+    sessionId: row.session_id ?? null,
+    dispatchedBy: row.dispatched_by ?? null,
+    dispatchedAt: row.dispatched_at ? row.dispatched_at.toISOString() : null,
+    worktreePath: dispatched ? w.path : null,
+    branch: dispatched ? w.branch : null,
+    ref: dispatched ? w.ref : null,
+    leaseExpiresAt: row.lease_expires_at ? row.lease_expires_at.toISOString() : null,
+  };
 }
 
 /** The wire record (`TaskGraphRecord` in graphs.schemas.ts) of a graph and its subtask rows. */
@@ -180,10 +235,20 @@ export function toRecord(graph: GraphRow, rows: readonly SubtaskRow[]) {
         evidence: row.evidence ?? null,
         todoId: row.todo_id,
         todoStatus: effectiveStatus(row.status, row.unfinished_deps),
+        attempt: row.attempt ?? 0,
+        ...dispatchFacts(graph.id, row),
+        implementationCommit: row.implementation_commit ?? null,
+        scopeEvidence: row.scope_evidence ?? null,
+        lastError: row.last_error ?? null,
+        cleanup: row.cleanup ?? null,
         updatedAt: row.updated_at.toISOString(),
       };
     }),
     frontier: derived.frontier,
+    baseCommit: graph.base_commit ?? null,
+    recovery: recoveryEntries(graph, rows, new Map([...derived.subtasks].map(([id, v]) => [id, v.state]))),
+    integration: graph.integration ?? null,
+    review: graph.review ?? null,
     intentMap: mutable(graph.intent_map),
     intentCoverage: intentCoverageFacts(rows.map((row) => row.subtask_id), graph.intent_map),
     createdBy: graph.created_by,
@@ -223,4 +288,53 @@ export function toSummary(graph: GraphRow, rows: readonly SubtaskRow[]) {
     updatedAt: graph.updated_at.toISOString(),
     revision: graph.revision,
   };
+}
+
+/**
+ * The `recovery[]` entry of one subtask (status and inspect; seeds-notes §3.10): its
+ * classification (contract/execution.ts `classifyRecovery`), whether an explicit resume can move
+ * it on, the last error, the verified implementation commit, the Runtime-owned worktree and the
+ * dispatch session. Worktree existence and safety are the runner's facts (null here: the
+ * coordinator has no checkout).
+ */
+export function recoveryEntry(graph: Pick<GraphRow, 'id' | 'base_commit'>, row: SubtaskRow, state: SubtaskState) {
+  const lastError = (row.last_error ?? null) as { code?: string; recoverable?: boolean } | null;
+  const evidence = (row.evidence ?? null) as { verified?: boolean } | null;
+  const cls = classifyRecovery({
+    state,
+    lastErrorCode: lastError?.code ?? null,
+    lastErrorRecoverable: lastError?.recoverable !== false,
+    sessionStatus: row.session_status ?? null,
+    completionEvidence: evidence?.verified === true,
+    interrupted: !!row.interrupted,
+  });
+  const dispatched = (row.attempt ?? 0) > 0;
+  const worktree = runtimeWorktree(graph.id, row.subtask_id);
+  return {
+    parentTaskId: graph.id,
+    subtaskId: row.subtask_id,
+    implementer: row.implementer,
+    state,
+    classification: cls.classification,
+    recoverable: cls.recoverable,
+    action: cls.recoverable ? ('resume' as const) : null,
+    reason: reasonText(row.reason),
+    lastError,
+    implementationCommit: row.implementation_commit ?? null,
+    completionEvidence: evidence?.verified === true,
+    attempt: row.attempt ?? 0,
+    baseCommit: graph.base_commit ?? null,
+    worktree: dispatched ? { ...worktree, exists: null, safe: null, registered: null, owned: true, ownershipKnown: false } : null,
+    session: row.session_id ? { id: row.session_id, agent: row.implementer, state: row.session_status ?? null, hostPid: null, hostAlive: null } : null,
+    sessionOwned: !!row.session_id,
+    sessionHealthy: cls.sessionHealthy,
+    cleanup: row.cleanup ?? null,
+  };
+}
+
+/** The recovery entries of a graph's subtasks, in byte order of id. */
+export function recoveryEntries(graph: Pick<GraphRow, 'id' | 'base_commit'>, rows: readonly SubtaskRow[], states: ReadonlyMap<string, string>) {
+  return [...rows]
+    .sort((a, b) => compareByteOrder(a.subtask_id, b.subtask_id))
+    .map((row) => recoveryEntry(graph, row, (states.get(row.subtask_id) ?? 'PENDING') as SubtaskState));
 }

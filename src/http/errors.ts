@@ -48,9 +48,13 @@ export const ERROR_CATALOGUE = {
   scenario_dependency_without_task: { status: 422, title: 'A member depends on a member without a task' },
   scenario_dependent_without_task: { status: 422, title: 'A member with dependencies has no task' },
   scenario_dependency_cycle: { status: 422, title: 'The member dependencies form a cycle' },
+  agent_not_registered: { status: 422, title: 'The Agent is not registered' },
   // Task Graph v1 (seed 002): the seed's own codes are kept verbatim.
   TASK_GRAPH_INVALID: { status: 400, title: 'The Task Graph or Intent Map is invalid' },
   graph_not_found: { status: 404, title: 'Task Graph not found' },
+  TASK_NOT_FOUND: { status: 404, title: 'Task Graph subtask not found' },
+  TASK_ALREADY_RUNNING: { status: 409, title: 'The subtask is already running' },
+  AGENT_RUNTIME_ERROR: { status: 422, title: 'The completion evidence does not verify' },
   TASK_STATE_CONFLICT: { status: 409, title: 'The Task Graph state conflicts with the request' },
   INVALID_AGENT_CONFIG: { status: 409, title: 'The agents registry contradicts the graph' },
   agent_exists: { status: 409, title: 'The Agent is already registered' },

@@ -5,7 +5,8 @@
  * every read and write asks: is the caller in scope, and does it hold override authority there.
  */
 import type { Principal } from '../auth/principal.js';
-import type { Db } from '../db/client.js';
+import type { Config } from '../config.js';
+import type { Db, Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 
 export interface ScopeAccess {
@@ -30,9 +31,19 @@ export interface ScopeKind {
    * 403). Without one, an outsider gets the same 404 as for a scope that does not exist.
    */
   refusal?(name: string): string;
+  /**
+   * `next` in this kind's scopes, when the kind claims by rules of its own (graphs: the locked
+   * claim of Task Graph v1). Without it, `next` is the engine's.
+   */
+  next?(ctx: { sql: Sql; config: Config; principal: Principal }, key: string): Promise<{ claimed: boolean; item?: unknown; dispatch?: unknown; reason?: string }>;
 }
 
 const kinds = new Map<string, ScopeKind>();
+
+/** The registered kind of a canonical scope string (undefined for `session:` and unknown kinds). */
+export function scopeKindOf(scope: string): ScopeKind | undefined {
+  return kinds.get(scope.slice(0, scope.indexOf(':')));
+}
 
 /** Registers a scope kind (called once per module at import time). */
 export function registerScopeKind(kind: string, impl: ScopeKind): void {

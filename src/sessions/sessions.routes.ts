@@ -15,6 +15,9 @@ export const Session = z
     rootId: z.string().describe('Subtree root (seed 000 “Scoping”)'),
     scope: z.string().describe('Default scope: `session:<rootId>`'),
     systemKind: z.string().optional(),
+    agentId: z.string().optional().describe('The configured Agent this session acts as (Task Graph v1 implementer or reviewer)'),
+    graphId: z.string().optional().describe('A subtask session: the parent task id of the graph whose dispatch created it'),
+    subtaskId: z.string().optional().describe('A subtask session: the subtask it was dispatched for'),
     status: z.enum(['active', 'stopped', 'deleted']),
     createdBy: z.string(),
     createdAt: z.string(),
@@ -54,11 +57,16 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
             name: z.string().max(200).optional(),
             parentId: z.string().max(100).optional(),
             systemKind: z.string().min(1).max(50).optional().describe('Users only, e.g. `orchestrator`: children of a system session anchor to themselves'),
+            agentId: z
+              .string()
+              .max(64)
+              .optional()
+              .describe('Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent.'),
           })
           .nullish(),
         response: {
           201: z.object({ session: Session, token: z.string().describe('Bearer token; shown once') }),
-          ...problemResponses('forbidden', 'session_not_found', 'session_not_active'),
+          ...problemResponses('forbidden', 'session_not_found', 'session_not_active', 'agent_not_registered'),
         },
       },
     },

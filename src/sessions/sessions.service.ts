@@ -24,6 +24,11 @@ export interface SessionView {
   /** The session's default scope: `session:<rootId>`. */
   scope: string;
   systemKind?: string;
+  /** The configured Agent this session acts as (Task Graph v1), when bound. */
+  agentId?: string;
+  /** A subtask session (created by a graph dispatch): its parent task and subtask ids. */
+  graphId?: string;
+  subtaskId?: string;
   status: 'active' | 'stopped' | 'deleted';
   createdBy: string;
   createdAt: string;
@@ -41,6 +46,9 @@ interface SessionRow {
   parent_id: string | null;
   root_id: string;
   system_kind: string | null;
+  agent_id: string | null;
+  graph_id: string | null;
+  subtask_id: string | null;
   status: 'active' | 'stopped' | 'deleted';
   created_by: string;
   created_at: Date;
@@ -61,6 +69,9 @@ export function toSession(r: SessionRow): SessionView {
   };
   if (r.parent_id) v.parentId = r.parent_id;
   if (r.system_kind) v.systemKind = r.system_kind;
+  if (r.agent_id) v.agentId = r.agent_id;
+  if (r.graph_id) v.graphId = r.graph_id;
+  if (r.subtask_id) v.subtaskId = r.subtask_id;
   if (r.stopped_at) v.stoppedAt = r.stopped_at.toISOString();
   return v;
 }
@@ -69,13 +80,18 @@ export interface CreateSessionInput {
   name?: string;
   parentId?: string;
   systemKind?: string;
+  /** Binds the session to a registered Agent (Task Graph v1 implementer or reviewer identity). */
+  agentId?: string;
 }
 
 /**
  * Registers a session and returns it with its bearer token (shown once, stored hashed).
  * A user may register a root session or a child of any session; a session may register children
- * of itself only (its `parentId` defaults to itself). Only users may set `systemKind`.
- * Errors: 403 forbidden, 404 session_not_found (unknown parent), 409 session_not_active.
+ * of itself only (its `parentId` defaults to itself). Only users may set `systemKind`. `agentId`
+ * binds the session to a registered Agent (design brief §8: a worker for that Agent may claim its
+ * graph subtasks and act on them); a session may bind a child only to its own Agent.
+ * Errors: 403 forbidden, 404 session_not_found (unknown parent), 409 session_not_active,
+ * 422 agent_not_registered.
  */
 export async function createSession(sql: Sql, p: Principal, input: CreateSessionInput): Promise<{ session: SessionView; token: string }> {
   let parentId = input.parentId ?? null;
@@ -83,6 +99,13 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
     parentId ??= p.id;
     if (parentId !== p.id) fail('forbidden', 'a session may register children of itself only');
     if (input.systemKind) fail('forbidden', 'only a user may register a system session');
+    if (input.agentId !== undefined && input.agentId !== p.agentId) {
+      fail('forbidden', 'a session may bind a child only to its own Agent; an operator (user) binds sessions to other Agents');
+    }
+  }
+  if (input.agentId !== undefined) {
+    const [agent] = await sql<{ id: string }[]>`select id from agents where id = ${input.agentId}`;
+    if (!agent) fail('agent_not_registered', `Agent "${input.agentId}" is not registered; an operator registers it with POST /v1/agents`, { agent: input.agentId });
   }
   let rootId: string | undefined;
   const id = newId('s');
@@ -96,8 +119,8 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
   }
   const token = newToken();
   const [row] = await sql<SessionRow[]>`
-    insert into sessions (id, name, parent_id, root_id, system_kind, token_hash, created_by)
-    values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${hashToken(token)}, ${p.id})
+    insert into sessions (id, name, parent_id, root_id, system_kind, agent_id, token_hash, created_by)
+    values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${hashToken(token)}, ${p.id})
     returning *`;
   return { session: toSession(row), token };
 }
@@ -144,6 +167,26 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
  * itself, or one of its ancestors. Idempotent for an already stopped session.
  */
 export async function stopSession(sql: Sql, config: Config, p: Principal, id: string, mode: 'stopped' | 'deleted') {
+  const result = await stopSessionTx(sql, config, p, id, mode);
+  for (const hook of stopHooks) {
+    // Best effort after the commit: what a hook records the sweep records too, a tick later.
+    await hook(sql, config, id).catch(() => undefined);
+  }
+  return result;
+}
+
+type StopHook = (sql: Sql, config: Config, sessionId: string) => Promise<unknown>;
+const stopHooks: StopHook[] = [];
+
+/**
+ * Registers work to do after a session stop commits (Task Graph: record the stopped session's
+ * RUNNING dispatches as FAILED `interrupted` at once, with their events). Called at import time.
+ */
+export function onSessionStopped(hook: StopHook): void {
+  stopHooks.push(hook);
+}
+
+async function stopSessionTx(sql: Sql, config: Config, p: Principal, id: string, mode: 'stopped' | 'deleted') {
   return withTx(sql, async (tx) => {
     const [row] = await tx<SessionRow[]>`select * from sessions where id = ${id} for update`;
     if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
@@ -161,20 +204,29 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
              revision = revision + case when status = ${next} then 0 else 1 end
        where id = ${id} returning *`;
     const reopened = await reopenOwnedBy(tx, config, id);
-    // After commit, every replica ends this session's open event streams (events.hub.ts).
-    noteTopics(tx, [`${SESSION_STOPPED}${id}`]);
+    noteStopped(tx, [id]);
     return { session: toSession(updated), reopened };
   });
 }
 
 /**
+ * After commit, every replica ends these sessions' open event streams and forgets their cached
+ * principals (events.hub.ts). Call in the transaction that stopped them.
+ */
+export function noteStopped(tx: Db, ids: readonly string[]): void {
+  if (ids.length) noteTopics(tx, ids.map((id) => `${SESSION_STOPPED}${id}`));
+}
+
+/**
  * Reopens every in-progress item owned by `owner` (used by stop and soft-delete), emitting `todo`
- * or `dependency-blocked` per item. Returns the reopened ids.
+ * or `dependency-blocked` per item. Returns the reopened ids. Graph subtasks are not reopened:
+ * Task Graph v1 makes a stranded subtask FAILED `interrupted`, never READY (design brief §8); the
+ * graph views read it so at once and the graph sweep records it (src/graphs/execution/).
  */
 export async function reopenOwnedBy(tx: Db, config: Config, owner: string): Promise<string[]> {
   const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; blocked_by: string[] }[]>`
     update todos t set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
-     where owner = ${owner} and status = 'in-progress'
+     where owner = ${owner} and status = 'in-progress' and scope not like 'graph:%'
     returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))

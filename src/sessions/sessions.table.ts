@@ -21,10 +21,16 @@ export const sessions = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     stoppedAt: timestamp('stopped_at', { withTimezone: true }),
     revision: integer('revision').notNull().default(1),
+    /** The configured Agent this session acts as (Task Graph v1 implementer/reviewer identity), or null. */
+    agentId: text('agent_id'),
+    /** Set on a subtask session that a graph dispatch created: the parent task id and subtask id. */
+    graphId: text('graph_id'),
+    subtaskId: text('subtask_id'),
   },
   (t) => [
     index('sessions_root_idx').on(t.rootId),
     index('sessions_parent_idx').on(t.parentId),
+    index('sessions_agent_idx').on(t.agentId).where(sql`${t.agentId} is not null`),
     check('sessions_status_check', sql`${t.status} in ('active', 'stopped', 'deleted')`),
   ],
 );

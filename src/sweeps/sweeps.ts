@@ -9,11 +9,12 @@ import { withTx } from '../db/tx.js';
 import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
+import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js';
 
 const BATCH = 1000;
 
 export interface SweepResult {
-  /** Items whose lease had expired, reopened. */
+  /** Items whose lease had expired, reopened, plus graph dispatches recorded FAILED `interrupted`. */
   leaseReopened: number;
   /** Done items deleted by retention. */
   retained: number;
@@ -25,6 +26,8 @@ export interface SweepResult {
  * Reopens in-progress items whose last progress is older than `claim_lease` (0 disables), with
  * the same assignment, owner cleared: `todo`, or `dependency-blocked` when a dependency is
  * unfinished. Batches of 1,000, `FOR UPDATE SKIP LOCKED`, one transaction per batch with its events.
+ * Graph subtasks are left to {@link sweepGraphInterruptions}: a stranded dispatch becomes FAILED
+ * `interrupted`, never READY (design brief §8).
  */
 export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
   const leaseMs = config.todo.claimLeaseMs;
@@ -36,6 +39,7 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
         with x as (
           select id, owner from todos
            where status = 'in-progress' and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
+             and scope not like 'graph:%'
            order by progress_at limit ${BATCH} for update skip locked)
         update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
           from x
@@ -112,9 +116,31 @@ async function deleteProtected(tx: Db, ids: string[]) {
     returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps`;
 }
 
-/** One sweep tick: leases, retention, event retention, scenario completion. */
+/**
+ * Records the stranded dispatches of Task Graph subtasks (session stopped or claim lease expired)
+ * as FAILED `interrupted`, one locked write per graph (src/graphs/execution/locked.ts does the
+ * recording for every write; this finds the graphs nobody wrote to since). Returns how many
+ * subtasks it recorded.
+ */
+export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise<number> {
+  const leaseMs = config.todo.claimLeaseMs;
+  const graphs = await sql<{ id: string }[]>`
+    select distinct substr(t.scope, 7) as id from todos t left join sessions s on s.id = t.owner
+     where t.status = 'in-progress' and t.scope like 'graph:%'
+       and (s.status is distinct from 'active'
+            or (${leaseMs}::float8 > 0 and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()))
+     limit ${BATCH}`;
+  let total = 0;
+  for (const g of graphs) {
+    const out = await withLockedGraph({ sql, config, principal: SWEEP_PRINCIPAL }, g.id, async () => ({ result: null }));
+    total += out.interrupted.length;
+  }
+  return total;
+}
+
+/** One sweep tick: leases, graph interruptions, retention, event retention, scenario completion. */
 export async function runSweep(sql: Sql, config: Config): Promise<SweepResult> {
-  const leaseReopened = await sweepLeases(sql, config);
+  const leaseReopened = (await sweepLeases(sql, config)) + (await sweepGraphInterruptions(sql, config));
   const retained = await sweepRetention(sql, config);
   const eventsDeleted = await deleteOldEvents(sql, config.eventRetentionMs);
   // Backstop for derived scenario completion (the todo engine has no scenario hook): see scenarios.service.ts.

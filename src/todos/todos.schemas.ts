@@ -65,7 +65,15 @@ export const ListTodosQuery = z.strictObject({
 export const TodoList = z.object({ items: z.array(TodoItem), nextCursor: z.string().nullable() }).meta({ id: 'TodoList' });
 
 export const ClaimResult = z
-  .object({ claimed: z.boolean(), item: TodoItem.optional() })
+  .object({
+    claimed: z.boolean(),
+    item: TodoItem.optional(),
+    dispatch: z
+      .looseObject({})
+      .optional()
+      .describe('Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base)'),
+    reason: z.string().optional().describe('Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed'),
+  })
   .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' });
 
 export const IdParams = z.object({ id: z.string().max(100) });

@@ -24,7 +24,7 @@ import { ringAfterCommit } from '../events/doorbell.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
-import { accessToScope, resolveScope } from '../scopes/scopes.js';
+import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, completeMany, liveSession } from './todos.batch.js';
 import { effectiveStatus, eventPayload, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
@@ -311,20 +311,10 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
   const emit = emitsFor(row.scope, ctx.config.todo.emitEvents);
-  const rows = await ctx.sql<TodoRow[]>`
-    with ${liveSession(ctx.sql, self)},
-    c as (
-      update todos set status = 'in-progress', owner = ${self}, revision = revision + 1,
-                       updated_at = now(), progress_at = now()
-       where id = ${id} and status = 'todo' and owner is null and unfinished_deps = 0
-         and (assignee is null or assignee = ${self} or ${override})
-         and exists (select 1 from live)
-      returning *),
-    ${claimedEvent(ctx.sql, emit)}
-    select ${itemColumns(ctx.sql, lease(ctx))} from c t`;
-  if (rows[0]) {
-    if (emit) ringAfterCommit(ctx.sql, [topicOf(rows[0].scope)]);
-    return toItem(rows[0]);
+  const claimed = await guardedClaim(ctx.sql, { id, actor: self, override, emit, leaseMs: lease(ctx) });
+  if (claimed) {
+    if (emit) ringAfterCommit(ctx.sql, [topicOf(claimed.scope)]);
+    return toItem(claimed);
   }
   // Lost, or never claimable: say which, from a fresh read.
   await refuseStoppedSession(ctx.sql, self);
@@ -337,6 +327,29 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   }
   void row;
   throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${effectiveStatus(now.status, now.unfinished_deps)}${now.owner ? `, owner ${now.owner}` : ''}).`, { itemStatus: effectiveStatus(now.status, now.unfinished_deps), ...(now.owner ? { owner: now.owner } : {}) });
+}
+
+/**
+ * The claim, one statement (design brief §1: the one claim path): the guarded compare-and-set
+ * `todo ∧ unowned ∧ every dependency done ∧ (unassigned ∨ assigned to the actor ∨ override)` →
+ * in-progress, owned by `actor`, while the actor's session is active (`liveSession`), with its
+ * `claimed` event when `emit`. Resolves with the claimed row (item columns), or undefined when
+ * the guard did not hold. `db` may be a transaction (Task Graph dispatch claims under the graph
+ * lock through this same statement); the caller rings the doorbell after commit.
+ */
+export async function guardedClaim(db: Db, c: { id: string; actor: string; override: boolean; emit: boolean; leaseMs: number }): Promise<TodoRow | undefined> {
+  const rows = await db<TodoRow[]>`
+    with ${liveSession(db, c.actor)},
+    c as (
+      update todos set status = 'in-progress', owner = ${c.actor}, revision = revision + 1,
+                       updated_at = now(), progress_at = now()
+       where id = ${c.id} and status = 'todo' and owner is null and unfinished_deps = 0
+         and (assignee is null or assignee = ${c.actor} or ${c.override})
+         and exists (select 1 from live)
+      returning *),
+    ${claimedEvent(db, c.emit)}
+    select ${itemColumns(db, c.leaseMs)} from c t`;
+  return rows[0];
 }
 
 /**
@@ -355,11 +368,15 @@ async function refuseStoppedSession(sql: Sql, self: string): Promise<void> {
  * statement: ready, unowned, not reserved for another assignee, skipping rows another claimer
  * holds (`FOR UPDATE SKIP LOCKED`). Returns `{claimed:false}` when nothing is eligible.
  * Concurrent calls share one round trip and commit (group commit, src/todos/todos.batch.ts).
+ * A scope kind with its own claim rule answers instead (`graph:` scopes: the Task Graph's locked
+ * claim for the caller's Agent, with the dispatch record).
  */
 export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: boolean; item?: TodoItem }> {
   const self = me(ctx);
   if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
   const access = await resolveScope(ctx.sql, ctx.principal, scope);
+  const kind = scopeKindOf(access.scope);
+  if (kind?.next) return (await kind.next(ctx, access.scope.slice(access.scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
   const row = await batchedNext(ctx.sql, ctx.config.groupCommitMax, {
     scope: access.scope,
     actor: self,

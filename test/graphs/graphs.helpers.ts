@@ -56,9 +56,9 @@ export function graphDoc(
 }
 
 /**
- * Puts a subtask into an execution state by writing the engine rows directly, the way the later
- * execution issue will: RUNNING = todo in-progress; SUCCEEDED = done; FAILED/STOPPED/BLOCKED =
- * todo blocked plus the contract outcome and reason.
+ * Puts a subtask into an execution state by writing the engine rows directly (the planner tests
+ * need states without going through dispatch): RUNNING = todo in-progress owned by an active
+ * session; SUCCEEDED = done; FAILED/STOPPED/BLOCKED = todo blocked plus the contract outcome and reason.
  */
 export async function setSubtaskState(
   sql: Sql,
@@ -68,6 +68,9 @@ export async function setSubtaskState(
   reason?: string,
 ): Promise<void> {
   const [row] = await sql<{ todo_id: string }[]>`select todo_id from graph_subtasks where graph_id = ${graphId} and subtask_id = ${subtaskId}`;
+  // An active session owns it: a RUNNING subtask whose owner is not an active session reads FAILED (interrupted).
+  await sql`insert into sessions (id, name, root_id, token_hash, created_by)
+            values ('s-executor', 's-executor', 's-executor', 'executor-no-token', 'test') on conflict (id) do nothing`;
   const status = state === 'RUNNING' ? 'in-progress' : state === 'SUCCEEDED' ? 'done' : 'blocked';
   await sql`update todos set status = ${status}, owner = 's-executor', revision = revision + 1, updated_at = now() where id = ${row.todo_id}`;
   if (state === 'SUCCEEDED') {

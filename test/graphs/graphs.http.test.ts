@@ -422,7 +422,7 @@ describe('graph list', () => {
 });
 
 describe('todo views of scope graph:<id> (one engine)', () => {
-  it('should list the subtasks with effective statuses and refuse claims by sessions', async () => {
+  it('should list the subtasks with effective statuses and refuse engine claims by sessions', async () => {
     const root = await t.session();
     const id = taskId('views');
     await root.client.post('/v1/graphs', graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }]));
@@ -436,8 +436,9 @@ describe('todo views of scope graph:<id> (one engine)', () => {
     const claim = await root.client.post(`/v1/todos/${alpha.id}/claim`);
     expect(claim.status).toBe(403);
     expect(claim.body.code).toBe('reserved_for_assignee');
+    // `next` in a graph scope is the graph's fleet claim: it needs a session bound to an Agent.
     const next = await root.client.post('/v1/todos/next', { scope: `graph:${id}` });
-    expect(next.body).toEqual({ claimed: false });
+    expect(next.body).toEqual({ claimed: false, reason: 'the caller is not a session bound to an Agent (agentId)' });
 
     const stranger = await t.session();
     // An outsider cannot tell this graph from one that does not exist.

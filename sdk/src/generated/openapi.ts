@@ -256,6 +256,8 @@ export interface paths {
                         parentId?: string;
                         /** @description Users only, e.g. `orchestrator`: children of a system session anchor to themselves */
                         systemKind?: string;
+                        /** @description Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent. */
+                        agentId?: string;
                     } | null;
                 };
             };
@@ -311,6 +313,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_active */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: agent_not_registered */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3352,6 +3363,1132 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/graphs/{id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the next wave (locked wave claim)
+         * @description Under the graph lock: plans once (the Graph Preflight derivation) and claims its selected wave, rechecking READY, remaining capacity and write-intent compatibility with every RUNNING subtask (seeds-notes §3.7). Each dispatch gets its own session (a child of the caller, bound to the implementer; token shown once), the Runtime worktree path and branch, and the graph base. The first run that dispatches fixes the base (`baseCommit`); another base later is 409. Nothing READY → `selected: []`, success, nothing written. Newly unlocked work waits for the next run. Owners only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRunRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphRunResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/subtasks/{sid}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Claim one subtask (fleet claim / dispatch)
+         * @description The same locked claim as run, for one subtask: by the graph’s owners or a session bound to its implementer Agent. 409 `TASK_ALREADY_RUNNING` when another dispatch holds it; `TASK_STATE_CONFLICT` (stage graph-scheduling) when it is not READY, no slot is free, or its write intent overlaps a RUNNING subtask (`details.conflict`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                    /** @description The subtask id */
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRunRequestInput"] | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphClaimResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/subtasks/{sid}/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Extend a dispatch’s lease
+         * @description Extends the claim lease (`claim_lease` after now). A dispatch whose lease expired, or whose session stopped, is FAILED `interrupted` at once and refused here (409): resume it and dispatch again.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                    /** @description The subtask id */
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphHeartbeatRequestInput"] | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphHeartbeatResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/subtasks/{sid}/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete with IMPLEMENTATION_DONE evidence (and Scope Audit v1)
+         * @description Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits the reported paths against the subtask’s write intent (seeds-notes §3.9) with the map’s policy: observe/warn → SUCCEEDED (warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 `AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                    /** @description The subtask id */
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphCompletionEvidenceInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphCompleteResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: AGENT_RUNTIME_ERROR */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/subtasks/{sid}/fail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report a failed dispatch
+         * @description RUNNING → FAILED with the runner’s error (e.g. `AGENT_EXIT_NONZERO` with `exitCode`); siblings untouched, dependents BLOCKED. A repeat with the same code changes nothing (`changed: false`).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                    /** @description The subtask id */
+                    sid: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphFailureReportInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphFailResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/recover": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Recover: reconcile stranded dispatches
+         * @description Records every RUNNING subtask whose session stopped, whose lease expired, or that the runner reports dead (`observations`) as FAILED `interrupted`. Never relaunches, replays or retries; never infers completion. Idempotent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRecoverRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume one subtask (clear the recovery gate)
+         * @description FAILED or STOPPED → READY (or WAITING), dependents re-derived; dispatch stays an explicit run or claim (`dispatchRequired: true`). A healthy RUNNING subtask is left alone (`reused-healthy-session`). Anything else, and a repeat, is `action: none` with an error object and changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphResumeRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stop the graph or one subtask
+         * @description Active subtasks (RUNNING, READY, WAITING; a whole-graph stop also dependency-BLOCKED ones) → STOPPED with the reason; the stopped dispatches’ sessions are stopped, so their runners see their event streams end. Branches, commits and evidence are kept. Idempotent.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphStopRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/cleanup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the runner’s cleanup outcomes
+         * @description Records CLEANED / FAILED / SKIPPED per subtask (and for the integration worktree); a RUNNING subtask is recorded SKIPPED. An identical repeat is idempotent and writes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphCleanupReportInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/integration": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Record the integration result
+         * @description The runner’s ordered cherry-pick result: base, sources (every subtask in id order, on its Runtime branch at its verified commit), applied commits and the aggregate commit — or a structured conflict. Refused (409, stage integration) unless every subtask is SUCCEEDED and the sources match. Stores the source fingerprint. An identical repeat changes nothing.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphIntegrationReportInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphIntegrationResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/graphs/{id}/review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record the aggregate review
+         * @description `REVIEW_APPROVED` or `CHANGES_REQUESTED` by a user or a session bound to the reviewer Agent, naming the integration’s `sourceFingerprint` and `aggregateCommit`; stale ones are refused (409, stage review). Approval makes the graph APPROVED and authorises nothing else (`authorizes`: no merge, push, tag, publish, deploy or release).
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The parent Task id (`task-…`) */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TaskGraphReviewRequestInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TaskGraphReviewResult"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: TASK_STATE_CONFLICT */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -3517,6 +4654,12 @@ export interface components {
             /** @description Default scope: `session:<rootId>` */
             scope: string;
             systemKind?: string;
+            /** @description The configured Agent this session acts as (Task Graph v1 implementer or reviewer) */
+            agentId?: string;
+            /** @description A subtask session: the parent task id of the graph whose dispatch created it */
+            graphId?: string;
+            /** @description A subtask session: the subtask it was dispatched for */
+            subtaskId?: string;
             /** @enum {string} */
             status: "active" | "stopped" | "deleted";
             createdBy: string;
@@ -3603,6 +4746,12 @@ export interface components {
         ClaimResultInput: {
             claimed: boolean;
             item?: components["schemas"]["TodoItemInput"];
+            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
+            dispatch?: {
+                [key: string]: unknown;
+            };
+            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
+            reason?: string;
         };
         ReadinessInput: {
             id: string;
@@ -3995,7 +5144,7 @@ export interface components {
             status: components["schemas"]["TaskGraphSubtaskStateInput"];
             /** @description Bounded to 8 KiB */
             reason: string | null;
-            /** @description Execution evidence (later issue); null until then */
+            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
             evidence: unknown;
             /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
             todoId: string;
@@ -4004,8 +5153,70 @@ export interface components {
              * @enum {string}
              */
             todoStatus: "todo" | "in-progress" | "done" | "blocked";
+            /** @description Dispatches so far (0 before the first) */
+            attempt: number;
+            /** @description The current dispatch’s own session */
+            sessionId: string | null;
+            /** @description The principal that dispatched it (run or claim) */
+            dispatchedBy: string | null;
+            dispatchedAt: string | null;
+            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
+            worktreePath: string | null;
+            /** @description `coord/<parentTaskId>/<subtaskId>` */
+            branch: string | null;
+            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
+            ref: string | null;
+            /** @description RUNNING: last progress + claim_lease */
+            leaseExpiresAt: string | null;
+            /** @description The verified implementation commit */
+            implementationCommit: string | null;
+            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
+            scopeEvidence: unknown;
+            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
+            lastError: unknown;
+            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
+            cleanup: unknown;
             /** @description ISO 8601, database clock */
             updatedAt: string;
+        };
+        TaskGraphRecoveryEntryInput: {
+            parentTaskId: string;
+            subtaskId: string;
+            implementer: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @enum {string} */
+            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
+            /** @description An explicit resume can move it on */
+            recoverable: boolean;
+            action: "resume" | null;
+            reason: string | null;
+            lastError: unknown;
+            implementationCommit: string | null;
+            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
+            completionEvidence: boolean;
+            attempt: number;
+            baseCommit: string | null;
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                /** @description The runner’s fact: null here (the coordinator has no checkout) */
+                exists: boolean | null;
+                safe: boolean | null;
+                registered: boolean | null;
+                owned: boolean;
+                ownershipKnown: boolean;
+            } | null;
+            session: {
+                id: string;
+                agent: string;
+                state: string | null;
+                hostPid: number | null;
+                hostAlive: boolean | null;
+            } | null;
+            sessionOwned: boolean;
+            sessionHealthy: boolean;
+            cleanup: unknown;
         };
         /** @description A durable Task Graph with its derived frontier and intent coverage. */
         TaskGraphRecordInput: {
@@ -4043,6 +5254,14 @@ export interface components {
             /** @description Sorted by id in byte order */
             subtasks: components["schemas"]["TaskGraphSubtaskRecordInput"][];
             frontier: components["schemas"]["TaskGraphFrontierInput"];
+            /** @description The graph base commit fixed by the first run (lower-case hex), or null */
+            baseCommit: string | null;
+            /** @description One entry per subtask, by id (seeds-notes §3.10) */
+            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
+            /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
+            integration: unknown;
+            /** @description The latest review decision, or null */
+            review: unknown;
             /** @description The persisted normalised Intent Map; null for a legacy graph */
             intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
             intentCoverage: components["schemas"]["IntentCoverageInput"];
@@ -4112,7 +5331,7 @@ export interface components {
         TaskGraphEventInput: {
             /** @description The event’s sequence number (SSE `id:`) */
             seq: number;
-            /** @description `TASK_GRAPH_CREATED`, later `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED` */
+            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
             event: string;
             /** @description ISO 8601, database clock */
             at: string;
@@ -4162,6 +5381,361 @@ export interface components {
         TaskGraphInvalidProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphInvalidErrorInput"]) | components["schemas"]["ProblemInput"];
         /** @description A problem document; scheduling refusals add the contract’s error members. */
         TaskGraphConflictProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphSchedulingErrorInput"]) | components["schemas"]["ProblemInput"];
+        TaskGraphRunRequestInput: {
+            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
+            baseCommit?: string;
+            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
+            sessionWaitMs?: number;
+        };
+        TaskGraphHeartbeatRequestInput: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+        };
+        TaskGraphReportedChangeInput: {
+            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
+            status: string;
+            path: string;
+            /** @description Renames and copies only: the source path */
+            oldPath?: string;
+        };
+        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
+        TaskGraphCompletionEvidenceInput: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @constant */
+            kind?: "IMPLEMENTATION_DONE";
+            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
+            graphBaseCommit: string;
+            /** @description The new commit at the worktree HEAD, descending from the base */
+            implementationCommit: string;
+            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
+            committedChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
+            /** @description The runner cut its list (more than it reports) */
+            committedChangesTruncated?: boolean;
+            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
+            dirtyChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
+            dirtyChangesTruncated?: boolean;
+            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
+            dirtyWorktreeAvailable: boolean;
+            /** @description A bounded human summary; never proof of completion */
+            summary?: string;
+        };
+        TaskGraphFailureReportInput: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
+            code: string;
+            message: string;
+            /** @description Default `completion` */
+            stage?: string;
+            exitCode?: number | null;
+            signal?: string | null;
+            /** @description Default true */
+            recoverable?: boolean;
+        };
+        TaskGraphRecoverRequestInput: {
+            /** @description Recover one subtask; default every subtask */
+            subtaskId?: string;
+            /** @description What the runner sees on its machine; a RUNNING subtask reported dead is recorded FAILED `interrupted` */
+            observations?: {
+                subtaskId: string;
+                /** @description False: the runner found no live implementer process for the RUNNING dispatch */
+                processAlive?: boolean;
+                /** @description False: the dispatch’s worktree is gone */
+                worktreeExists?: boolean;
+            }[];
+        } | null;
+        TaskGraphResumeRequestInput: {
+            subtaskId: string;
+        };
+        TaskGraphStopRequestInput: {
+            /** @description Why; recorded on every stopped subtask */
+            reason: string;
+            /** @description Stop one subtask; default the whole graph */
+            subtaskId?: string;
+        };
+        TaskGraphCleanupReportInput: {
+            /** @description Record only this subtask’s outcome */
+            subtaskId?: string;
+            /** @description The runner’s outcome of removing each owned worktree */
+            outcomes: {
+                subtaskId: string;
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
+            }[];
+            /** @description The integration worktree’s outcome */
+            integration?: {
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
+            };
+        };
+        TaskGraphIntegrationReportInput: {
+            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+            baseCommit: string;
+            /** @enum {string} */
+            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
+            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
+            sources: {
+                subtaskId: string;
+                branch: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description The commits the cherry-picks created, in source order */
+            appliedRefs?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description SUCCEEDED: HEAD of the integration branch */
+            aggregateCommit?: string;
+            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
+            conflict?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+                paths: string[];
+                message: string;
+            };
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        TaskGraphReviewRequestInput: {
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            /** @description Bounded review notes */
+            feedback?: string;
+            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
+            sourceFingerprint: string;
+            /** @description The integration’s `aggregateCommit` the reviewer looked at */
+            aggregateCommit: string;
+        };
+        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
+        TaskGraphDispatchInput: {
+            parentTaskId: string;
+            subtaskId: string;
+            attempt: number;
+            implementer: string;
+            title: string | null;
+            spec: string;
+            dependsOn: string[];
+            /** @description Null: the graph has no Intent Map */
+            writeIntent: string[] | null;
+            scopePolicy: ("observe" | "warn" | "strict") | null;
+            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
+            session: {
+                id: string;
+                /** @description Bearer token of the dispatch’s own session; shown once */
+                token: string;
+                agentId: string;
+                parentId: string | null;
+            };
+            /** @description Where the runner must run it */
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                baseCommit: string;
+            };
+            todoId: string;
+            leaseExpiresAt: string | null;
+            claimLeaseMs: number;
+            sessionWaitMs: number | null;
+            dispatchedBy: string;
+        };
+        TaskGraphRunResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-run";
+            parentTaskId: string;
+            baseCommit: string | null;
+            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
+            selected: string[];
+            /** @description The plan this run executed */
+            initialPlan: components["schemas"]["TaskGraphPlanInput"];
+            dispatches: components["schemas"]["TaskGraphDispatchInput"][];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            state: components["schemas"]["TaskGraphStateInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphClaimResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-dispatch";
+            parentTaskId: string;
+            dispatch: components["schemas"]["TaskGraphDispatchInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphHeartbeatResultInput: {
+            /** @constant */
+            ok: true;
+            parentTaskId: string;
+            subtaskId: string;
+            leaseExpiresAt: string | null;
+            attempt: number;
+            claimLeaseMs: number;
+        };
+        TaskGraphCompleteResultInput: {
+            /** @description False when strict scope drift recorded FAILED */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-complete";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskStateInput"];
+                to: components["schemas"]["TaskGraphSubtaskStateInput"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            /** @description The stored IMPLEMENTATION_DONE evidence */
+            evidence: unknown;
+            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
+            scopeEvidence: unknown;
+            error?: {
+                /** @constant */
+                code: "INTENT_SCOPE_DRIFT";
+                /** @constant */
+                stage: "scope-audit";
+                /** @constant */
+                recoverable: true;
+                message: string;
+            };
+        };
+        TaskGraphFailResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-fail";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskStateInput"];
+                to: components["schemas"]["TaskGraphSubtaskStateInput"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            changed: boolean;
+        };
+        /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
+        TaskGraphRecoveryResultInput: {
+            /** @constant */
+            ok: true;
+            /** @enum {string} */
+            command: "task.graph-recover" | "task.graph-resume" | "task.graph-stop" | "task.graph-cleanup";
+            parentTaskId: string;
+            graphId: string;
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            /** @description recover: the entries before it */
+            before?: components["schemas"]["TaskGraphRecoveryEntryInput"][];
+            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
+            outcomes: {
+                subtaskId: string;
+                state: components["schemas"]["TaskGraphSubtaskStateInput"];
+                status: components["schemas"]["TaskGraphSubtaskStateInput"];
+                classification: string;
+                /** @description recorded-failed, ready-for-explicit-dispatch, reused-healthy-session, stopped, cleanup-<status>, none */
+                action: string;
+                changed: boolean;
+                idempotent: boolean;
+                recoverable: boolean;
+                session: {
+                    id: string;
+                    state: string | null;
+                } | null;
+                worktree: {
+                    path: string;
+                    branch: string;
+                    ref: string;
+                };
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                cleanup: unknown;
+            }[];
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskStateInput"];
+                to: components["schemas"]["TaskGraphSubtaskStateInput"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            /** @description resume: the subtask waits for an explicit run or claim */
+            dispatchRequired?: boolean;
+            /** @description stop: the recorded reason */
+            reason?: string;
+            integrationCleanup?: {
+                status: string;
+                idempotent: boolean;
+            } | null;
+            /** @constant */
+            automaticRetry: false;
+        };
+        TaskGraphIntegrationResultInput: {
+            /** @description True for a SUCCEEDED integration */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-integrate";
+            parentTaskId: string;
+            changed: boolean;
+            integration: unknown;
+            state: components["schemas"]["TaskGraphStateInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphReviewResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-review";
+            parentTaskId: string;
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            changed: boolean;
+            review: unknown;
+            state: components["schemas"]["TaskGraphStateInput"];
+            /** @description Review authorises nothing beyond the recorded decision */
+            authorizes: {
+                /** @constant */
+                merge: false;
+                /** @constant */
+                push: false;
+                /** @constant */
+                tag: false;
+                /** @constant */
+                publish: false;
+                /** @constant */
+                deploy: false;
+                /** @constant */
+                release: false;
+                note: string;
+            };
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
         NewScenarioMemberInput: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
@@ -4300,6 +5874,12 @@ export interface components {
             /** @description Default scope: `session:<rootId>` */
             scope: string;
             systemKind?: string;
+            /** @description The configured Agent this session acts as (Task Graph v1 implementer or reviewer) */
+            agentId?: string;
+            /** @description A subtask session: the parent task id of the graph whose dispatch created it */
+            graphId?: string;
+            /** @description A subtask session: the subtask it was dispatched for */
+            subtaskId?: string;
             /** @enum {string} */
             status: "active" | "stopped" | "deleted";
             createdBy: string;
@@ -4386,6 +5966,12 @@ export interface components {
         ClaimResult: {
             claimed: boolean;
             item?: components["schemas"]["TodoItem"];
+            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
+            dispatch?: {
+                [key: string]: unknown;
+            };
+            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
+            reason?: string;
         };
         Readiness: {
             id: string;
@@ -4778,7 +6364,7 @@ export interface components {
             status: components["schemas"]["TaskGraphSubtaskState"];
             /** @description Bounded to 8 KiB */
             reason: string | null;
-            /** @description Execution evidence (later issue); null until then */
+            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
             evidence: unknown;
             /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
             todoId: string;
@@ -4787,8 +6373,70 @@ export interface components {
              * @enum {string}
              */
             todoStatus: "todo" | "in-progress" | "done" | "blocked";
+            /** @description Dispatches so far (0 before the first) */
+            attempt: number;
+            /** @description The current dispatch’s own session */
+            sessionId: string | null;
+            /** @description The principal that dispatched it (run or claim) */
+            dispatchedBy: string | null;
+            dispatchedAt: string | null;
+            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
+            worktreePath: string | null;
+            /** @description `coord/<parentTaskId>/<subtaskId>` */
+            branch: string | null;
+            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
+            ref: string | null;
+            /** @description RUNNING: last progress + claim_lease */
+            leaseExpiresAt: string | null;
+            /** @description The verified implementation commit */
+            implementationCommit: string | null;
+            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
+            scopeEvidence: unknown;
+            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
+            lastError: unknown;
+            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
+            cleanup: unknown;
             /** @description ISO 8601, database clock */
             updatedAt: string;
+        };
+        TaskGraphRecoveryEntry: {
+            parentTaskId: string;
+            subtaskId: string;
+            implementer: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            /** @enum {string} */
+            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
+            /** @description An explicit resume can move it on */
+            recoverable: boolean;
+            action: "resume" | null;
+            reason: string | null;
+            lastError: unknown;
+            implementationCommit: string | null;
+            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
+            completionEvidence: boolean;
+            attempt: number;
+            baseCommit: string | null;
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                /** @description The runner’s fact: null here (the coordinator has no checkout) */
+                exists: boolean | null;
+                safe: boolean | null;
+                registered: boolean | null;
+                owned: boolean;
+                ownershipKnown: boolean;
+            } | null;
+            session: {
+                id: string;
+                agent: string;
+                state: string | null;
+                hostPid: number | null;
+                hostAlive: boolean | null;
+            } | null;
+            sessionOwned: boolean;
+            sessionHealthy: boolean;
+            cleanup: unknown;
         };
         /** @description A durable Task Graph with its derived frontier and intent coverage. */
         TaskGraphRecord: {
@@ -4826,6 +6474,14 @@ export interface components {
             /** @description Sorted by id in byte order */
             subtasks: components["schemas"]["TaskGraphSubtaskRecord"][];
             frontier: components["schemas"]["TaskGraphFrontier"];
+            /** @description The graph base commit fixed by the first run (lower-case hex), or null */
+            baseCommit: string | null;
+            /** @description One entry per subtask, by id (seeds-notes §3.10) */
+            recovery: components["schemas"]["TaskGraphRecoveryEntry"][];
+            /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
+            integration: unknown;
+            /** @description The latest review decision, or null */
+            review: unknown;
             /** @description The persisted normalised Intent Map; null for a legacy graph */
             intentMap: components["schemas"]["IntentMapNormalized"] | null;
             intentCoverage: components["schemas"]["IntentCoverage"];
@@ -4895,7 +6551,7 @@ export interface components {
         TaskGraphEvent: {
             /** @description The event’s sequence number (SSE `id:`) */
             seq: number;
-            /** @description `TASK_GRAPH_CREATED`, later `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED` */
+            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
             event: string;
             /** @description ISO 8601, database clock */
             at: string;
@@ -4945,6 +6601,361 @@ export interface components {
         TaskGraphInvalidProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphInvalidError"]) | components["schemas"]["Problem"];
         /** @description A problem document; scheduling refusals add the contract’s error members. */
         TaskGraphConflictProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphSchedulingError"]) | components["schemas"]["Problem"];
+        TaskGraphRunRequest: {
+            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
+            baseCommit?: string;
+            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
+            sessionWaitMs?: number;
+        };
+        TaskGraphHeartbeatRequest: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+        };
+        TaskGraphReportedChange: {
+            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
+            status: string;
+            path: string;
+            /** @description Renames and copies only: the source path */
+            oldPath?: string;
+        };
+        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
+        TaskGraphCompletionEvidence: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @constant */
+            kind?: "IMPLEMENTATION_DONE";
+            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
+            graphBaseCommit: string;
+            /** @description The new commit at the worktree HEAD, descending from the base */
+            implementationCommit: string;
+            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
+            committedChanges: components["schemas"]["TaskGraphReportedChange"][];
+            /** @description The runner cut its list (more than it reports) */
+            committedChangesTruncated?: boolean;
+            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
+            dirtyChanges: components["schemas"]["TaskGraphReportedChange"][];
+            dirtyChangesTruncated?: boolean;
+            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
+            dirtyWorktreeAvailable: boolean;
+            /** @description A bounded human summary; never proof of completion */
+            summary?: string;
+        };
+        TaskGraphFailureReport: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
+            code: string;
+            message: string;
+            /** @description Default `completion` */
+            stage?: string;
+            exitCode?: number | null;
+            signal?: string | null;
+            /** @description Default true */
+            recoverable?: boolean;
+        };
+        TaskGraphRecoverRequest: {
+            /** @description Recover one subtask; default every subtask */
+            subtaskId?: string;
+            /** @description What the runner sees on its machine; a RUNNING subtask reported dead is recorded FAILED `interrupted` */
+            observations?: {
+                subtaskId: string;
+                /** @description False: the runner found no live implementer process for the RUNNING dispatch */
+                processAlive?: boolean;
+                /** @description False: the dispatch’s worktree is gone */
+                worktreeExists?: boolean;
+            }[];
+        } | null;
+        TaskGraphResumeRequest: {
+            subtaskId: string;
+        };
+        TaskGraphStopRequest: {
+            /** @description Why; recorded on every stopped subtask */
+            reason: string;
+            /** @description Stop one subtask; default the whole graph */
+            subtaskId?: string;
+        };
+        TaskGraphCleanupReport: {
+            /** @description Record only this subtask’s outcome */
+            subtaskId?: string;
+            /** @description The runner’s outcome of removing each owned worktree */
+            outcomes: {
+                subtaskId: string;
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
+            }[];
+            /** @description The integration worktree’s outcome */
+            integration?: {
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
+            };
+        };
+        TaskGraphIntegrationReport: {
+            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+            baseCommit: string;
+            /** @enum {string} */
+            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
+            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
+            sources: {
+                subtaskId: string;
+                branch: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description The commits the cherry-picks created, in source order */
+            appliedRefs?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description SUCCEEDED: HEAD of the integration branch */
+            aggregateCommit?: string;
+            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
+            conflict?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+                paths: string[];
+                message: string;
+            };
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        TaskGraphReviewRequest: {
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            /** @description Bounded review notes */
+            feedback?: string;
+            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
+            sourceFingerprint: string;
+            /** @description The integration’s `aggregateCommit` the reviewer looked at */
+            aggregateCommit: string;
+        };
+        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
+        TaskGraphDispatch: {
+            parentTaskId: string;
+            subtaskId: string;
+            attempt: number;
+            implementer: string;
+            title: string | null;
+            spec: string;
+            dependsOn: string[];
+            /** @description Null: the graph has no Intent Map */
+            writeIntent: string[] | null;
+            scopePolicy: ("observe" | "warn" | "strict") | null;
+            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
+            session: {
+                id: string;
+                /** @description Bearer token of the dispatch’s own session; shown once */
+                token: string;
+                agentId: string;
+                parentId: string | null;
+            };
+            /** @description Where the runner must run it */
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                baseCommit: string;
+            };
+            todoId: string;
+            leaseExpiresAt: string | null;
+            claimLeaseMs: number;
+            sessionWaitMs: number | null;
+            dispatchedBy: string;
+        };
+        TaskGraphRunResult: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-run";
+            parentTaskId: string;
+            baseCommit: string | null;
+            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
+            selected: string[];
+            /** @description The plan this run executed */
+            initialPlan: components["schemas"]["TaskGraphPlan"];
+            dispatches: components["schemas"]["TaskGraphDispatch"][];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            state: components["schemas"]["TaskGraphState"];
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphClaimResult: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-dispatch";
+            parentTaskId: string;
+            dispatch: components["schemas"]["TaskGraphDispatch"];
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphHeartbeatResult: {
+            /** @constant */
+            ok: true;
+            parentTaskId: string;
+            subtaskId: string;
+            leaseExpiresAt: string | null;
+            attempt: number;
+            claimLeaseMs: number;
+        };
+        TaskGraphCompleteResult: {
+            /** @description False when strict scope drift recorded FAILED */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-complete";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskState"];
+                to: components["schemas"]["TaskGraphSubtaskState"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            graph: components["schemas"]["TaskGraphRecord"];
+            /** @description The stored IMPLEMENTATION_DONE evidence */
+            evidence: unknown;
+            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
+            scopeEvidence: unknown;
+            error?: {
+                /** @constant */
+                code: "INTENT_SCOPE_DRIFT";
+                /** @constant */
+                stage: "scope-audit";
+                /** @constant */
+                recoverable: true;
+                message: string;
+            };
+        };
+        TaskGraphFailResult: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-fail";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskState"];
+                to: components["schemas"]["TaskGraphSubtaskState"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            graph: components["schemas"]["TaskGraphRecord"];
+            changed: boolean;
+        };
+        /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
+        TaskGraphRecoveryResult: {
+            /** @constant */
+            ok: true;
+            /** @enum {string} */
+            command: "task.graph-recover" | "task.graph-resume" | "task.graph-stop" | "task.graph-cleanup";
+            parentTaskId: string;
+            graphId: string;
+            graph: components["schemas"]["TaskGraphRecord"];
+            /** @description recover: the entries before it */
+            before?: components["schemas"]["TaskGraphRecoveryEntry"][];
+            recovery: components["schemas"]["TaskGraphRecoveryEntry"][];
+            outcomes: {
+                subtaskId: string;
+                state: components["schemas"]["TaskGraphSubtaskState"];
+                status: components["schemas"]["TaskGraphSubtaskState"];
+                classification: string;
+                /** @description recorded-failed, ready-for-explicit-dispatch, reused-healthy-session, stopped, cleanup-<status>, none */
+                action: string;
+                changed: boolean;
+                idempotent: boolean;
+                recoverable: boolean;
+                session: {
+                    id: string;
+                    state: string | null;
+                } | null;
+                worktree: {
+                    path: string;
+                    branch: string;
+                    ref: string;
+                };
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                cleanup: unknown;
+            }[];
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskState"];
+                to: components["schemas"]["TaskGraphSubtaskState"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            /** @description resume: the subtask waits for an explicit run or claim */
+            dispatchRequired?: boolean;
+            /** @description stop: the recorded reason */
+            reason?: string;
+            integrationCleanup?: {
+                status: string;
+                idempotent: boolean;
+            } | null;
+            /** @constant */
+            automaticRetry: false;
+        };
+        TaskGraphIntegrationResult: {
+            /** @description True for a SUCCEEDED integration */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-integrate";
+            parentTaskId: string;
+            changed: boolean;
+            integration: unknown;
+            state: components["schemas"]["TaskGraphState"];
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphReviewResult: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-review";
+            parentTaskId: string;
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            changed: boolean;
+            review: unknown;
+            state: components["schemas"]["TaskGraphState"];
+            /** @description Review authorises nothing beyond the recorded decision */
+            authorizes: {
+                /** @constant */
+                merge: false;
+                /** @constant */
+                push: false;
+                /** @constant */
+                tag: false;
+                /** @constant */
+                publish: false;
+                /** @constant */
+                deploy: false;
+                /** @constant */
+                release: false;
+                note: string;
+            };
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
         NewScenarioMember: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;

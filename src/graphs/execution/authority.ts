@@ -1,0 +1,57 @@
+/**
+ * Who may do what to a Task Graph (design brief §2; issue "implementer sessions"). Seeing a graph
+ * is graphs.repo.ts's rule; acting needs more:
+ *
+ * | act                                        | who                                                         |
+ * | ------------------------------------------ | ----------------------------------------------------------- |
+ * | run, recover, stop (whole graph), cleanup, integration | a user, or a session of the creating session's subtree (the graph's owners) |
+ * | claim one subtask, `next` in the graph scope | the owners, or a session bound to the subtask's implementer Agent |
+ * | heartbeat, complete, fail, resume, stop one subtask | a user, a session bound to the subtask's implementer, or the session that dispatched it |
+ * | review                                     | a user, or a session bound to the parent's reviewer Agent   |
+ *
+ * A refusal is 403 `forbidden` naming what would be allowed (the caller can already see the graph,
+ * so nothing leaks).
+ */
+import type { Principal } from '../../auth/principal.js';
+import { fail } from '../../http/errors.js';
+import type { GraphRow, SubtaskRow } from '../graphs.view.js';
+
+/** Whether `p` owns graph `graph`: a user, or a session of the creating session's subtree. */
+export function ownsGraph(p: Principal, graph: GraphRow): boolean {
+  return p.kind === 'user' || (graph.creator_root !== null && graph.creator_root !== undefined && graph.creator_root === p.rootId);
+}
+
+/** 403 unless `p` owns the graph. */
+export function requireOwner(p: Principal, graph: GraphRow, act: string): void {
+  if (!ownsGraph(p, graph)) {
+    fail('forbidden', `only an operator (user) or a session of the subtree that created Task Graph ${graph.id} may ${act}`);
+  }
+}
+
+/** Whether `p` may act on one dispatched subtask (heartbeat, complete, fail, resume, stop it). */
+export function actsOnSubtask(p: Principal, graph: GraphRow, row: SubtaskRow): boolean {
+  if (ownsGraph(p, graph)) return true;
+  return p.kind === 'session' && (p.agentId === row.implementer || p.id === row.dispatched_by);
+}
+
+/** 403 unless `p` may act on the subtask. */
+export function requireActor(p: Principal, graph: GraphRow, row: SubtaskRow, act: string): void {
+  if (!actsOnSubtask(p, graph, row)) {
+    fail(
+      'forbidden',
+      `only a user, a session bound to Agent "${row.implementer}", or the session that dispatched ${graph.id}/${row.subtask_id} may ${act} it`,
+    );
+  }
+}
+
+/** 403 unless `p` may claim the subtask (the graph's owners or a session of its implementer). */
+export function requireClaimer(p: Principal, graph: GraphRow, row: SubtaskRow): void {
+  if (ownsGraph(p, graph) || (p.kind === 'session' && p.agentId === row.implementer)) return;
+  fail('forbidden', `only the graph's owners or a session bound to Agent "${row.implementer}" may claim ${graph.id}/${row.subtask_id}`);
+}
+
+/** 403 unless `p` may review: a user, or a session bound to the parent's reviewer Agent. */
+export function requireReviewer(p: Principal, graph: GraphRow): void {
+  if (p.kind === 'user' || p.agentId === graph.parent.reviewer) return;
+  fail('forbidden', `only a user or a session bound to the reviewer Agent "${graph.parent.reviewer}" may review Task Graph ${graph.id}`);
+}
