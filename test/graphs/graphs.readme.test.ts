@@ -4,7 +4,7 @@
  * `ADMIN`, `AGENT`, `json`), then the `## Task graphs` block, in one bash against a listening
  * server, in a folder holding `examples/`. Only the URL is substituted.
  */
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -54,4 +54,34 @@ describe('the README task graph walkthrough', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('should run a graph to REVIEW_APPROVED as "Running a task graph" says', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-graph-run-readme-'));
+    const t = await startTestApp(); // a database of its own: the walkthrough creates the same graph again
+    try {
+      mkdirSync(path.join(dir, '.coord'));
+      writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
+      cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), { recursive: true });
+      const setup = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Task graphs')].join('\n');
+      const marker = 'echo ===RUN===';
+      const script = [setup, marker, shBlockAfter('Running a task graph')].join('\n').replaceAll('http://127.0.0.1:3000', t.base);
+      const r = await bash(script, { cwd: dir });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      const printed = r.stdout.slice(r.stdout.indexOf('===RUN===\n') + '===RUN===\n'.length);
+      expect(printed).toBe(`${printedBlockAfter('Running a task graph')}\n`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+      await t.close();
+    }
+  });
 });
+
+/** The README's plain ``` block after "It prints:" in section `heading`. */
+function printedBlockAfter(heading: string): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const at = readme.indexOf(`\n## ${heading}\n`);
+  const m = /It prints:\n\n```\n([\s\S]*?)\n```/.exec(readme.slice(at));
+  if (!m) throw new Error(`README.md "## ${heading}" has no printed block`);
+  return m[1];
+}
