@@ -133,7 +133,8 @@ export function classifyRecovery(facts: RecoveryFacts): RecoveryClass {
     case 'SUCCEEDED':
       return { classification: facts.completionEvidence ? 'completed' : 'completed-unverified', recoverable: false, sessionHealthy };
     case 'FAILED':
-      return facts.lastErrorCode === INTERRUPTED_CODE
+      // `interrupted`: read FAILED before the write that records it (no lastError yet).
+      return facts.lastErrorCode === INTERRUPTED_CODE || facts.interrupted
         ? { classification: 'interrupted', recoverable: true, sessionHealthy }
         : { classification: 'failed', recoverable: facts.lastErrorRecoverable, sessionHealthy };
     case 'STOPPED':
