@@ -8,6 +8,7 @@ import type { GraphRequest, TaskGraphRecord } from '@coord/sdk';
 import { Command } from 'commander';
 import { table, type Io } from '../output.js';
 import { act, UsageError, type Ctx } from '../runtime.js';
+import { addRunnerCommands } from './graph-run.js';
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
@@ -157,6 +158,8 @@ export function graphCommands(io: Io, setExit: (code: number) => void): Command[
         );
       }),
     );
+
+  addRunnerCommands(graph, io, setExit);
 
   const agent = new Command('agent')
     .description('The configured Agents that Task Graphs name (planner, reviewer, implementers)')

@@ -1,0 +1,155 @@
+/**
+ * `coord graph run|advance|dispatch|recover|resume|stop|cleanup|integrate|review`: the runner on
+ * the agent's machine (seed 002; seeds-notes §3.7–§3.11). Each takes `--root <repository>`
+ * (default: the current directory), prints the contract's result shape with `--json`, and exits
+ * 0 when the result is `ok`, 1 otherwise (a failed subtask, a stop code other than COMPLETED or
+ * MAX_WAVES_REACHED, a refusal), 2 on usage errors.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { table, type Io } from '../output.js';
+import { act, EXIT, type Ctx } from '../runtime.js';
+import { advance, cleanup, dispatchOne, integrate, recover, repositoryRoot, resume, review, runWave, stop, type RunnerContext } from '../runner/runner.js';
+import { RunnerError } from '../runner/worktrees.js';
+import type { Outcome } from '../runner/execute.js';
+
+const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+interface RootOptions {
+  root?: string;
+  sessionWaitMs?: number;
+}
+
+const int = (min: number, max: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
+  return n;
+};
+
+async function runner(ctx: Ctx<RootOptions>): Promise<RunnerContext> {
+  return {
+    client: ctx.client(),
+    url: ctx.config().url,
+    root: await repositoryRoot(ctx.opts.root ?? process.cwd()),
+    env: ctx.io.env,
+    sessionWaitMs: ctx.opts.sessionWaitMs ?? null,
+  };
+}
+
+function outcomeRows(outcomes: Outcome[]): string[] {
+  if (outcomes.length === 0) return ['(nothing dispatched)'];
+  return table(
+    ['SUBTASK', 'STATE', 'ATTEMPT', 'COMMIT', 'WORKTREE', 'ERROR'],
+    outcomes.map((o) => [o.subtaskId, o.state, String(o.attempt), o.implementationCommit?.slice(0, 12) ?? '-', o.worktree.path, o.error ? `${o.error.code}: ${o.error.message}` : '-']),
+  );
+}
+
+/** Runs a runner action: its result is printed, `ok` decides the exit code; a RunnerError is a refusal (exit 1). */
+async function perform<T extends { ok: boolean }>(ctx: Ctx<RootOptions>, fn: (r: RunnerContext) => Promise<T>, human: (r: T) => string[]): Promise<number> {
+  try {
+    const r = await fn(await runner(ctx));
+    ctx.out.result(human(r), r);
+    return r.ok ? EXIT.ok : EXIT.error;
+  } catch (err) {
+    if (!(err instanceof RunnerError)) throw err;
+    const error = { code: err.code, stage: err.stage, message: err.message, ...err.facts };
+    if (ctx.out.json) ctx.io.stderr.write(JSON.stringify({ ok: false, error }) + '\n');
+    else ctx.io.stderr.write(`error: ${err.message} (${err.code}, stage ${err.stage})\n`);
+    return EXIT.error;
+  }
+}
+
+/** Adds the runner's commands to the `graph` command group. */
+export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number) => void): void {
+  const run = <O>(fn: (ctx: Ctx<O & RootOptions>, ...args: any[]) => Promise<number | void>) => act<O & RootOptions>(io, setExit, fn);
+  const withRoot = (c: Command) => c.option('--root <repository>', 'the git repository to run in (default: the current directory)');
+  const withWait = (c: Command) => c.option('--session-wait-ms <ms>', 'stop waiting for an implementer after this long and report it RUNNING', int(0, 86_400_000));
+
+  withWait(withRoot(graph.command('run')))
+    .description('Run the next wave here: claim it on the coordinator, execute each subtask in its own worktree, report the evidence')
+    .argument('<id>', 'the parent task id (task-…)')
+    .addHelpText('after', examples(['coord graph run task-product-slice', 'coord graph run task-product-slice --root ../repo --json']))
+    .action(run(async (ctx, id: string) => perform(ctx, (r) => runWave(r, id), (x) => [`Wave of ${id} on base ${x.baseCommit.slice(0, 12)}: ${x.selected.join(', ') || 'nothing READY'}; graph ${x.state}`, ...outcomeRows(x.outcomes)])));
+
+  withWait(withRoot(graph.command('advance')))
+    .description('Run up to N freshly planned waves; stops with the contract’s stop code (never retries, integrates or reviews)')
+    .argument('<id>', 'the parent task id (task-…)')
+    .requiredOption('--max-waves <n>', 'how many waves at most (1–32)', int(1, 32))
+    .addHelpText('after', examples(['coord graph advance task-product-slice --max-waves 8']))
+    .action(
+      run<{ maxWaves: number }>(async (ctx, id: string) =>
+        perform(ctx, (r) => advance(r, id, ctx.opts.maxWaves), (x) => [
+          `Advanced ${id}: ${x.wavesExecuted} wave(s), stop ${x.stop.code}: ${x.stop.reason}`,
+          ...x.waves.flatMap((w) => [`wave ${w.waveNumber}: ${w.selected.join(', ')}`, ...outcomeRows(w.outcomes).map((l) => `  ${l}`)]),
+        ]),
+      ),
+    );
+
+  withWait(withRoot(graph.command('dispatch')))
+    .description('Claim one READY subtask and execute it here')
+    .argument('<id>', 'the parent task id (task-…)')
+    .argument('<subtask>', 'the subtask id')
+    .action(run(async (ctx, id: string, subtask: string) => perform(ctx, (r) => dispatchOne(r, id, subtask), (x) => [`Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`, ...outcomeRows([x.outcome])])));
+
+  withRoot(graph.command('recover'))
+    .description('Report which RUNNING dispatches of this machine are dead, so the coordinator records them FAILED interrupted')
+    .argument('<id>', 'the parent task id (task-…)')
+    .argument('[subtask]', 'one subtask only')
+    .action(
+      run(async (ctx, id: string, subtask?: string) =>
+        perform(ctx, (r) => recover(r, id, subtask), (x) => [`Recovered ${id}: ${x.outcomes.filter((o) => o.changed).map((o) => `${o.subtaskId} ${o.state}`).join(', ') || 'nothing changed'}`, ...table(['SUBTASK', 'STATE', 'CLASSIFICATION', 'RECOVERABLE'], x.recovery.map((e) => [e.subtaskId, e.state, e.classification, String(e.recoverable)]))]),
+      ),
+    );
+
+  withRoot(graph.command('resume'))
+    .description('Clear the recovery gate of a FAILED or STOPPED subtask (dispatch stays a later run)')
+    .argument('<id>', 'the parent task id (task-…)')
+    .argument('<subtask>', 'the subtask id')
+    .action(run(async (ctx, id: string, subtask: string) => perform(ctx, (r) => resume(r, id, subtask), (x) => [`${id}/${subtask}: ${x.outcomes[0]?.action ?? 'none'} (${x.outcomes[0]?.state})${x.outcomes[0]?.error ? `: ${x.outcomes[0].error.message}` : ''}`])));
+
+  withRoot(graph.command('stop'))
+    .description('Stop the graph or one subtask: STOPPED on the coordinator, local implementers ended, their worktrees removed (branches kept)')
+    .argument('<id>', 'the parent task id (task-…)')
+    .argument('[subtask]', 'one subtask only')
+    .requiredOption('--reason <text>', 'why (recorded)')
+    .action(
+      run<{ reason: string }>(async (ctx, id: string, subtask?: string) =>
+        perform(ctx, (r) => stop(r, id, ctx.opts.reason, subtask), (x) => [`Stopped ${id}: ${x.outcomes.filter((o) => o.action === 'stopped').map((o) => o.subtaskId).join(', ') || 'nothing active'}; graph ${x.graph.state}`]),
+      ),
+    );
+
+  withRoot(graph.command('cleanup'))
+    .description('Remove the owned worktrees of finished subtasks (RUNNING ones are skipped) and record the outcomes')
+    .argument('<id>', 'the parent task id (task-…)')
+    .argument('[subtask]', 'one subtask only')
+    .action(
+      run(async (ctx, id: string, subtask?: string) =>
+        perform(ctx, (r) => cleanup(r, id, subtask), (x) => [`Cleanup of ${id}:`, ...table(['SUBTASK', 'CLEANUP'], x.outcomes.map((o) => [o.subtaskId, `${(o.cleanup as { status?: string } | null)?.status ?? '-'}${o.idempotent ? ' (unchanged)' : ''}`]))]),
+      ),
+    );
+
+  withRoot(graph.command('integrate'))
+    .description('Cherry-pick the verified commits in subtask-id order into the integration worktree and record the result')
+    .argument('<id>', 'the parent task id (task-…)')
+    .action(
+      run(async (ctx, id: string) =>
+        perform(ctx, (r) => integrate(r, id), (x) => {
+          const i = x.integration as { status: string; aggregateCommit?: string | null; sourceFingerprint: string; conflict?: { subtaskId: string; message: string } | null };
+          return [i.status === 'SUCCEEDED' ? `Integrated ${id} into ${x.branch} at ${i.aggregateCommit} (${i.sourceFingerprint})` : `Integration of ${id} ${i.status}: ${i.conflict?.message ?? ''}`];
+        }),
+      ),
+    );
+
+  withRoot(graph.command('review'))
+    .description('Record the aggregate review; REVIEW_APPROVED authorises nothing else (no merge, push or release)')
+    .argument('<id>', 'the parent task id (task-…)')
+    .requiredOption('--decision <decision>', 'REVIEW_APPROVED or CHANGES_REQUESTED', (v: string) => {
+      if (v !== 'REVIEW_APPROVED' && v !== 'CHANGES_REQUESTED') throw new InvalidArgumentError('REVIEW_APPROVED or CHANGES_REQUESTED');
+      return v;
+    })
+    .option('--feedback <text>', 'bounded review notes')
+    .action(
+      run<{ decision: 'REVIEW_APPROVED' | 'CHANGES_REQUESTED'; feedback?: string }>(async (ctx, id: string) =>
+        perform(ctx, (r) => review(r, id, ctx.opts.decision, ctx.opts.feedback), (x) => [`Review of ${id}: ${x.decision}; graph ${x.state}. ${x.authorizes.note}`]),
+      ),
+    );
+}
