@@ -162,6 +162,8 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     detached: true,
   });
   closeSync(fd);
+  // An implementer that exits (or never reads stdin) before the prompt is written closes the pipe: not an error.
+  child.stdin?.on('error', () => undefined);
   child.stdin?.end(launch.adapter === 'shell' || launch.adapter === 'exec' ? prompt : '');
   const record: RunRecord = { parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, attempt: d.attempt, sessionId: d.session.id, pid: child.pid ?? null, startedAt: new Date().toISOString(), log: logRel };
   const recordFile = runRecordPath(opts.root, d.parentTaskId, d.subtaskId);
