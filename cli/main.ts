@@ -10,6 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { accountCommands } from './commands/account.js';
 import { eventsCommand } from './commands/events.js';
 import { graphCommands } from './commands/graph.js';
+import { workerCommand } from './commands/graph-run.js';
 import { scenarioCommand } from './commands/scenario.js';
 import { sessionCommand } from './commands/session.js';
 import { todoCommand } from './commands/todo.js';
@@ -54,6 +55,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   program.addCommand(scenarioCommand(io, setExit));
   for (const c of graphCommands(io, setExit)) program.addCommand(c);
   program.addCommand(eventsCommand(io, setExit, { stop }));
+  program.addCommand(workerCommand(io, setExit, { stop }));
   for (const c of accountCommands(io, setExit)) program.addCommand(c);
   // Every sub-command reports usage errors through the same override and output.
   const inherit = (cmd: Command) => {

@@ -8,7 +8,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { table, type Io } from '../output.js';
 import { act, EXIT, type Ctx } from '../runtime.js';
-import { advance, cleanup, dispatchOne, integrate, recover, repositoryRoot, resume, review, runWave, stop, type RunnerContext } from '../runner/runner.js';
+import { advance, cleanup, dispatchOne, integrate, recover, repositoryRoot, resume, review, runWave, stop, work, type RunnerContext } from '../runner/runner.js';
 import { RunnerError } from '../runner/worktrees.js';
 import type { Outcome } from '../runner/execute.js';
 
@@ -44,10 +44,11 @@ function outcomeRows(outcomes: Outcome[]): string[] {
 }
 
 /** Runs a runner action: its result is printed, `ok` decides the exit code; a RunnerError is a refusal (exit 1). */
-async function perform<T extends { ok: boolean }>(ctx: Ctx<RootOptions>, fn: (r: RunnerContext) => Promise<T>, human: (r: T) => string[]): Promise<number> {
+async function perform<T extends { ok: boolean }>(ctx: Ctx<RootOptions>, fn: (r: RunnerContext) => Promise<T>, human: (r: T) => string[], opts: { compact?: boolean } = {}): Promise<number> {
   try {
     const r = await fn(await runner(ctx));
-    ctx.out.result(human(r), r);
+    if (opts.compact && ctx.out.json) ctx.out.jsonLine({ event: 'report', ...r });
+    else ctx.out.result(human(r), r);
     return r.ok ? EXIT.ok : EXIT.error;
   } catch (err) {
     if (!(err instanceof RunnerError)) throw err;
@@ -88,12 +89,14 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .description('Claim one READY subtask and execute it here')
     .argument('<id>', 'the parent task id (task-…)')
     .argument('<subtask>', 'the subtask id')
+    .addHelpText('after', examples(['coord graph dispatch task-product-slice backend']))
     .action(run(async (ctx, id: string, subtask: string) => perform(ctx, (r) => dispatchOne(r, id, subtask), (x) => [`Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`, ...outcomeRows([x.outcome])])));
 
   withRoot(graph.command('recover'))
     .description('Report which RUNNING dispatches of this machine are dead, so the coordinator records them FAILED interrupted')
     .argument('<id>', 'the parent task id (task-…)')
     .argument('[subtask]', 'one subtask only')
+    .addHelpText('after', examples(['coord graph recover task-product-slice', 'coord graph recover task-product-slice frontend --json']))
     .action(
       run(async (ctx, id: string, subtask?: string) =>
         perform(ctx, (r) => recover(r, id, subtask), (x) => [`Recovered ${id}: ${x.outcomes.filter((o) => o.changed).map((o) => `${o.subtaskId} ${o.state}`).join(', ') || 'nothing changed'}`, ...table(['SUBTASK', 'STATE', 'CLASSIFICATION', 'RECOVERABLE'], x.recovery.map((e) => [e.subtaskId, e.state, e.classification, String(e.recoverable)]))]),
@@ -104,6 +107,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .description('Clear the recovery gate of a FAILED or STOPPED subtask (dispatch stays a later run)')
     .argument('<id>', 'the parent task id (task-…)')
     .argument('<subtask>', 'the subtask id')
+    .addHelpText('after', examples(['coord graph resume task-product-slice frontend && coord graph run task-product-slice']))
     .action(run(async (ctx, id: string, subtask: string) => perform(ctx, (r) => resume(r, id, subtask), (x) => [`${id}/${subtask}: ${x.outcomes[0]?.action ?? 'none'} (${x.outcomes[0]?.state})${x.outcomes[0]?.error ? `: ${x.outcomes[0].error.message}` : ''}`])));
 
   withRoot(graph.command('stop'))
@@ -111,6 +115,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .argument('<id>', 'the parent task id (task-…)')
     .argument('[subtask]', 'one subtask only')
     .requiredOption('--reason <text>', 'why (recorded)')
+    .addHelpText('after', examples(['coord graph stop task-product-slice --reason "release cancelled"', 'coord graph stop task-product-slice frontend --reason "wrong approach"']))
     .action(
       run<{ reason: string }>(async (ctx, id: string, subtask?: string) =>
         perform(ctx, (r) => stop(r, id, ctx.opts.reason, subtask), (x) => [`Stopped ${id}: ${x.outcomes.filter((o) => o.action === 'stopped').map((o) => o.subtaskId).join(', ') || 'nothing active'}; graph ${x.graph.state}`]),
@@ -121,6 +126,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .description('Remove the owned worktrees of finished subtasks (RUNNING ones are skipped) and record the outcomes')
     .argument('<id>', 'the parent task id (task-…)')
     .argument('[subtask]', 'one subtask only')
+    .addHelpText('after', examples(['coord graph cleanup task-product-slice']))
     .action(
       run(async (ctx, id: string, subtask?: string) =>
         perform(ctx, (r) => cleanup(r, id, subtask), (x) => [`Cleanup of ${id}:`, ...table(['SUBTASK', 'CLEANUP'], x.outcomes.map((o) => [o.subtaskId, `${(o.cleanup as { status?: string } | null)?.status ?? '-'}${o.idempotent ? ' (unchanged)' : ''}`]))]),
@@ -130,6 +136,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
   withRoot(graph.command('integrate'))
     .description('Cherry-pick the verified commits in subtask-id order into the integration worktree and record the result')
     .argument('<id>', 'the parent task id (task-…)')
+    .addHelpText('after', examples(['coord graph integrate task-product-slice']))
     .action(
       run(async (ctx, id: string) =>
         perform(ctx, (r) => integrate(r, id), (x) => {
@@ -147,9 +154,41 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
       return v;
     })
     .option('--feedback <text>', 'bounded review notes')
+    .addHelpText('after', examples(['coord graph review task-product-slice --decision REVIEW_APPROVED', 'coord graph review task-product-slice --decision CHANGES_REQUESTED --feedback "split the migration"']))
     .action(
       run<{ decision: 'REVIEW_APPROVED' | 'CHANGES_REQUESTED'; feedback?: string }>(async (ctx, id: string) =>
         perform(ctx, (r) => review(r, id, ctx.opts.decision, ctx.opts.feedback), (x) => [`Review of ${id}: ${x.decision}; graph ${x.state}. ${x.authorizes.note}`]),
+      ),
+    );
+}
+
+/** `coord worker --agent <id>`: runs that Agent's subtasks here as they become claimable. */
+export function workerCommand(io: Io, setExit: (code: number) => void, opts: { stop: AbortSignal }): Command {
+  const run = <O>(fn: (ctx: Ctx<O & RootOptions>, ...args: any[]) => Promise<number | void>) => act<O & RootOptions>(io, setExit, fn);
+  return new Command('worker')
+    .description('Run one Agent’s task graph subtasks on this machine as they become claimable (waits on the event stream)')
+    .requiredOption('--agent <id>', 'the Agent this worker runs (the token must be a session bound to it)')
+    .option('--graph <id...>', 'only these graphs (default: every graph the session can see)')
+    .option('--once', 'run what is claimable now, then exit')
+    .option('--root <repository>', 'the git repository to run in (default: the current directory)')
+    .addHelpText('after', examples([
+      'export COORD_TOKEN=$(coord session create --name backend-worker --agent agent-backend -q)',
+      'coord worker --agent agent-backend --root ~/src/project',
+      'coord worker --agent agent-backend --graph task-product-slice --once --json',
+    ]))
+    .action(
+      run<{ agent: string; graph?: string[]; once?: boolean }>(async (ctx) =>
+        perform(ctx, async (r) => {
+          const report = await work(r, ctx.opts.agent, {
+            graphs: ctx.opts.graph,
+            once: ctx.opts.once,
+            signal: opts.stop,
+            // One line per finished dispatch as it happens (JSON Lines in JSON mode), then the report.
+            onOutcome: (o) =>
+              ctx.out.json ? ctx.out.jsonLine({ event: 'outcome', ...o }) : ctx.out.line(`${o.parentTaskId}/${o.subtaskId} #${o.attempt}: ${o.state}${o.error ? ` (${o.error.code}: ${o.error.message})` : ''}`),
+          });
+          return { ok: report.outcomes.every((o) => o.ok), command: 'coord.worker' as const, ...report };
+        }, (x) => [`Worker for ${x.agent} ran ${x.outcomes.length} subtask(s) on ${x.graphs.length} graph(s).`], { compact: true }),
       ),
     );
 }

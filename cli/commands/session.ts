@@ -23,6 +23,7 @@ export function sessionCommand(io: Io, setExit: (code: number) => void): Command
     .option('--name <name>', 'a display name')
     .option('--parent <id>', 'register it as a child of this session (a session’s own children default to itself)')
     .option('--system-kind <kind>', 'users only, e.g. orchestrator: its children anchor to themselves')
+    .option('--agent <id>', 'bind it to a registered Agent: it may then claim that Agent’s task graph subtasks (coord worker)')
     .option('-q, --quiet', 'print only the token')
     .addHelpText(
       'after',
@@ -30,12 +31,13 @@ export function sessionCommand(io: Io, setExit: (code: number) => void): Command
         'coord session create --name agent-1',
         'coord session create --name reviewer --parent s-0123456789abcdef',
         'export COORD_TOKEN=$(coord session create --name agent-1 -q)',
+        'coord session create --name backend-worker --agent agent-backend -q',
       ]),
     )
     .action(
-      run<{ name?: string; parent?: string; systemKind?: string; quiet?: boolean }>(async (ctx) => {
+      run<{ name?: string; parent?: string; systemKind?: string; agent?: string; quiet?: boolean }>(async (ctx) => {
         const o = ctx.opts;
-        const r = await ctx.client().sessions.create({ name: o.name, parentId: o.parent, systemKind: o.systemKind });
+        const r = await ctx.client().sessions.create({ name: o.name, parentId: o.parent, systemKind: o.systemKind, agentId: o.agent });
         if (o.quiet) return ctx.out.line(r.token);
         ctx.out.result(
           [

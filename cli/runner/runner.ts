@@ -9,7 +9,7 @@
  * the worktree it acts on.
  */
 import { existsSync } from 'node:fs';
-import type { CoordClient, TaskGraphDispatch, TaskGraphRecord } from '@coord/sdk';
+import { CoordError, type CoordClient, type TaskGraphDispatch, type TaskGraphRecord } from '@coord/sdk';
 import { ADVANCE_BOUNDARIES, stopAfterWave, stopBeforeWave, type Stop } from './advance.js';
 import { executeDispatch, processAlive, readRunRecord, type Outcome } from './execute.js';
 import { git, gitOk, headCommit, isAncestor, topLevel } from './git.js';
@@ -316,4 +316,79 @@ export async function review(ctx: RunnerContext, id: string, decision: 'REVIEW_A
   if (dirty) throw new RunnerError('DIRTY_WORKTREE', `the aggregate worktree ${w.rel} has uncommitted changes: refusing to review a dirty aggregate`, 'review');
   const r = await ctx.client.graphs.review(id, { decision, ...(feedback ? { feedback } : {}), sourceFingerprint: integration.sourceFingerprint!, aggregateCommit: head });
   return { ...r, root: ctx.root };
+}
+
+/** What `coord worker` did, per dispatch it ran. */
+export interface WorkerReport {
+  agent: string;
+  graphs: string[];
+  outcomes: (Outcome & { parentTaskId: string })[];
+}
+
+/**
+ * `coord worker --agent <id>`: runs, on this machine, the subtasks of one Agent as they become
+ * claimable (design brief §8: workers on other machines pull work for their agent). The token must
+ * be a session bound to that Agent. For each graph (`graphs`, or every graph it can see that
+ * names the Agent as an implementer) it claims through `next` in the graph's scope — the
+ * coordinator's locked claim — and executes each dispatch; then it waits on the graph's event
+ * stream (no poll loop) and tries again after every event. `once`: drain what is claimable now,
+ * then return. Stops when `signal` aborts.
+ */
+export async function work(ctx: RunnerContext, agent: string, opts: { graphs?: string[]; once?: boolean; signal?: AbortSignal; onOutcome?: (o: Outcome & { parentTaskId: string }) => void } = {}): Promise<WorkerReport> {
+  const me = await ctx.client.me();
+  if (me.kind !== 'session' || me.session?.agentId !== agent) {
+    throw new RunnerError('AUTH_REQUIRED', `the token is not a session bound to Agent "${agent}": create one with \`coord session create --agent ${agent}\``, 'worker');
+  }
+  const graphs =
+    opts.graphs && opts.graphs.length
+      ? opts.graphs
+      : (await ctx.client.graphs.listAll()).map((g) => g.id);
+  const registry = await registryOf(ctx);
+  const report: WorkerReport = { agent, graphs, outcomes: [] };
+  /** The next dispatch for this Agent: `next` once the graph has a base; before that a claim that fixes it to this HEAD. */
+  const claimNext = async (id: string): Promise<TaskGraphDispatch | null> => {
+    const graph = await ctx.client.graphs.get(id);
+    if (!graph.baseCommit) {
+      const mine = graph.subtasks.find((s) => s.state === 'READY' && s.implementer === agent);
+      if (!mine) return null;
+      try {
+        return (await ctx.client.graphs.claim(id, mine.subtaskId, { baseCommit: await headCommit(ctx.root) })).dispatch;
+      } catch (err) {
+        if (err instanceof CoordError && err.status === 409) return null; // someone else took it, or no slot: wait for the next event
+        throw err;
+      }
+    }
+    const r = await ctx.client.todos.next({ scope: `graph:${id}` });
+    return r.claimed && r.dispatch ? (r.dispatch as unknown as TaskGraphDispatch) : null;
+  };
+  const drain = async (id: string) => {
+    for (;;) {
+      if (opts.signal?.aborted) return;
+      const d = await claimNext(id);
+      if (!d) return;
+      const [o] = await executeAll(ctx, [d], registry);
+      const entry = { ...o, parentTaskId: id };
+      report.outcomes.push(entry);
+      opts.onOutcome?.(entry);
+    }
+  };
+  for (const id of graphs) await drain(id);
+  if (opts.once) return report;
+  await Promise.all(
+    graphs.map(async (id) => {
+      // After each event (a dependency succeeded, a subtask was resumed, a slot freed) try again.
+      let running: Promise<void> = Promise.resolve();
+      let pending = false;
+      for await (const _event of ctx.client.events.follow(`todo:graph:${id}`, { signal: opts.signal })) {
+        if (pending) continue;
+        pending = true;
+        running = running.then(async () => {
+          pending = false;
+          await drain(id);
+        });
+      }
+      await running;
+    }),
+  );
+  return report;
 }

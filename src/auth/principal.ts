@@ -14,6 +14,9 @@ export type Principal =
       systemKind: string | null;
       /** The configured Agent this session acts as (Task Graph v1), or null. */
       agentId: string | null;
+      /** A dispatch's own session: the graph and subtask it may act on (and nothing else), or null. */
+      graphId: string | null;
+      subtaskId: string | null;
     };
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;

@@ -22,19 +22,19 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
   const cached = cache?.get(hash);
   if (cached) return cached;
   const rows = await sql<
-    { kind: 'user' | 'session'; id: string; name: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; token_hash: string }[]
+    { kind: 'user' | 'session'; id: string; name: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null; token_hash: string }[]
   >`
-    select 'session' as kind, id, name, root_id, parent_id, system_kind, agent_id, token_hash
+    select 'session' as kind, id, name, root_id, parent_id, system_kind, agent_id, graph_id, subtask_id, token_hash
       from sessions where token_hash = ${hash} and status = 'active'
     union all
-    select 'user', id, name, null, null, null, null, token_hash from users where token_hash = ${hash}
+    select 'user', id, name, null, null, null, null, null, null, token_hash from users where token_hash = ${hash}
     limit 1`;
   const r = rows[0];
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
   const principal: Principal =
     r.kind === 'user'
       ? { kind: 'user', id: r.id, name: r.name }
-      : { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id };
+      : { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id, graphId: r.graph_id, subtaskId: r.subtask_id };
   cache?.set(hash, principal);
   return principal;
 }

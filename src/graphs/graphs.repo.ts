@@ -32,6 +32,8 @@ export function graphColumns(db: Db) {
  */
 export function visibleTo(db: Db, p: Principal) {
   if (p.kind === 'user') return db`true`;
+  // A dispatch's own session (COORD_TOKEN of one implementer run) sees its graph and nothing else.
+  if (p.graphId !== null) return db`g.id = ${p.graphId}`;
   const agent = p.agentId;
   return db`(cs.root_id = ${p.rootId}
              ${agent === null ? db`` : db`or g.parent->>'planner' = ${agent} or g.parent->>'reviewer' = ${agent}

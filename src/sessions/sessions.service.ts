@@ -96,6 +96,7 @@ export interface CreateSessionInput {
 export async function createSession(sql: Sql, p: Principal, input: CreateSessionInput): Promise<{ session: SessionView; token: string }> {
   let parentId = input.parentId ?? null;
   if (p.kind === 'session') {
+    if (p.graphId !== null) fail('forbidden', 'a Task Graph dispatch session cannot register sessions; its runner or the graph’s owners can');
     parentId ??= p.id;
     if (parentId !== p.id) fail('forbidden', 'a session may register children of itself only');
     if (input.systemKind) fail('forbidden', 'only a user may register a system session');

@@ -160,7 +160,7 @@ export async function completeMany(sql: Sql, reqs: DoneRequest[], override = fal
   const rows = await sql<TodoRow[]>`
     select t.*, ${derivedColumns(sql)}, null::timestamptz as lease_expires_at, false as lease_expired
       from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], ${override},
-                           ${leaseMs}::float8, ${emitEvents}) with ordinality t
+                           ${leaseMs}::float8, ${emitEvents}, false) with ordinality t
      order by t.ordinality`;
   if (rows.length !== reqs.length) throw new Error(`coord_done_many returned ${rows.length} rows for ${reqs.length} items`);
   const done = rows.map((r) => (r.id === null ? null : r));

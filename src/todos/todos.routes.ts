@@ -213,7 +213,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           description,
           params: IdParams,
           body: (to === 'blocked' ? z.strictObject({ note: z.string().max(16384).optional() }) : z.strictObject({})).nullish(),
-          response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'invalid_transition', 'lease_expired', 'note_too_long') },
+          response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'invalid_transition', 'lease_expired', 'note_too_long', 'managed_by_graph') },
         },
       },
       async (req, reply) => {

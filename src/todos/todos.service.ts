@@ -84,8 +84,9 @@ async function visibleRow(ctx: Ctx, db: Db, id: string, forUpdate = false): Prom
 
 /**
  * Items of a `graph:` scope are Task Graph v1 subtasks: their structure (existence, edges,
- * assignment, text) belongs to the graph contract and its routes, so the generic todo routes
- * refuse to change it (409 `managed_by_graph`); they still read and stream them.
+ * assignment, text) and their state (done, block, reopen) belong to the graph contract and its
+ * routes, so the generic todo routes refuse to change them (409 `managed_by_graph`); they still
+ * read and stream them, and the lease heartbeat works on both.
  */
 function assertNotGraphManaged(scope: string): void {
   if (scope.startsWith('graph:')) {
@@ -458,6 +459,7 @@ async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: 
 
 /** Says why a guarded transition did not apply: lease expired, not permitted, or wrong state. */
 function refuseTransition(id: string, to: Target, self: string | null, r: TodoRow, override: boolean): never {
+  assertNotGraphManaged(r.scope); // their state is the graph contract's: run, complete, fail, stop, resume
   const isOwner = self !== null && r.owner === self;
   if (isOwner && r.status === 'in-progress' && r.lease_expired) {
     fail('lease_expired', `the claim lease on todo "${id}" expired at ${r.lease_expires_at?.toISOString()}; claim it again`);
@@ -482,6 +484,7 @@ async function guardedTransition(tx: Db, id: string, to: Target, note: string | 
            progress_at = case when ${to} = 'blocked' then t.progress_at else null end
       from (select id, status as old_status from todos where id = ${id} for update) o
      where t.id = o.id
+       and t.scope not like 'graph:%'
        and t.status = any(${PRE[to]}::text[])
        and (${override} or t.owner = ${self})
        and not (t.owner is not distinct from ${self} and t.status = 'in-progress' and ${leaseMs}::float8 > 0

@@ -501,7 +501,8 @@ it('15. integration refused until every subtask SUCCEEDED; a CONFLICT needs its 
 
   // CONFLICT with it: stored, ok:false.
   const conflict = { subtaskId: 'b', commit: subtaskOf(graph, 'b').implementationCommit, paths: ['src/shared.ts'], message: 'CONFLICT (content): Merge conflict in src/shared.ts' };
-  const stored = await t.admin.put(`/v1/graphs/${id}/integration`, integrationBody(graph, { status: 'CONFLICT', conflict }));
+  // The conflict names the source after the applied ones: a went through, b stopped.
+  const stored = await t.admin.put(`/v1/graphs/${id}/integration`, integrationBody(graph, { status: 'CONFLICT', conflict, appliedRefs: [{ subtaskId: 'a', commit: commit() }] }));
   expect(stored.status, JSON.stringify(stored.body)).toBe(200);
   expect(stored.body.ok).toBe(false);
   expect(stored.body.changed).toBe(true);

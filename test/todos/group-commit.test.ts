@@ -257,12 +257,12 @@ describe('group commit against Postgres', () => {
     expect((await a.client.post(`/v1/todos/${x.id}/claim`)).status).toBe(200);
     expect((await b.client.post(`/v1/todos/${y.id}/claim`)).status).toBe(200);
     const rows = await t.sql<{ id: string | null; status: string | null }[]>`
-      select t.id, t.status from coord_done_many(${[x.id, y.id, 'td-missing']}::text[], ${[a.id, a.id, a.id]}::text[], false, 1800000::float8, 'all') with ordinality t
+      select t.id, t.status from coord_done_many(${[x.id, y.id, 'td-missing']}::text[], ${[a.id, a.id, a.id]}::text[], false, 1800000::float8, 'all', false) with ordinality t
        order by t.ordinality`;
     // y is b's: a's done of it does not match; a missing id does not match either.
     expect(rows).toEqual([{ id: x.id, status: 'done' }, { id: null, status: null }, { id: null, status: null }]);
     const again = await t.sql<{ id: string | null }[]>`
-      select t.id from coord_done_many(${[y.id]}::text[], ${[b.id]}::text[], false, 1800000::float8, 'all') t`;
+      select t.id from coord_done_many(${[y.id]}::text[], ${[b.id]}::text[], false, 1800000::float8, 'all', false) t`;
     expect(again).toEqual([{ id: y.id }]);
     const dep = (await root.client.get(`/v1/todos/${d.id}`)).body.item;
     expect(dep).toMatchObject({ status: 'todo', ready: true, blockedBy: [], revision: 2 });
@@ -273,7 +273,7 @@ describe('group commit against Postgres', () => {
     const d2 = await add(root.client, 'd2', { dependsOn: [x2.id, y2.id] });
     await a.client.post(`/v1/todos/${x2.id}/claim`);
     await b.client.post(`/v1/todos/${y2.id}/claim`);
-    await t.sql`select t.id from coord_done_many(${[x2.id, y2.id]}::text[], ${[a.id, b.id]}::text[], false, 1800000::float8, 'all') t`;
+    await t.sql`select t.id from coord_done_many(${[x2.id, y2.id]}::text[], ${[a.id, b.id]}::text[], false, 1800000::float8, 'all', false) t`;
     const ev = await t.sql<{ event: string; subject_id: string; tx: string }[]>`
       select event, subject_id, tx::text as tx from events
        where topic = ${`todo:session:${root.id}`} and subject_id = any(${[x2.id, y2.id, d2.id]}::text[]) and event in ('done', 'unblocked')

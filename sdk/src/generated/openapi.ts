@@ -1596,7 +1596,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired */
+                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1708,7 +1708,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired */
+                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1818,7 +1818,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired */
+                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;

@@ -169,6 +169,13 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
     const map = g.graph.intent_map;
     let scope: ScopeEvidence | null = null;
     if (map) {
+      if (map.scopePolicy === 'strict' && (report.committedChangesTruncated || report.dirtyChangesTruncated || !report.dirtyWorktreeAvailable)) {
+        // Strict cannot vouch for paths it was not shown: fail closed (seed 002 "An audit that cannot inspect its required facts fails closed").
+        refuse('TASK_STATE_CONFLICT', 'scope-audit', 'a strict Intent Map needs complete evidence: untruncated change lists and an inspected worktree (dirtyWorktreeAvailable).', {
+          parentTaskId: id,
+          subtaskId,
+        });
+      }
       const declaration = map.subtasks.find((d) => d.id === subtaskId);
       const audit = auditScope({
         parentTaskId: id,
@@ -214,7 +221,7 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
                scope_evidence = ${scope === null ? null : JSON.stringify(scope)}::text::jsonb, last_error = null, updated_at = now()
          where graph_id = ${id} and subtask_id = ${subtaskId}`;
       // The engine's own done: guarded transition, cascade to dependents, `done`/`unblocked` events.
-      await g.tx`select id from coord_done_many(${[row.todo_id]}::text[], ${[row.owner ?? null]}::text[], true, 0::float8, ${ctx.config.todo.emitEvents})`;
+      await g.tx`select id from coord_done_many(${[row.todo_id]}::text[], ${[row.owner ?? null]}::text[], true, 0::float8, ${ctx.config.todo.emitEvents}, true)`;
       noteTopics(g.tx, [topicOf(g.graph.scope)]);
     }
     await stopDispatchSession(g, row);

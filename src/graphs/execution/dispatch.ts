@@ -106,8 +106,10 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
   const caller: Principal = ctx.principal;
   const sessionId = newId('s');
   const token = newToken();
+  // A child of the caller that anchors to itself: it is not in the owners' subtree, so the token an
+  // implementer run gets is never an owner's (authority.ts), and the caller can still stop it.
   const parentId = caller.kind === 'session' ? caller.id : null;
-  const rootId = caller.kind === 'session' ? (caller.systemKind ? sessionId : caller.rootId) : sessionId;
+  const rootId = sessionId;
   await tx`
     insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, token_hash, created_by)
     values (${sessionId}, ${`${graph.id}/${subtaskId}#${attempt}`}, ${parentId}, ${rootId}, ${row.implementer},

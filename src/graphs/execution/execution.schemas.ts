@@ -9,8 +9,16 @@ import { RecoveryEntrySchema, TaskGraphRecord } from '../graphs.schemas.js';
 import { SESSION_WAIT_MAX_MS } from './dispatch.js';
 
 const Commit = z.string().max(64).describe('A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits');
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+/** Free text Coord stores: at most `max` characters of valid Unicode without U+0000 (Postgres text and jsonb hold nothing else). */
+const Text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((v) => !v.includes('\u0000') && !LONE_SURROGATE.test(v), 'must be valid Unicode text without NUL (U+0000) or unpaired surrogates');
 const Attempt = z.number().int().min(1).max(1_000_000).optional().describe('The dispatch attempt this call is about; a stale one is 409');
-const Path = z.string().min(1).max(SCOPE_AUDIT_MAX_PATH_BYTES);
+const Path = Text(SCOPE_AUDIT_MAX_PATH_BYTES).min(1);
 
 export const SubtaskParams = z.object({
   id: z.string().max(200).describe('The parent Task id (`task-…`)'),
@@ -64,7 +72,7 @@ export const CompleteBody = z
       .describe('`git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed'),
     dirtyChangesTruncated: z.boolean().optional(),
     dirtyWorktreeAvailable: z.boolean().describe('False when the runner could not inspect the worktree (then dirtyChanges is [])'),
-    summary: z.string().max(8192).optional().describe('A bounded human summary; never proof of completion'),
+    summary: Text(8192).optional().describe('A bounded human summary; never proof of completion'),
   })
   .meta({ id: 'TaskGraphCompletionEvidence', description: 'IMPLEMENTATION_DONE evidence reported by the runner.' });
 
@@ -75,10 +83,10 @@ export const FailBody = z
       .string()
       .regex(/^[A-Z][A-Z0-9_]{1,63}$/, 'an UPPER_SNAKE runtime error code such as AGENT_EXIT_NONZERO')
       .describe('The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, …'),
-    message: z.string().min(1).max(8192),
+    message: Text(8192).min(1),
     stage: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/).optional().describe('Default `completion`'),
     exitCode: z.number().int().min(-1_000_000).max(1_000_000).nullable().optional(),
-    signal: z.string().max(32).nullable().optional(),
+    signal: z.string().regex(/^[A-Z0-9]{1,32}$/, 'a signal name such as SIGTERM').nullable().optional(),
     recoverable: z.boolean().optional().describe('Default true'),
   })
   .meta({ id: 'TaskGraphFailureReport' });
@@ -107,13 +115,13 @@ export const ResumeBody = z.strictObject({ subtaskId: SubtaskId }).meta({ id: 'T
 
 export const StopBody = z
   .strictObject({
-    reason: z.string().trim().min(1).max(8192).describe('Why; recorded on every stopped subtask'),
+    reason: Text(8192).trim().min(1).describe('Why; recorded on every stopped subtask'),
     subtaskId: SubtaskId.optional().describe('Stop one subtask; default the whole graph'),
   })
   .meta({ id: 'TaskGraphStopRequest' });
 
 const CleanupStatus = z.enum(['CLEANED', 'FAILED', 'SKIPPED']);
-const ErrorFact = z.strictObject({ code: z.string().min(1).max(64), message: z.string().max(2048) });
+const ErrorFact = z.strictObject({ code: z.string().regex(/^[A-Za-z][A-Za-z0-9_]{0,63}$/, 'an error code such as WORKTREE_CONFLICT'), message: Text(2048) });
 
 export const CleanupBody = z
   .strictObject({
@@ -145,8 +153,8 @@ export const IntegrationBody = z
       .strictObject({
         subtaskId: SubtaskId,
         commit: Commit,
-        paths: z.array(z.string().max(SCOPE_AUDIT_MAX_PATH_BYTES)).max(64),
-        message: z.string().max(2048),
+        paths: z.array(Path).max(64),
+        message: Text(2048),
       })
       .optional()
       .describe('CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree'),
@@ -157,7 +165,7 @@ export const IntegrationBody = z
 export const ReviewBody = z
   .strictObject({
     decision: z.enum(['REVIEW_APPROVED', 'CHANGES_REQUESTED']),
-    feedback: z.string().max(8192).optional().describe('Bounded review notes'),
+    feedback: Text(8192).optional().describe('Bounded review notes'),
     sourceFingerprint: z.string().max(100).describe('The integration’s `sourceFingerprint` the reviewer looked at'),
     aggregateCommit: Commit.describe('The integration’s `aggregateCommit` the reviewer looked at'),
   })

@@ -165,11 +165,15 @@ function transitionEvent(graph: GraphRow, row: SubtaskRow, t: SubtaskTransition,
     subjectId: row.todo_id,
     payload: {
       event: 'TASK_GRAPH_SUBTASK_STATE_CHANGED',
-      id: row.todo_id,
+      // The contract object is the subtask (`<parentTaskId>/<subtaskId>`) and its revision the
+      // graph's, bumped by every write: per subtask, later events always carry a higher revision.
+      id: `${graph.id}/${row.subtask_id}`,
       scope: graph.scope,
       status: t.to,
       ...(row.owner ? { owner: row.owner } : {}),
-      revision: row.todo_revision ?? 0,
+      revision: graph.revision,
+      todoId: row.todo_id,
+      todoRevision: row.todo_revision ?? 0,
       parentTaskId: graph.id,
       subtaskId: row.subtask_id,
       from: t.from,
@@ -228,9 +232,10 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
         return derivedById.get(subtaskId)!;
       },
     };
+    const parentMid = parentStateOf(graph, derived); // before the operation: it may change graph.parent
     const op = await operation(locked);
-    const direct = [...interrupted, ...(op.direct ?? [])];
-    const touched = direct.length > 0 || op.graphChanged === true;
+    const direct = op.direct ?? [];
+    const touched = interrupted.length > 0 || direct.length > 0 || op.graphChanged === true;
     const [fresh] = touched
       ? await tx<GraphRow[]>`
           select g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
@@ -239,8 +244,12 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
       : [graph];
     const afterRows = touched ? await loadSubtaskRows(tx, id, leaseMs, true) : rows;
     const after = touched ? durableDerivation(fresh, afterRows) : before;
-    const transitions = subtaskTransitions(before, after, direct);
+    // Two steps, each with its own events, so the stream never shows an impossible transition
+    // (a stranded RUNNING that the same call resumes reads RUNNING → FAILED, then FAILED → READY).
+    const recorded = subtaskTransitions(before, derived, interrupted);
+    const operated = subtaskTransitions(derived, after, direct);
     const parentTo = parentStateOf(fresh, after);
+    const transitions = [...recorded, ...operated];
     const changed = transitions.length > 0 || parentTo !== parentFrom || op.graphChanged === true;
     let record = fresh;
     if (changed) {
@@ -249,28 +258,21 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
          where id = ${id}
         returning id, scope, parent, max_concurrency, intent_map, created_by, created_at, updated_at, revision, base_commit, integration, review`;
       record = updated;
-      const trigger = op.trigger ?? direct[0] ?? null;
       const afterById = new Map(afterRows.map((row) => [row.subtask_id, row]));
-      const events: EventInput[] = [...(op.events ?? [])];
-      for (const t of transitions) events.push(transitionEvent(record, afterById.get(t.subtaskId)!, t, parentTo, trigger));
-      if (parentTo !== parentFrom) {
-        events.push({
-          topic: topicOf(record.scope),
-          event: 'TASK_GRAPH_STATUS_CHANGED',
-          subjectId: id,
-          payload: {
-            event: 'TASK_GRAPH_STATUS_CHANGED',
-            id,
-            scope: record.scope,
-            status: parentTo,
-            revision: record.revision,
-            parentTaskId: id,
-            from: parentFrom,
-            to: parentTo,
-            subtaskId: trigger,
-          },
-        });
-      }
+      const status = (from: TaskGraphState, to: TaskGraphState, trigger: string | null): EventInput => ({
+        topic: topicOf(record.scope),
+        event: 'TASK_GRAPH_STATUS_CHANGED',
+        subjectId: id,
+        payload: { event: 'TASK_GRAPH_STATUS_CHANGED', id, scope: record.scope, status: to, revision: record.revision, parentTaskId: id, from, to, subtaskId: trigger },
+      });
+      const events: EventInput[] = [];
+      const interruptTrigger = interrupted[0] ?? null;
+      for (const t of recorded) events.push(transitionEvent(record, afterById.get(t.subtaskId)!, t, parentMid, interruptTrigger));
+      if (parentMid !== parentFrom) events.push(status(parentFrom, parentMid, interruptTrigger));
+      events.push(...(op.events ?? []));
+      const trigger = op.trigger ?? direct[0] ?? null;
+      for (const t of operated) events.push(transitionEvent(record, afterById.get(t.subtaskId)!, t, parentTo, trigger));
+      if (parentTo !== parentMid) events.push(status(parentMid, parentTo, trigger));
       await appendEvents(tx, events);
     }
     return {

@@ -22,6 +22,7 @@ import { appendEvents, emitsFor, topicOf, type EventInput } from '../../events/e
 import { noteStopped } from '../../sessions/sessions.service.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Ctx } from '../../todos/todos.service.js';
+import { fail } from '../../http/errors.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { INTEGRATION_NAME, INTERRUPTED_CODE, runtimeWorktree } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
@@ -254,6 +255,14 @@ export interface CleanupReport {
  * subtask only, whoever may act on it. The subtask states never change.
  */
 export async function cleanupGraph(ctx: Ctx, id: string, input: { subtaskId?: string; outcomes: CleanupReport[]; integration?: Omit<CleanupReport, 'subtaskId'> }) {
+  const seen = new Set<string>();
+  for (const o of input.outcomes) {
+    if (seen.has(o.subtaskId)) fail('validation_failed', `cleanup reports subtask "${o.subtaskId.slice(0, 128)}" twice; report each once`);
+    if (input.subtaskId !== undefined && o.subtaskId !== input.subtaskId) {
+      fail('validation_failed', `cleanup of subtask "${input.subtaskId.slice(0, 128)}" reports another subtask ("${o.subtaskId.slice(0, 128)}"); drop subtaskId to report several`);
+    }
+    seen.add(o.subtaskId);
+  }
   const out = await withLockedGraph(ctx, id, async (g) => {
     const named = new Set(input.outcomes.map((o) => o.subtaskId));
     if (input.subtaskId !== undefined) named.add(input.subtaskId);

@@ -88,17 +88,27 @@ function checkReport(g: LockedGraph, report: IntegrationReport): IntegrationSour
       });
     }
   }
+  // Applied commits are a prefix of the sources, in order: the cherry-picks that went through.
+  const applied = report.appliedRefs ?? [];
+  if (applied.length > expected.length || applied.some((a, i) => a.subtaskId !== expected[i].subtaskId || !isCommitId(a.commit))) {
+    refuse('TASK_STATE_CONFLICT', 'integration', 'appliedRefs must follow the sources in order, each with a full commit id.', facts);
+  }
+  if (report.aggregateCommit !== undefined && !isCommitId(report.aggregateCommit)) {
+    refuse('TASK_STATE_CONFLICT', 'integration', 'aggregateCommit must be a full commit id (40/64 hex).', facts);
+  }
   if (report.status === 'SUCCEEDED') {
-    if (!report.aggregateCommit || !isCommitId(report.aggregateCommit)) {
-      refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs aggregateCommit (40/64 hex).', facts);
-    }
-    const applied = report.appliedRefs ?? [];
-    if (applied.length !== expected.length || applied.some((a, i) => a.subtaskId !== expected[i].subtaskId || !isCommitId(a.commit))) {
-      refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs one applied commit per source, in source order.', facts);
-    }
+    if (!report.aggregateCommit) refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs aggregateCommit (40/64 hex).', facts);
+    if (applied.length !== expected.length) refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs one applied commit per source, in source order.', facts);
     if (report.conflict) refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration has no conflict.', facts);
-  } else if (report.status === 'CONFLICT' && !report.conflict) {
-    refuse('TASK_STATE_CONFLICT', 'integration', 'a CONFLICT integration needs the structured conflict (subtaskId, commit, paths, message).', facts);
+  } else if (report.status === 'CONFLICT') {
+    const c = report.conflict;
+    if (!c) refuse('TASK_STATE_CONFLICT', 'integration', 'a CONFLICT integration needs the structured conflict (subtaskId, commit, paths, message).', facts);
+    const stopped = expected[applied.length];
+    if (!stopped || c.subtaskId !== stopped.subtaskId || c.commit.toLowerCase() !== stopped.commit) {
+      refuse('TASK_STATE_CONFLICT', 'integration', `the conflict must name the source after the applied ones${stopped ? ` (${stopped.subtaskId} at ${stopped.commit})` : ''}.`, facts);
+    }
+    const unsafe = c.paths.find((p) => p.startsWith('/') || p.includes('\\') || p.split('/').some((seg) => seg === '' || seg === '.' || seg === '..'));
+    if (unsafe !== undefined) refuse('TASK_STATE_CONFLICT', 'integration', `conflict path ${JSON.stringify(unsafe.slice(0, 128))} is not a repository-relative path.`, facts);
   }
   return expected;
 }
