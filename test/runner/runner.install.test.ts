@@ -1,0 +1,82 @@
+/**
+ * The CLI and SDK install where agents run: `npm run pack` builds `@coord/sdk` and `@coord/cli` as
+ * plain JavaScript tarballs, `npm install <tarballs>` installs them into an empty folder without
+ * the server's code or dependencies, and the installed `coord` drives a graph against a running
+ * server (issue "installable where agents run"). Also `npm run demo` as a newcomer runs it.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { REPO_ROOT, runProcess } from '../helpers/process.js';
+import { cleanEnv, tempHome } from '../cli/helpers.js';
+import { committingScript, userRepo } from './runner.helpers.js';
+
+let t: TestApp;
+let dir: string;
+let coord: string;
+const cleanups: string[] = [];
+
+beforeAll(async () => {
+  t = await startTestApp();
+  const packed = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'pack.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim().split('\n');
+  dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'coord-install-')));
+  cleanups.push(dir);
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...packed], { cwd: dir, stdio: 'pipe' });
+  coord = path.join(dir, 'node_modules', '.bin', 'coord');
+}, 180_000);
+afterAll(async () => {
+  for (const d of cleanups) rmSync(d, { recursive: true, force: true });
+  await t?.close();
+});
+
+describe('the installed CLI', () => {
+  it('holds no server code and no TypeScript loader', () => {
+    expect(readdirSync(path.join(dir, 'node_modules')).sort()).toEqual(['.bin', '.package-lock.json', '@coord', 'commander', 'eventsource-parser', 'openapi-fetch', 'openapi-typescript-helpers']);
+    expect(readdirSync(path.join(dir, 'node_modules', '@coord')).sort()).toEqual(['cli', 'sdk']);
+    for (const server of ['fastify', 'postgres', 'tsx', 'pg-boss', 'zod']) expect(existsSync(path.join(dir, 'node_modules', server)), server).toBe(false);
+  });
+
+  it('answers --version and a todo next round trip', async () => {
+    const env = cleanEnv(tempHome(), { COORD_URL: t.base });
+    const v = await runProcess(coord, ['--version'], { env, cwd: dir });
+    expect([v.code, v.stdout.trim()]).toEqual([0, '0.1.0']);
+    const s = await t.session({ name: 'installed' });
+    const next = await runProcess(coord, ['todo', 'next', '--json'], { env: { ...env, COORD_TOKEN: s.token }, cwd: dir });
+    expect(next.code).toBe(3); // nothing to claim
+    expect(JSON.parse(next.stdout)).toEqual({ claimed: false });
+  });
+
+  it('drives a graph in a real repository to COMPLETED', async () => {
+    for (const id of ['planner', 'reviewer', 'builder']) await t.admin.post('/v1/agents', { id });
+    const repo = userRepo({ builder: { adapter: 'shell', command: committingScript(['src/$COORD_SUBTASK_ID/x.txt']) } });
+    cleanups.push(repo);
+    const owner = await t.session({ name: 'installed-owner' });
+    const graph = {
+      schemaVersion: 1,
+      parentTask: { id: 'task-installed', title: 'Installed', planner: 'planner', reviewer: 'reviewer' },
+      subtasks: [
+        { id: 'one', implementer: 'builder', spec: 'One.' },
+        { id: 'two', implementer: 'builder', spec: 'Two.', dependsOn: ['one'] },
+      ],
+      maxConcurrency: 1,
+    };
+    expect((await owner.client.post('/v1/graphs', graph)).status).toBe(201);
+    const env = cleanEnv(tempHome(), { COORD_URL: t.base, COORD_TOKEN: owner.token });
+    const r = await runProcess(coord, ['graph', 'advance', 'task-installed', '--max-waves', '4', '--root', repo, '--json'], { env, cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout).stop.code).toBe('COMPLETED');
+  });
+});
+
+describe('npm run demo', () => {
+  it('runs the acceptance scenario on a throwaway repository and server', async () => {
+    const r = await runProcess('npm', ['run', '--silent', 'demo'], { cwd: REPO_ROOT, env: { ...process.env, DATABASE_URL: undefined } });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('advance: 3 waves, stop COMPLETED');
+    expect(r.stdout).toContain('review: REVIEW_APPROVED, graph APPROVED');
+    expect(r.stdout).toContain('Your checkout: untouched');
+  }, 120_000);
+});
