@@ -1,6 +1,8 @@
 # Coord server image. Runs `src/server.ts` with tsx (a runtime dependency), as the unprivileged
 # `node` user. Point it at Postgres with DATABASE_URL (see docker-compose.yml); without it, it
-# starts the embedded Postgres in /data (COORD_DATA_DIR).
+# starts the embedded Postgres in /data (COORD_DATA_DIR). The image carries the `coord` CLI too;
+# its task graph runner (coord graph run/advance/…) needs git and the repository, so it belongs on
+# the agents' machines (README "The runner"), not in this image.
 FROM node:20-bookworm-slim
 
 WORKDIR /app
