@@ -211,6 +211,20 @@ async function stopSessionTx(sql: Sql, config: Config, p: Principal, id: string,
 }
 
 /**
+ * Stops the active sessions among `ids` in `tx` without reopening anything (Task Graph dispatch
+ * sessions: what they own is the graph's to record), and notes them for the streams and caches.
+ * Returns the ids it stopped.
+ */
+export async function markStopped(tx: Db, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const stopped = await tx<{ id: string }[]>`
+    update sessions set status = 'stopped', stopped_at = coalesce(stopped_at, now()), revision = revision + 1
+     where id = any(${[...ids]}::text[]) and status = 'active' returning id`;
+  noteStopped(tx, stopped.map((s) => s.id));
+  return stopped.map((s) => s.id);
+}
+
+/**
  * After commit, every replica ends these sessions' open event streams and forgets their cached
  * principals (events.hub.ts). Call in the transaction that stopped them.
  */

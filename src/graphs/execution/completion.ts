@@ -20,7 +20,7 @@
  */
 import { noteTopics } from '../../events/doorbell.js';
 import { appendEvents, emitsFor, topicOf } from '../../events/events.repo.js';
-import { noteStopped } from '../../sessions/sessions.service.js';
+import { markStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { auditScope, driftReason, type ReportedChange, type ScopeEvidence } from '../contract/index.js';
@@ -76,11 +76,7 @@ function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undef
 }
 
 async function stopDispatchSession(g: LockedGraph, row: SubtaskRow): Promise<void> {
-  if (!row.session_id) return;
-  const stopped = await g.tx`
-    update sessions set status = 'stopped', stopped_at = coalesce(stopped_at, now()), revision = revision + 1
-     where id = ${row.session_id} and status = 'active' returning id`;
-  if (stopped.length) noteStopped(g.tx, [row.session_id]);
+  if (row.session_id) await markStopped(g.tx, [row.session_id]);
 }
 
 /** Marks the engine row blocked (owner kept) with its event: the engine's side of FAILED/STOPPED. */

@@ -27,7 +27,7 @@ import { lockXact } from '../../db/locks.js';
 import { withTx } from '../../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../../events/events.repo.js';
 import { DomainError } from '../../http/errors.js';
-import { noteStopped, onSessionStopped } from '../../sessions/sessions.service.js';
+import { markStopped, onSessionStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { deriveFrontier, deriveParentState, type DerivedSubtaskState, type TaskGraphState } from '../contract/index.js';
@@ -113,39 +113,13 @@ function parentStateOf(graph: GraphRow, derived: readonly DerivedSubtaskState[])
 async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: readonly SubtaskRow[]): Promise<string[]> {
   const stranded = rows.filter((row) => row.outcome === null && row.status === 'in-progress' && row.interrupted);
   if (stranded.length === 0) return [];
-  for (const row of stranded) {
-    const why = row.interrupted!;
-    const worktree = runtimeWorktree(graph.id, row.subtask_id);
-    const lastError = {
-      code: INTERRUPTED_CODE,
-      classification: 'interrupted',
-      message: interruptedReason(why),
-      cause: why,
-      stage: 'graph-recovery',
-      recoverable: true,
-      parentTaskId: graph.id,
-      subtaskId: row.subtask_id,
-      agent: row.implementer,
-      sessionId: row.session_id ?? null,
-      worktree: worktree.path,
-      attempt: row.attempt ?? 0,
-    };
-    await tx`
-      update graph_subtasks set outcome = 'FAILED', reason = ${JSON.stringify(interruptedReason(why))}::text::jsonb,
-             last_error = ${JSON.stringify(lastError)}::text::jsonb, updated_at = now()
-       where graph_id = ${graph.id} and subtask_id = ${row.subtask_id}`;
-  }
+  for (const row of stranded) await recordInterrupted(tx, graph.id, row, interruptedReason(row.interrupted!), row.interrupted!);
   const todoIds = stranded.map((row) => row.todo_id);
   const blocked = await tx<{ id: string; scope: string; status: 'blocked'; owner: string; revision: number; unfinished_deps: number }[]>`
     update todos set status = 'blocked', progress_at = null, revision = revision + 1, updated_at = now()
      where id = any(${todoIds}::text[]) and status = 'in-progress'
     returning id, scope, status, owner, revision, unfinished_deps`;
-  const sessions = stranded.map((row) => row.session_id).filter((id): id is string => !!id);
-  if (sessions.length) {
-    await tx`update sessions set status = 'stopped', stopped_at = coalesce(stopped_at, now()), revision = revision + 1
-              where id = any(${sessions}::text[]) and status = 'active'`;
-    noteStopped(tx, sessions);
-  }
+  await markStopped(tx, stranded.map((row) => row.session_id).filter((id): id is string => !!id));
   if (emitsFor(graph.scope, ctx.config.todo.emitEvents)) {
     await appendEvents(
       tx,
@@ -153,6 +127,32 @@ async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: read
     );
   }
   return stranded.map((row) => row.subtask_id);
+}
+
+/**
+ * Records one dispatch FAILED `interrupted` on its subtask row (outcome, reason, `lastError` with
+ * the contract's error facts: graph, subtask, Agent, session, worktree, attempt). The engine row
+ * and the session are the caller's to change.
+ */
+export async function recordInterrupted(tx: Db, graphId: string, row: SubtaskRow, message: string, cause: string): Promise<void> {
+  const lastError = {
+    code: INTERRUPTED_CODE,
+    classification: 'interrupted',
+    message,
+    cause,
+    stage: 'graph-recovery',
+    recoverable: true,
+    parentTaskId: graphId,
+    subtaskId: row.subtask_id,
+    agent: row.implementer,
+    sessionId: row.session_id ?? null,
+    worktree: runtimeWorktree(graphId, row.subtask_id).path,
+    attempt: row.attempt ?? 0,
+  };
+  await tx`
+    update graph_subtasks set outcome = 'FAILED', reason = ${JSON.stringify(message)}::text::jsonb,
+           last_error = ${JSON.stringify(lastError)}::text::jsonb, updated_at = now()
+     where graph_id = ${graphId} and subtask_id = ${row.subtask_id}`;
 }
 
 /** The contract's state event of one transition (seeds-notes §3.4), on the graph's topic. */

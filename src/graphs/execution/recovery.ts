@@ -19,18 +19,18 @@
  *   the worktrees it owns; a RUNNING subtask is always recorded SKIPPED.
  */
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../../events/events.repo.js';
-import { noteStopped } from '../../sessions/sessions.service.js';
+import { markStopped } from '../../sessions/sessions.service.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Ctx } from '../../todos/todos.service.js';
 import { fail } from '../../http/errors.js';
 import { eventPayload } from '../../todos/todos.view.js';
-import { INTEGRATION_NAME, INTERRUPTED_CODE, runtimeWorktree } from '../contract/execution.js';
+import { INTEGRATION_NAME, runtimeWorktree } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
 import { recoveryEntries, recoveryEntry, type GraphRow, type SubtaskRow } from '../graphs.view.js';
 import type { SubtaskState } from '../contract/index.js';
 import { actsOnSubtask, requireActor, requireOwner } from './authority.js';
 import { blockEngineRow } from './completion.js';
-import { withLockedGraph, type LockedGraph } from './locked.js';
+import { recordInterrupted, withLockedGraph, type LockedGraph } from './locked.js';
 
 /** One subtask's outcome in the shared result of recover/resume/stop/cleanup (seeds-notes §3.10). */
 interface Outcome {
@@ -86,35 +86,11 @@ function targetsOf(g: LockedGraph, subtaskId: string | undefined): string[] {
   return g.derived.map((s) => s.id);
 }
 
-async function stopSessions(g: LockedGraph, ids: string[]): Promise<void> {
-  if (ids.length === 0) return;
-  const stopped = await g.tx<{ id: string }[]>`
-    update sessions set status = 'stopped', stopped_at = coalesce(stopped_at, now()), revision = revision + 1
-     where id = any(${ids}::text[]) and status = 'active' returning id`;
-  noteStopped(g.tx, stopped.map((s) => s.id));
-}
+const stopSessions = (g: LockedGraph, ids: string[]) => markStopped(g.tx, ids);
 
 /** A RUNNING subtask recorded FAILED `interrupted` because the runner reported its process dead. */
 async function recordDead(g: LockedGraph, row: SubtaskRow, detail: string): Promise<void> {
-  const message = `Interrupted: ${detail}; resume it to dispatch again.`;
-  const lastError = {
-    code: INTERRUPTED_CODE,
-    classification: 'interrupted',
-    cause: 'runner-reported',
-    stage: 'graph-recovery',
-    message,
-    recoverable: true,
-    parentTaskId: g.graph.id,
-    subtaskId: row.subtask_id,
-    agent: row.implementer,
-    sessionId: row.session_id ?? null,
-    worktree: runtimeWorktree(g.graph.id, row.subtask_id).path,
-    attempt: row.attempt ?? 0,
-  };
-  await g.tx`
-    update graph_subtasks set outcome = 'FAILED', reason = ${JSON.stringify(message)}::text::jsonb,
-           last_error = ${JSON.stringify(lastError)}::text::jsonb, updated_at = now()
-     where graph_id = ${g.graph.id} and subtask_id = ${row.subtask_id}`;
+  await recordInterrupted(g.tx, g.graph.id, row, `Interrupted: ${detail}; resume it to dispatch again.`, 'runner-reported');
   await blockEngineRow(g, row, row.owner ?? g.ctx.principal.id, 'interrupted');
   if (row.session_id) await stopSessions(g, [row.session_id]);
 }
