@@ -21,6 +21,7 @@ COPY src ./src
 COPY migrations ./migrations
 COPY sdk ./sdk
 COPY cli ./cli
+COPY mcp ./mcp
 COPY bin ./bin
 
 RUN mkdir -p /data && chown node:node /data

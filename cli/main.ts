@@ -11,6 +11,7 @@ import { accountCommands } from './commands/account.js';
 import { eventsCommand } from './commands/events.js';
 import { graphCommands } from './commands/graph.js';
 import { workerCommand } from './commands/graph-run.js';
+import { mcpCommand } from './commands/mcp.js';
 import { scenarioCommand } from './commands/scenario.js';
 import { sessionCommand } from './commands/session.js';
 import { todoCommand } from './commands/todo.js';
@@ -56,6 +57,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   for (const c of graphCommands(io, setExit)) program.addCommand(c);
   program.addCommand(eventsCommand(io, setExit, { stop }));
   program.addCommand(workerCommand(io, setExit, { stop }));
+  program.addCommand(mcpCommand(io, setExit, { stop }));
   for (const c of accountCommands(io, setExit)) program.addCommand(c);
   // Every sub-command reports usage errors through the same override and output.
   const inherit = (cmd: Command) => {

@@ -44,14 +44,15 @@ writeFileSync(
 );
 cpSync(path.join(ROOT, 'sdk', 'README.md'), path.join(sdkDir, 'README.md'));
 
-// @coord/cli: cli/ → dist, with a plain-JavaScript bin (no TypeScript loader at run time).
+// @coord/cli: cli/ and mcp/ (the MCP tool set `coord mcp` serves) → dist, with a plain-JavaScript
+// bin (no TypeScript loader at run time).
 const cliDir = path.join(OUT, 'pkg', 'cli');
-tsc([...compilerFlags, '--rootDir', 'cli', '--outDir', path.join(cliDir, 'dist'), ...listTs('cli')]);
+tsc([...compilerFlags, '--rootDir', '.', '--outDir', path.join(cliDir, 'dist'), ...listTs('cli'), ...listTs('mcp')]);
 mkdirSync(path.join(cliDir, 'bin'), { recursive: true });
 const bin = readFileSync(path.join(ROOT, 'bin', 'coord.mjs'), 'utf8')
   .replace(/^\/\/ The `coord` CLI[\s\S]*?register\(\);\n/m, "// The `coord` CLI (@coord/cli): plain JavaScript, built by scripts/pack.mjs.\n")
-  .replace("await import('../cli/main.ts')", "await import('../dist/main.js')");
-if (bin.includes('tsx') || !bin.includes('../dist/main.js')) throw new Error('bin/coord.mjs changed shape: update scripts/pack.mjs');
+  .replace("await import('../cli/main.ts')", "await import('../dist/cli/main.js')");
+if (bin.includes('tsx') || !bin.includes('../dist/cli/main.js')) throw new Error('bin/coord.mjs changed shape: update scripts/pack.mjs');
 writeFileSync(path.join(cliDir, 'bin', 'coord.js'), bin, { mode: 0o755 });
 writeFileSync(
   path.join(cliDir, 'package.json'),
@@ -64,7 +65,11 @@ writeFileSync(
       engines: root.engines,
       bin: { coord: 'bin/coord.js' },
       files: ['bin', 'dist', 'README.md'],
-      dependencies: { '@coord/sdk': version, commander: root.dependencies.commander },
+      dependencies: {
+        '@coord/sdk': version,
+        commander: root.dependencies.commander,
+        '@modelcontextprotocol/sdk': root.dependencies['@modelcontextprotocol/sdk'],
+      },
     },
     null,
     2,

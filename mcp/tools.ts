@@ -1,0 +1,227 @@
+/**
+ * Coord's operations as MCP tools (issue "MCP: Coord's operations as tools for agents"). One tool
+ * set, two transports: every API tool is a route of the public API — its input schema is the
+ * route's own parameters and body schema, taken from the OpenAPI document the routes generate, and
+ * calling it calls the route (through `app.inject` on the server's `/mcp`, over HTTP in `coord mcp`).
+ * So the validation, the authority rules and the errors are the routes', with no rule restated
+ * here. The runner's tools (stdio only) call the runner the CLI uses.
+ *
+ * Results. Success: `structuredContent: {result}` (the route's JSON). A domain failure (a problem
+ * document: 404, 409 already_claimed, TASK_GRAPH_INVALID with its stage, …) is a result with
+ * `isError: true` and `structuredContent: {error: {code, status, message, recoverable, stage?,
+ * details?, next}}`: what happened and the legitimate next step. Protocol errors are for protocol
+ * faults only (an unknown tool).
+ *
+ * Names. Seed 002 names its tools `coordinate_agents_task_graph_*`; those keep their names. Coord's
+ * own tools are `<set>_<verb>`. Sets (`todo`, `scenario`, `events`, `graph`, and `graph-runner` for
+ * a runner's coordinator calls) let a client load only what it needs (`coord mcp --tools todo,graph`).
+ */
+
+export type ToolSet = 'todo' | 'scenario' | 'events' | 'graph' | 'graph-runner';
+export const TOOL_SETS: readonly ToolSet[] = ['todo', 'scenario', 'events', 'graph', 'graph-runner'];
+/** The sets a client gets without choosing. */
+export const DEFAULT_TOOL_SETS: readonly ToolSet[] = ['todo', 'events', 'graph'];
+
+/** One API tool: a route of the public API. */
+export interface ApiTool {
+  name: string;
+  set: ToolSet;
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The route path as the OpenAPI document names it (`/v1/todos/{id}`). */
+  path: string;
+  description: string;
+  /** Path parameter → tool argument name (default: the same name). */
+  rename?: Record<string, string>;
+  /** The body has the same schema as this tool's: described by reference, to keep the tool list small. */
+  bodyLike?: string;
+  readOnly?: boolean;
+}
+
+const t = (name: string, set: ToolSet, method: ApiTool['method'], path: string, description: string, extra: Partial<ApiTool> = {}): ApiTool => ({
+  name,
+  set,
+  method,
+  path,
+  description,
+  ...extra,
+});
+
+/** The API tools, in the order `tools/list` returns them. */
+export const API_TOOLS: readonly ApiTool[] = [
+  t('todo_add', 'todo', 'POST', '/v1/todos', 'Add a todo item (to your own list unless scope says otherwise), with optional parentId, tags, dependsOn, assignee.'),
+  t('todo_list', 'todo', 'GET', '/v1/todos', 'List items of a scope in position order (paginated: pass nextCursor back as cursor). Filters: status, tag, owner (me), assignee.', { readOnly: true }),
+  t('todo_get', 'todo', 'GET', '/v1/todos/{id}', 'Read one item.', { readOnly: true }),
+  t('todo_next', 'todo', 'POST', '/v1/todos/next', 'Claim the next eligible item (lowest position) of a scope; {claimed:false} when none. In scope graph:<id>, claims a Task Graph subtask for your Agent and returns its dispatch.'),
+  t('todo_claim', 'todo', 'POST', '/v1/todos/{id}/claim', 'Claim one item atomically; exactly one of several racing callers wins.'),
+  t('todo_done', 'todo', 'POST', '/v1/todos/{id}/done', 'Finish a claimed (or blocked) item; dependents become ready.'),
+  t('todo_block', 'todo', 'POST', '/v1/todos/{id}/block', 'Block a claimed item with an optional note.'),
+  t('todo_reopen', 'todo', 'POST', '/v1/todos/{id}/reopen', 'Reopen an item (owner cleared).'),
+  t('todo_edit', 'todo', 'PATCH', '/v1/todos/{id}', 'Edit title, note, tags, position or dependsOn in one revision.'),
+  t('todo_assign', 'todo', 'PUT', '/v1/todos/{id}/assignee', 'Reserve an item for a session (null clears); override authority only.'),
+  t('todo_dependencies', 'todo', 'PUT', '/v1/todos/{id}/dependencies', 'Replace an item’s dependency set ([] clears); cycles are refused.'),
+  t('todo_heartbeat', 'todo', 'POST', '/v1/todos/{id}/heartbeat', 'Extend your claim lease on an item you own.'),
+  t('todo_why', 'todo', 'GET', '/v1/todos/{id}/readiness', 'Why an item is (not) ready or claimable: the claim predicate spelled out.', { readOnly: true }),
+  t('scenario_status', 'scenario', 'GET', '/v1/scenarios/{name}/status', 'A scenario’s per-member DONE/TOTAL, RESULT and WAITING ON; whether it is complete.', { readOnly: true }),
+  t('scenario_result', 'scenario', 'POST', '/v1/scenarios/{name}/members/{member}/result', 'Publish a member’s result (JSON).'),
+  t('events_log', 'events', 'GET', '/v1/events/log', 'Events of a topic (todo:<scope>) after a sequence number, oldest first; pass nextAfter back as after.', { readOnly: true }),
+  t('coordinate_agents_task_graph_validate', 'graph', 'POST', '/v1/graphs/validate', 'Validate a Task Graph v1 (and Intent Map) without writing; TASK_GRAPH_INVALID names the stage.', {
+    readOnly: true,
+    bodyLike: 'coordinate_agents_task_graph_create',
+  }),
+  t('coordinate_agents_task_graph_create', 'graph', 'POST', '/v1/graphs', 'Create a Task Graph ({graph, intentMap?}): one work item per subtask, in one transaction.'),
+  t('coordinate_agents_task_graph_status', 'graph', 'GET', '/v1/graphs/{id}', 'A graph’s subtasks with derived states, the frontier, recovery[] and records.', { readOnly: true }),
+  t('coordinate_agents_task_graph_inspect', 'graph', 'GET', '/v1/graphs/{id}/inspect', 'Status plus the newest lifecycle events.', { readOnly: true }),
+  t('coordinate_agents_task_graph_plan', 'graph', 'GET', '/v1/graphs/{id}/plan', 'Graph Preflight: the next conflict-aware READY wave and a decision per subtask (read-only).', { readOnly: true }),
+  t('coordinate_agents_task_graph_resume', 'graph', 'POST', '/v1/graphs/{id}/resume', 'Clear the recovery gate of a FAILED or STOPPED subtask; dispatch stays explicit.'),
+  t('coordinate_agents_task_graph_review', 'graph', 'POST', '/v1/graphs/{id}/review', 'Record REVIEW_APPROVED or CHANGES_REQUESTED for the integration you reviewed (fingerprint and aggregate commit); authorises nothing else.'),
+  t('graph_claim_wave', 'graph-runner', 'POST', '/v1/graphs/{id}/run', 'Coordinator only: claim the planned wave (one dispatch per subtask, session token shown once) without executing it; the runner executes.'),
+  t('graph_claim', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/claim', 'Claim one READY subtask (its dispatch: session token, worktree, base).', { rename: { sid: 'subtaskId' } }),
+  t('graph_heartbeat', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/heartbeat', 'Extend a running dispatch’s lease.', { rename: { sid: 'subtaskId' } }),
+  t('graph_complete', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/complete', 'Report IMPLEMENTATION_DONE evidence (base, commit, changed paths); Scope Audit v1 decides SUCCEEDED or FAILED.', { rename: { sid: 'subtaskId' } }),
+  t('graph_fail', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/fail', 'Report a failed dispatch (e.g. AGENT_EXIT_NONZERO with exitCode).', { rename: { sid: 'subtaskId' } }),
+  t('graph_record_recovery', 'graph-runner', 'POST', '/v1/graphs/{id}/recover', 'Coordinator only: record stranded dispatches FAILED interrupted (with runner observations).'),
+  t('graph_record_stop', 'graph-runner', 'POST', '/v1/graphs/{id}/stop', 'Coordinator only: stop the graph or one subtask (their sessions end); the runner removes worktrees.'),
+  t('graph_record_cleanup', 'graph-runner', 'POST', '/v1/graphs/{id}/cleanup', 'Coordinator only: record the runner’s cleanup outcomes.'),
+  t('graph_record_integration', 'graph-runner', 'PUT', '/v1/graphs/{id}/integration', 'Coordinator only: record the runner’s integration (ordered sources, applied commits, aggregate) or its conflict.'),
+];
+
+/** A JSON Schema object (as the OpenAPI document holds them). */
+export type JsonSchema = Record<string, unknown>;
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean; schema?: JsonSchema; description?: string }[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
+  components?: { schemas?: Record<string, JsonSchema> };
+}
+
+/**
+ * Drops what costs an agent's context and checks nothing: descriptions below the tool's own
+ * arguments, titles, examples. Validation keywords stay.
+ */
+function compact(schema: unknown, depth = 0): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => compact(s, depth));
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'title' || k === 'examples' || k === '$schema' || k === 'id' || (k === 'description' && depth > 1)) continue;
+    out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as object).map(([p, ps]) => [p, compact(ps, depth + 1)])) : compact(v, depth);
+  }
+  return out;
+}
+
+/** Inlines `#/components/schemas/…` references (MCP clients need self-contained schemas). */
+function inline(doc: OpenApiDocument, schema: unknown, seen: string[] = []): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => inline(doc, s, seen));
+  if (!schema || typeof schema !== 'object') return schema;
+  const ref = (schema as { $ref?: string }).$ref;
+  if (typeof ref === 'string') {
+    const name = ref.replace('#/components/schemas/', '');
+    if (seen.includes(name)) return {};
+    return inline(doc, doc.components?.schemas?.[name] ?? {}, [...seen, name]);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = inline(doc, v, seen);
+  return out;
+}
+
+/** How a tool's arguments map onto its route: path and query parameters, and the body. */
+export interface ToolBinding {
+  tool: ApiTool;
+  inputSchema: JsonSchema;
+  path: { name: string; arg: string }[];
+  query: string[];
+  /** `flat`: the body's properties are top-level arguments; `wrapped`: the body is the `body` argument; null: no body. */
+  body: 'flat' | 'wrapped' | null;
+}
+
+/**
+ * The input schema of each tool from the OpenAPI document: path parameters (required strings),
+ * query parameters, and the JSON body — flattened into the arguments when it is an object, else
+ * taken as `body`. `additionalProperties: false` throughout the top level: unknown arguments are
+ * refused.
+ */
+export function bindTools(document: unknown, tools: readonly ApiTool[] = API_TOOLS): ToolBinding[] {
+  const doc = document as OpenApiDocument;
+  return tools.map((tool) => {
+    const op = doc.paths[tool.path]?.[tool.method.toLowerCase()];
+    if (!op) throw new Error(`MCP tool ${tool.name}: no ${tool.method} ${tool.path} in the OpenAPI document`);
+    const properties: Record<string, unknown> = {};
+    const required: string[] = [];
+    const path: ToolBinding['path'] = [];
+    const query: string[] = [];
+    for (const p of op.parameters ?? []) {
+      if (p.in === 'path') {
+        const arg = tool.rename?.[p.name] ?? p.name;
+        properties[arg] = { ...(inline(doc, p.schema) as JsonSchema), ...(p.description ? { description: p.description } : {}) };
+        required.push(arg);
+        path.push({ name: p.name, arg });
+      } else if (p.in === 'query') {
+        properties[p.name] = { ...(inline(doc, p.schema) as JsonSchema), ...(p.description ? { description: p.description } : {}) };
+        if (p.required) required.push(p.name);
+        query.push(p.name);
+      }
+    }
+    let body: ToolBinding['body'] = null;
+    const raw = op.requestBody?.content?.['application/json']?.schema;
+    if (raw) {
+      let schema = inline(doc, raw) as JsonSchema;
+      // A nullable body (`anyOf: [object, null]`) is its object.
+      const variants = (schema.anyOf ?? schema.oneOf) as JsonSchema[] | undefined;
+      if (variants && variants.length === 2 && variants.some((v) => v.type === 'null')) schema = variants.find((v) => v.type !== 'null')!;
+      if (schema.type === 'object' && schema.properties && !schema.anyOf && !schema.oneOf) {
+        body = 'flat';
+        for (const [k, v] of Object.entries(schema.properties as Record<string, unknown>)) {
+          if (k in properties) throw new Error(`MCP tool ${tool.name}: body property ${k} collides with a parameter`);
+          properties[k] = v;
+        }
+        for (const r of (schema.required as string[] | undefined) ?? []) required.push(r);
+      } else {
+        body = 'wrapped';
+        properties.body = tool.bodyLike ? { type: 'object', description: `The same body as ${tool.bodyLike}'s` } : schema;
+        required.push('body');
+      }
+    }
+    const inputSchema = compact({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }) as JsonSchema;
+    return { tool, inputSchema, path, query, body };
+  });
+}
+
+/**
+ * The output schema every tool shares: the route's JSON as `result`, or a problem as `error`
+ * (`{code, status, message, recoverable, stage?, details?, next}`, described once in the server's
+ * instructions rather than in every tool, to keep the tool list small).
+ */
+export const OUTPUT_SCHEMA: JsonSchema = {
+  type: 'object',
+  properties: { result: {}, error: { type: 'object', required: ['code', 'status', 'message', 'next'] } },
+};
+
+/** What every client is told once (the MCP `instructions`). */
+export const INSTRUCTIONS =
+  'Coord: todo lists, claims and Task Graphs for fleets of coding agents. Every tool returns structuredContent ' +
+  '{result} (the REST route\'s JSON; shapes in /openapi.json) or, with isError, {error: {code, status, message, ' +
+  'recoverable, stage?, details?, next}}: `next` is the legitimate next step. Lists are paginated: pass nextCursor ' +
+  'back as cursor. Claims are atomic: losing a race is an error with code already_claimed, not a fault.';
+
+/** The legitimate next step after a problem `code`, for an agent reading the error. */
+export function nextStep(code: string, status: number): string {
+  const steps: Record<string, string> = {
+    already_claimed: 'Someone else holds it: call todo_next for other work, or read it with todo_get.',
+    dependency_blocked: 'It waits on the items in blockedBy: finish those first, or call todo_next for ready work.',
+    reserved_for_assignee: 'It is reserved for another session: call todo_next for your own work.',
+    lease_expired: 'Your claim lapsed: claim it again with todo_claim if it is still todo.',
+    invalid_transition: 'Read the item (todo_get) and act on its current status.',
+    managed_by_graph: 'It is a Task Graph subtask: use the graph tools (graph_complete, graph_fail, coordinate_agents_task_graph_status).',
+    claim_requires_session: 'Only sessions claim: use a session token.',
+    TASK_GRAPH_INVALID: 'Fix the graph at the named stage and validate again.',
+    TASK_STATE_CONFLICT: 'Read the graph (coordinate_agents_task_graph_status) and act on its current state; nothing was changed.',
+    TASK_ALREADY_RUNNING: 'Another dispatch holds that subtask: pick another, or wait for its outcome.',
+    AGENT_RUNTIME_ERROR: 'Report the real commit and paths, or report the failure with graph_fail.',
+    validation_failed: 'Fix the named arguments and call again.',
+    unauthorized: 'The token is missing, unknown or stopped: get a valid session token.',
+    forbidden: 'You may see it but not do this: ask its owner or an operator.',
+  };
+  if (steps[code]) return steps[code];
+  if (status === 404) return 'It does not exist or you may not see it: check the id (list tools show what you can see).';
+  if (status >= 500) return 'A server-side fault: retry later.';
+  return 'Nothing was changed: read the current state and try again if it still applies.';
+}

@@ -1,0 +1,203 @@
+/**
+ * MCP (issue "MCP: Coord's operations as tools for agents"): the official SDK's own client against
+ * a real server, over streamable HTTP (`/mcp`) and over stdio (a `coord mcp` process). The agent
+ * loop, a claim race between two MCP clients, strict inputs with no write, refusals for an
+ * outsider, output schemas, the tool list's size, and a graph driven through MCP with the same
+ * durable facts as through the CLI.
+ */
+import { rmSync } from 'node:fs';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { rowCounts } from '../graphs/graphs.helpers.js';
+import { committingScript, coordAs, userRepo } from '../runner/runner.helpers.js';
+import { call, httpClient, stdioClient } from './mcp.helpers.js';
+
+let t: TestApp;
+const repos: string[] = [];
+beforeAll(async () => {
+  t = await startTestApp();
+  for (const id of ['planner', 'reviewer', 'builder']) await t.admin.post('/v1/agents', { id });
+});
+afterAll(async () => {
+  for (const r of repos) rmSync(r, { recursive: true, force: true });
+  await t?.close();
+});
+
+const transports: [string, (token: string, tools?: string) => Promise<Client>][] = [
+  ['http', (token, tools) => httpClient(t.base, token, tools)],
+  ['stdio', (token, tools) => stdioClient(t.base, token, tools ? ['--tools', tools] : [])],
+];
+
+describe.each(transports)('over %s', (_name, connect) => {
+  it('initializes, lists the tools, and runs the agent loop next → done', async () => {
+    const s = await t.session({ name: 'mcp-agent' });
+    const c = await connect(s.token);
+    try {
+      const tools = (await c.listTools()).tools;
+      for (const name of ['todo_add', 'todo_next', 'todo_done', 'coordinate_agents_task_graph_create', 'coordinate_agents_task_graph_plan', 'graph_complete']) {
+        expect(tools.map((x) => x.name)).toContain(name);
+      }
+      for (const tool of tools) {
+        expect(tool.inputSchema.additionalProperties, tool.name).toBe(false);
+        expect(tool.outputSchema, tool.name).toBeDefined();
+      }
+      await call(c, 'todo_add', { title: 'first' });
+      await call(c, 'todo_add', { title: 'second' });
+      const seen: string[] = [];
+      for (;;) {
+        const next = await call(c, 'todo_next');
+        expect(next.isError).toBe(false);
+        if (!next.result.claimed) break;
+        const done = await call(c, 'todo_done', { id: next.result.item.id });
+        expect(done.result.item.status).toBe('done');
+        seen.push(next.result.item.title);
+      }
+      expect(seen).toEqual(['first', 'second']);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('two MCP clients racing claim on one item: one winner, the other isError already_claimed', async () => {
+    const root = await t.session({ name: 'race-root' });
+    const other = await t.session({ name: 'race-other', parentId: root.id });
+    const item = (await root.client.post('/v1/todos', { title: 'contested' })).body.item;
+    const [a, b] = await Promise.all([connect(root.token), connect(other.token)]);
+    try {
+      for (let round = 0; round < 5; round++) {
+        const x = (await root.client.post('/v1/todos', { title: `contested ${round}` })).body.item;
+        const results = await Promise.all([call(a, 'todo_claim', { id: x.id }), call(b, 'todo_claim', { id: x.id })]);
+        expect(results.filter((r) => !r.isError).length).toBe(1);
+        const loser = results.find((r) => r.isError)!;
+        expect(loser.error).toMatchObject({ code: 'already_claimed', status: 409 });
+        expect(loser.error.next).toMatch(/todo_next/);
+      }
+      void item;
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+
+  it('every tool refuses unknown arguments and wrong types with an isError result and writes nothing', async () => {
+    const s = await t.session({ name: 'strict' });
+    const c = await connect(s.token, 'all');
+    try {
+      const tools = (await c.listTools()).tools;
+      const before = await rowCounts(t.sql);
+      for (const tool of tools) {
+        const unknown = await call(c, tool.name, { unexpectedArgument: 1 });
+        expect([tool.name, unknown.isError, unknown.error?.code]).toEqual([tool.name, true, 'validation_failed']);
+        const props = Object.keys((tool.inputSchema.properties ?? {}) as object);
+        if (props.length === 0) continue;
+        const wrong = Object.fromEntries(props.map((p) => [p, { not: 'a valid value' }]));
+        const r = await call(c, tool.name, wrong);
+        expect([tool.name, r.isError]).toEqual([tool.name, true]);
+        expect(r.error.status, tool.name).toBeLessThan(500);
+      }
+      expect(await rowCounts(t.sql)).toEqual(before);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('an outsider’s token is refused through every tool that takes an id, as the route refuses it', async () => {
+    const owner = await t.session({ name: 'owner' });
+    const outsider = await t.session({ name: 'outsider' });
+    const item = (await owner.client.post('/v1/todos', { title: 'private' })).body.item;
+    const graphId = `task-mcp-private-${_name}`;
+    await owner.client.post('/v1/graphs', {
+      schemaVersion: 1,
+      parentTask: { id: graphId, title: 'Private', planner: 'planner', reviewer: 'reviewer' },
+      subtasks: [{ id: 'only', implementer: 'builder', spec: 'x' }],
+      maxConcurrency: 1,
+    });
+    const c = await connect(outsider.token, 'all');
+    try {
+      const before = await rowCounts(t.sql);
+      const refused = [
+        ['todo_get', { id: item.id }],
+        ['todo_done', { id: item.id }],
+        ['todo_claim', { id: item.id }],
+        ['todo_edit', { id: item.id, title: 'mine' }],
+        ['todo_why', { id: item.id }],
+        ['coordinate_agents_task_graph_status', { id: graphId }],
+        ['coordinate_agents_task_graph_plan', { id: graphId }],
+        ['coordinate_agents_task_graph_resume', { id: graphId, subtaskId: 'only' }],
+        ['graph_claim', { id: graphId, subtaskId: 'only' }],
+        ['graph_record_stop', { id: graphId, reason: 'mine now' }],
+      ] as const;
+      for (const [name, args] of refused) {
+        const r = await call(c, name, args as Record<string, unknown>);
+        expect([name, r.isError, r.error?.status]).toEqual([name, true, 404]);
+      }
+      expect(await rowCounts(t.sql)).toEqual(before);
+    } finally {
+      await c.close();
+    }
+  });
+});
+
+describe('the tool list', () => {
+  it('stays small: the default sets fit in 24 KiB of JSON (about 6k tokens)', async () => {
+    const s = await t.session({ name: 'size' });
+    const c = await httpClient(t.base, s.token);
+    const bytes = JSON.stringify(await c.listTools()).length;
+    await c.close();
+    console.log(`MCP default tool list: ${bytes} bytes`);
+    expect(bytes).toBeLessThan(24 * 1024);
+  });
+
+  it('offers only the chosen sets', async () => {
+    const s = await t.session({ name: 'sets' });
+    const c = await httpClient(t.base, s.token, 'todo');
+    const names = (await c.listTools()).tools.map((x) => x.name);
+    await c.close();
+    expect(names.every((n) => n.startsWith('todo_'))).toBe(true);
+  });
+});
+
+describe('a graph through MCP', () => {
+  it('created, planned and advanced through coord mcp gives the same durable facts as the CLI', async () => {
+    const agents = { builder: { adapter: 'shell', command: committingScript(['src/$COORD_SUBTASK_ID/x.txt']) } };
+    const graphFor = (id: string) => ({
+      graph: {
+        schemaVersion: 1,
+        parentTask: { id, title: 'Same facts', planner: 'planner', reviewer: 'reviewer' },
+        subtasks: [
+          { id: 'alpha', implementer: 'builder', spec: 'Alpha.' },
+          { id: 'beta', implementer: 'builder', spec: 'Beta.', dependsOn: ['alpha'] },
+          { id: 'gamma', implementer: 'builder', spec: 'Gamma.', dependsOn: ['beta'] },
+        ],
+        maxConcurrency: 1,
+      },
+    });
+    const owner = await t.session({ name: 'mcp-graph-owner' });
+    // Through MCP (stdio, with the runner's tools in a real repository) …
+    const repoA = userRepo(agents);
+    repos.push(repoA);
+    const mcp = await stdioClient(t.base, owner.token, ['--root', repoA]);
+    let viaMcp: any;
+    try {
+      const created = await call(mcp, 'coordinate_agents_task_graph_create', { body: graphFor('task-mcp-a') });
+      expect(created.isError, JSON.stringify(created.error)).toBe(false);
+      const plan = await call(mcp, 'coordinate_agents_task_graph_plan', { id: 'task-mcp-a' });
+      expect(plan.result.plan.wave.selected).toEqual(['alpha']);
+      const adv = await call(mcp, 'coordinate_agents_task_graph_advance', { id: 'task-mcp-a', maxWaves: 2 });
+      expect(adv.isError, JSON.stringify(adv.error)).toBe(false);
+      viaMcp = adv.result;
+      const refused = await call(mcp, 'coordinate_agents_task_graph_advance', { id: 'task-mcp-a', maxWaves: 99 });
+      expect(refused.isError).toBe(true);
+    } finally {
+      await mcp.close();
+    }
+    // … and through the CLI, on an identical graph.
+    const repoB = userRepo(agents);
+    repos.push(repoB);
+    await owner.client.post('/v1/graphs', graphFor('task-mcp-b'));
+    const viaCli = (await coordAs(t, owner.token).json(['graph', 'advance', 'task-mcp-b', '--max-waves', '2', '--root', repoB])).body;
+    const facts = (r: any) => ({ stop: { code: r.stop.code, waveNumber: r.stop.waveNumber, subtaskIds: r.stop.subtaskIds }, waves: r.waves.map((w: any) => [w.waveNumber, w.selected, w.summary]) });
+    expect(facts(viaMcp)).toEqual(facts(viaCli));
+    expect(viaMcp.stop.code).toBe('MAX_WAVES_REACHED');
+  });
+});
