@@ -54,7 +54,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   program.addCommand(todoCommand(io, setExit));
   program.addCommand(sessionCommand(io, setExit));
   program.addCommand(scenarioCommand(io, setExit));
-  for (const c of graphCommands(io, setExit)) program.addCommand(c);
+  for (const c of graphCommands(io, setExit, { stop })) program.addCommand(c);
   program.addCommand(eventsCommand(io, setExit, { stop }));
   program.addCommand(workerCommand(io, setExit, { stop }));
   program.addCommand(mcpCommand(io, setExit, { stop }));

@@ -25,9 +25,10 @@ const int = (min: number, max: number) => (v: string) => {
   return n;
 };
 
-async function runner(ctx: Ctx<RootOptions>): Promise<RunnerContext> {
+async function runner(ctx: Ctx<RootOptions>, signal?: AbortSignal): Promise<RunnerContext> {
   return {
     client: ctx.client(),
+    signal,
     url: ctx.config().url,
     root: await repositoryRoot(ctx.opts.root ?? process.cwd()),
     env: ctx.io.env,
@@ -39,28 +40,32 @@ function outcomeRows(outcomes: Outcome[]): string[] {
   if (outcomes.length === 0) return ['(nothing dispatched)'];
   return table(
     ['SUBTASK', 'STATE', 'ATTEMPT', 'COMMIT', 'WORKTREE', 'ERROR'],
-    outcomes.map((o) => [o.subtaskId, o.state, String(o.attempt), o.implementationCommit?.slice(0, 12) ?? '-', o.worktree.path, o.error ? `${o.error.code}: ${o.error.message}` : '-']),
+    outcomes.map((o) => [o.subtaskId, o.state, String(o.attempt), o.implementationCommit?.slice(0, 12) ?? '-', o.worktree.path, o.error ? (o.error.message.startsWith(o.error.code) ? o.error.message : `${o.error.code}: ${o.error.message}`) : '-']),
   );
 }
 
 /** Runs a runner action: its result is printed, `ok` decides the exit code; a RunnerError is a refusal (exit 1). */
-async function perform<T extends { ok: boolean }>(ctx: Ctx<RootOptions>, fn: (r: RunnerContext) => Promise<T>, human: (r: T) => string[], opts: { compact?: boolean } = {}): Promise<number> {
+async function perform<T extends { ok: boolean }>(ctx: Ctx<RootOptions>, fn: (r: RunnerContext) => Promise<T>, human: (r: T) => string[], opts: { compact?: boolean; signal?: AbortSignal } = {}): Promise<number> {
   try {
-    const r = await fn(await runner(ctx));
+    const r = await fn(await runner(ctx, opts.signal ?? currentStop));
     if (opts.compact && ctx.out.json) ctx.out.jsonLine({ event: 'report', ...r });
     else ctx.out.result(human(r), r);
     return r.ok ? EXIT.ok : EXIT.error;
   } catch (err) {
     if (!(err instanceof RunnerError)) throw err;
-    const error = { code: err.code, stage: err.stage, message: err.message, ...err.facts };
-    if (ctx.out.json) ctx.io.stderr.write(JSON.stringify({ ok: false, error }) + '\n');
+    const error = { code: err.code, stage: err.stage, detail: err.message, ...err.facts };
+    if (ctx.out.json) ctx.io.stderr.write(JSON.stringify({ error }) + '\n');
     else ctx.io.stderr.write(`error: ${err.message} (${err.code}, stage ${err.stage})\n`);
     return EXIT.error;
   }
 }
 
-/** Adds the runner's commands to the `graph` command group. */
-export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number) => void): void {
+/** The process's stop signal (first Ctrl-C / SIGTERM), set by {@link addRunnerCommands}. */
+let currentStop: AbortSignal | undefined;
+
+/** Adds the runner's commands to the `graph` command group; `stop` ends running implementers cleanly. */
+export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number) => void, stopSignal?: AbortSignal): void {
+  currentStop = stopSignal;
   const run = <O>(fn: (ctx: Ctx<O & RootOptions>, ...args: any[]) => Promise<number | void>) => act<O & RootOptions>(io, setExit, fn);
   const withRoot = (c: Command) => c.option('--root <repository>', 'the git repository to run in (default: the current directory)');
   const withWait = (c: Command) => c.option('--session-wait-ms <ms>', 'stop waiting for an implementer after this long and report it RUNNING', int(0, 86_400_000));
@@ -188,7 +193,7 @@ export function workerCommand(io: Io, setExit: (code: number) => void, opts: { s
               ctx.out.json ? ctx.out.jsonLine({ event: 'outcome', ...o }) : ctx.out.line(`${o.parentTaskId}/${o.subtaskId} #${o.attempt}: ${o.state}${o.error ? ` (${o.error.code}: ${o.error.message})` : ''}`),
           });
           return { ok: report.outcomes.every((o) => o.ok), command: 'coord.worker' as const, ...report };
-        }, (x) => [`Worker for ${x.agent} ran ${x.outcomes.length} subtask(s) on ${x.graphs.length} graph(s).`], { compact: true }),
+        }, (x) => [`Worker for ${x.agent} ran ${x.outcomes.length} subtask(s) on ${x.graphs.length} graph(s).`], { compact: true, signal: opts.stop }),
       ),
     );
 }

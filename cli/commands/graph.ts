@@ -49,10 +49,10 @@ function graphHeader(g: TaskGraphRecord): string {
 }
 
 /** The `graph` and `agent` command groups. */
-export function graphCommands(io: Io, setExit: (code: number) => void): Command[] {
+export function graphCommands(io: Io, setExit: (code: number) => void, opts: { stop?: AbortSignal } = {}): Command[] {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
   const graph = new Command('graph')
-    .description('Validate, create and read Task Graphs (Task Graph v1)')
+    .description('Validate, create, read and run Task Graphs (Task Graph v1)')
     .addHelpText('after', examples(['coord graph validate graph.json --intent-map intent-map.json', 'coord graph create graph.json', 'coord graph status task-product-slice', 'coord graph plan task-product-slice']));
 
   graph
@@ -159,7 +159,7 @@ export function graphCommands(io: Io, setExit: (code: number) => void): Command[
       }),
     );
 
-  addRunnerCommands(graph, io, setExit);
+  addRunnerCommands(graph, io, setExit, opts.stop);
 
   const agent = new Command('agent')
     .description('The configured Agents that Task Graphs name (planner, reviewer, implementers)')

@@ -15,12 +15,12 @@
  * `recover` can tell whether it is still alive); nothing is inferred from its files.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, writeFileSync, readFileSync, existsSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createClient, CoordError, type TaskGraphDispatch } from '@coord/sdk';
-import { committedChanges, dirtyChanges, headCommit, isAncestor, type Change } from './git.js';
+import { CoordError, type CoordClient, type TaskGraphDispatch } from '@coord/sdk';
+import { committedChanges, dirtyChanges, git, headCommit, isAncestor, type Change } from './git.js';
 import { argvFor, promptFor, resolveImplementer, type LaunchPlan } from './implementers.js';
-import { ensureWorktree, RUNTIME_DIR, RunnerError } from './worktrees.js';
+import { assertNoLinks, ensureWorktree, ownedWorktree, RUNTIME_DIR, RunnerError } from './worktrees.js';
 
 /** At most this many changes per list go to the coordinator (its bound); the rest is flagged truncated. */
 export const MAX_REPORTED_CHANGES = 10_000;
@@ -41,8 +41,12 @@ export interface Outcome {
 }
 
 export interface ExecuteOptions {
+  /** The runner's own client (the owner's or the worker's token): it reports the evidence. */
+  client: CoordClient;
   root: string;
   url: string;
+  /** Aborts the run: the implementer's process group is ended and the dispatch reported failed. */
+  signal?: AbortSignal;
   env: NodeJS.ProcessEnv;
   /** The coordinator's registry record of the implementer (adapter-default facts). */
   registry?: { adapter?: string | null; command?: string | null };
@@ -63,7 +67,8 @@ export interface RunRecord {
   log: string;
 }
 
-export const runRecordPath = (root: string, parentTaskId: string, subtaskId: string) => path.join(root, RUNTIME_DIR, 'runs', parentTaskId, `${subtaskId}.json`);
+export const runRecordRel = (parentTaskId: string, subtaskId: string) => `${RUNTIME_DIR}/runs/${parentTaskId}/${subtaskId}.json`;
+export const runRecordPath = (root: string, parentTaskId: string, subtaskId: string) => path.join(root, ...runRecordRel(parentTaskId, subtaskId).split('/'));
 
 export function readRunRecord(root: string, parentTaskId: string, subtaskId: string): RunRecord | null {
   const file = runRecordPath(root, parentTaskId, subtaskId);
@@ -75,16 +80,47 @@ export function readRunRecord(root: string, parentTaskId: string, subtaskId: str
   }
 }
 
-/** Whether a process with `pid` is alive on this machine. */
+/** Whether the process group of `pid` (an implementer spawned detached: its own group) has a live process. */
 export function processAlive(pid: number | null): boolean {
   if (!pid) return false;
   try {
-    process.kill(pid, 0);
+    process.kill(-pid, 0);
     return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/** Ends the process group of `pid`: SIGTERM, then SIGKILL after `graceMs` for what ignored it. */
+export async function endProcessGroup(pid: number | null, graceMs = 2000): Promise<void> {
+  if (!pid || !processAlive(pid)) return;
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const end = Date.now() + graceMs;
+  while (Date.now() < end && processAlive(pid)) await new Promise((r) => setTimeout(r, 50));
+  if (processAlive(pid)) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+/** A file of the runner's under `.coord/`, refused when a symlink is anywhere on its path. */
+function runtimeFile(root: string, rel: string): string {
+  const abs = path.join(root, ...rel.split('/'));
+  assertNoLinks(root, abs);
+  mkdirSync(path.dirname(abs), { recursive: true });
+  assertNoLinks(root, abs);
+  return abs;
+}
+
+/** The largest spec passed in the environment and as an argument (Linux caps one string at 128 KiB). */
+export const INLINE_SPEC_BYTES = 64 * 1024;
 
 function cap(changes: Change[]): { list: Change[]; truncated: boolean } {
   return changes.length > MAX_REPORTED_CHANGES ? { list: changes.slice(0, MAX_REPORTED_CHANGES), truncated: true } : { list: changes, truncated: false };
@@ -92,10 +128,12 @@ function cap(changes: Change[]): { list: Change[]; truncated: boolean } {
 
 /**
  * Executes dispatch `d` (see the file header) and returns its outcome. Never throws for the
- * implementer's or git's failures: they are reported to the coordinator (`fail`) and returned.
+ * implementer's or git's failures: they are reported to the coordinator (`fail`, with the
+ * runner's own token) and returned. The implementer gets the dispatch's own token, which may read
+ * its graph and heartbeat, but never report its own completion.
  */
 export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions): Promise<Outcome> {
-  const client = createClient({ baseUrl: opts.url, token: d.session.token, headers: { 'user-agent': 'coord-runner/0.1.0' } });
+  const client = opts.client;
   const base = d.worktree.baseCommit;
   const outcome: Outcome = {
     subtaskId: d.subtaskId,
@@ -110,17 +148,28 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     implementationCommit: null,
     error: null,
   };
+  /** The subtask's state as the coordinator records it now (after a refused report). */
+  const currentState = async () => {
+    try {
+      const g = await client.graphs.get(d.parentTaskId);
+      return g.subtasks.find((x) => x.subtaskId === d.subtaskId)?.state ?? 'UNKNOWN';
+    } catch {
+      return 'UNKNOWN';
+    }
+  };
   const fail = async (code: string, message: string, stage: string, extra: { exitCode?: number | null; signal?: string | null } = {}) => {
     outcome.error = { code, message, stage };
     try {
       const r = await client.graphs.fail(d.parentTaskId, d.subtaskId, { attempt: d.attempt, code, message: message.slice(0, 8000), stage, ...extra });
       outcome.state = r.state;
     } catch (err) {
-      outcome.state = 'UNKNOWN';
-      outcome.error = { code, message: `${message} (and reporting it failed: ${(err as Error).message})`, stage };
+      // Refused (e.g. the subtask was stopped meanwhile): report what the coordinator says it is.
+      outcome.state = await currentState();
+      if (!(err instanceof CoordError)) outcome.error = { code, message: `${message} (and reporting it failed: ${(err as Error).message})`, stage };
     }
     return outcome;
   };
+  if (opts.signal?.aborted) return fail('RUNNER_INTERRUPTED', 'the runner was interrupted before the implementer started', 'agent-launch');
 
   let launch: LaunchPlan;
   try {
@@ -131,43 +180,67 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   }
   outcome.agent = { id: d.implementer, adapter: launch.adapter, commandSource: launch.commandSource, resolvedCommand: launch.effectiveCommand };
 
+  // An earlier attempt's implementer still running in this worktree (its dispatch is over) is ended first.
+  const earlier = readRunRecord(opts.root, d.parentTaskId, d.subtaskId);
+  if (earlier && earlier.attempt < d.attempt) await endProcessGroup(earlier.pid);
+
   let worktreeAbs: string;
+  let startHead: string;
+  let logAbs: string;
+  let recordFile: string;
+  let specFile: string;
+  const logRel = `${RUNTIME_DIR}/logs/${d.parentTaskId}/${d.subtaskId}.${d.attempt}.log`;
+  const specRel = `${RUNTIME_DIR}/specs/${d.parentTaskId}/${d.subtaskId}.${d.attempt}.md`;
   try {
     const w = await ensureWorktree(opts.root, d.parentTaskId, d.subtaskId, base);
     worktreeAbs = w.abs;
+    startHead = await headCommit(worktreeAbs);
+    logAbs = runtimeFile(opts.root, logRel);
+    recordFile = runtimeFile(opts.root, runRecordRel(d.parentTaskId, d.subtaskId));
+    specFile = runtimeFile(opts.root, specRel);
   } catch (err) {
-    const e = err as RunnerError;
-    return fail(e instanceof RunnerError ? e.code : 'WORKTREE_CONFLICT', (err as Error).message, 'worktree');
+    return fail(err instanceof RunnerError ? err.code : 'WORKTREE_CONFLICT', (err as Error).message, 'worktree');
   }
-
-  const logRel = path.posix.join(RUNTIME_DIR, 'logs', d.parentTaskId, `${d.subtaskId}.${d.attempt}.log`);
-  const logAbs = path.join(opts.root, ...logRel.split('/'));
-  mkdirSync(path.dirname(logAbs), { recursive: true });
   outcome.log = logRel;
   const prompt = promptFor(d.spec, { parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, writeIntent: d.writeIntent ?? null });
+  writeFileSync(specFile, prompt);
+  // A long spec goes by file: one argument or environment string is capped at 128 KiB on Linux.
+  const inline = Buffer.byteLength(prompt) <= INLINE_SPEC_BYTES;
+  const argPrompt = inline ? prompt : `Your task is in the file ${specFile}; read it first and do what it says.`;
+  const program = !path.isAbsolute(launch.executable) && launch.executable.includes('/') ? path.resolve(worktreeAbs, launch.executable) : launch.executable;
   const fd = openSync(logAbs, 'a');
-  const child = spawn(launch.executable, argvFor(launch, prompt), {
-    cwd: worktreeAbs,
-    env: {
-      ...opts.env,
-      COORD_URL: opts.url,
-      COORD_TOKEN: d.session.token,
-      COORD_GRAPH_ID: d.parentTaskId,
-      COORD_SUBTASK_ID: d.subtaskId,
-      COORD_ATTEMPT: String(d.attempt),
-      COORD_SUBTASK_SPEC: d.spec,
-      COORD_BASE_COMMIT: base,
-    },
-    stdio: ['pipe', fd, fd],
-    detached: true,
-  });
-  closeSync(fd);
+  let child: ReturnType<typeof spawn>;
+  try {
+    child = spawn(program, argvFor(launch, argPrompt), {
+      cwd: worktreeAbs,
+      env: {
+        ...opts.env,
+        COORD_URL: opts.url,
+        COORD_TOKEN: d.session.token,
+        COORD_GRAPH_ID: d.parentTaskId,
+        COORD_SUBTASK_ID: d.subtaskId,
+        COORD_ATTEMPT: String(d.attempt),
+        COORD_SUBTASK_SPEC_FILE: specFile,
+        ...(inline ? { COORD_SUBTASK_SPEC: d.spec } : {}),
+        COORD_BASE_COMMIT: base,
+      },
+      stdio: ['pipe', fd, fd],
+      detached: true,
+    });
+  } catch (err) {
+    closeSync(fd);
+    return fail('SPAWN_FAILED', `could not start ${program}: ${(err as Error).message}`, 'agent-launch');
+  } finally {
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed above */
+    }
+  }
   // An implementer that exits (or never reads stdin) before the prompt is written closes the pipe: not an error.
   child.stdin?.on('error', () => undefined);
   child.stdin?.end(launch.adapter === 'shell' || launch.adapter === 'exec' ? prompt : '');
   const record: RunRecord = { parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, attempt: d.attempt, sessionId: d.session.id, pid: child.pid ?? null, startedAt: new Date().toISOString(), log: logRel };
-  const recordFile = runRecordPath(opts.root, d.parentTaskId, d.subtaskId);
-  mkdirSync(path.dirname(recordFile), { recursive: true });
   writeFileSync(recordFile, JSON.stringify(record, null, 2) + '\n');
 
   const every = opts.heartbeatMs ?? Math.max(1000, Math.min(30_000, Math.floor(d.claimLeaseMs / 3) || 30_000));
@@ -178,10 +251,18 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   });
   const waitMs = opts.sessionWaitMs ?? null;
   const timer = waitMs === null ? null : new Promise<'window'>((resolve) => setTimeout(() => resolve('window'), waitMs).unref());
-  const first = await (timer ? Promise.race([exited, timer]) : exited);
+  const interrupted = new Promise<'interrupted'>((resolve) => {
+    if (opts.signal) opts.signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+  });
+  const first = await Promise.race([exited, interrupted, ...(timer ? [timer] : [])]);
   clearInterval(beat);
+  if (first === 'interrupted') {
+    await endProcessGroup(child.pid ?? null);
+    return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM); the implementer was ended (log: ${logRel})`, 'agent-launch');
+  }
   if (first === 'window') {
-    // Left running past the observation window: reported RUNNING, never inferred done.
+    // Left running past the observation window: reported RUNNING, never inferred done. Nobody
+    // heartbeats it now: its lease runs out unless another runner takes over (recover, resume).
     child.unref();
     outcome.state = 'RUNNING';
     outcome.ok = true;
@@ -189,21 +270,26 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   }
   const { code, signal, spawnError } = first;
   outcome.exitCode = code;
-  if (spawnError) return fail('SPAWN_FAILED', `could not start ${launch.executable}: ${spawnError.message}`, 'agent-launch');
+  if (spawnError) return fail('SPAWN_FAILED', `could not start ${program}: ${spawnError.message}`, 'agent-launch');
   if (code !== 0) {
     return fail('AGENT_EXIT_NONZERO', `the implementer ${signal ? `was killed by ${signal}` : `exited with ${code}`} (log: ${logRel})`, 'completion', { exitCode: code, signal });
   }
   let head: string;
   try {
+    const branch = (await git(worktreeAbs, ['symbolic-ref', '--quiet', 'HEAD'], { allowExit: [1] })).trim();
+    const expected = ownedWorktree(opts.root, d.parentTaskId, d.subtaskId).ref;
+    if (branch !== expected) {
+      return fail('AGENT_RUNTIME_ERROR', `the implementer left the worktree on ${branch || 'a detached HEAD'}, not ${expected}: commit on the dispatch's branch`, 'completion');
+    }
     head = await headCommit(worktreeAbs);
   } catch (err) {
     return fail('AGENT_RUNTIME_ERROR', `could not read the worktree HEAD: ${(err as Error).message}`, 'completion');
   }
-  if (head === base || !(await isAncestor(worktreeAbs, base, head))) {
+  if (head === startHead || head === base || !(await isAncestor(worktreeAbs, base, head))) {
     return fail(
       'AGENT_RUNTIME_ERROR',
-      head === base
-        ? `the implementer exited 0 without a new commit at ${d.worktree.path}: a commit is the only proof of completion`
+      head === startHead || head === base
+        ? `the implementer exited 0 without a new commit in this attempt at ${d.worktree.path}: a commit is the only proof of completion`
         : `the worktree HEAD ${head} does not descend from the graph base ${base}`,
       'completion',
     );
@@ -229,10 +315,10 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   } catch (err) {
     if (err instanceof CoordError) {
       const stage = typeof err.problem.stage === 'string' ? err.problem.stage : 'completion';
-      outcome.error = { code: err.code, message: err.detail ?? err.message, stage };
       // The coordinator refused the report (nothing changed): record the failure so the subtask does not hang RUNNING.
       if (err.code === 'AGENT_RUNTIME_ERROR' || stage === 'scope-audit') return fail(err.code, err.detail ?? err.message, stage);
-      outcome.state = 'UNKNOWN';
+      outcome.error = { code: err.code, message: err.detail ?? err.message, stage };
+      outcome.state = await currentState();
       return outcome;
     }
     return fail('AGENT_RUNTIME_ERROR', `could not collect the evidence: ${(err as Error).message}`, 'completion');

@@ -25,7 +25,7 @@ export type Adapter = (typeof ADAPTERS)[number];
 export interface LaunchPlan {
   agent: string;
   adapter: Adapter;
-  /** The executable that is spawned (resolved to an absolute path). */
+  /** The executable that is spawned: an absolute path, or a repository-relative one run from the worktree. */
   executable: string;
   /** Arguments after the executable; the spec is appended or passed as the adapter says. */
   argv: string[];
@@ -84,7 +84,7 @@ export function which(command: string, env: NodeJS.ProcessEnv): string | null {
   return null;
 }
 
-function plan(agent: string, entry: AgentEntry, source: CommandSource, env: NodeJS.ProcessEnv, where: string): LaunchPlan {
+function plan(root: string, agent: string, entry: AgentEntry, source: CommandSource, env: NodeJS.ProcessEnv, where: string): LaunchPlan {
   const adapter = (entry.adapter ?? (entry.command ? 'shell' : undefined)) as Adapter | undefined;
   if (!adapter || !ADAPTERS.includes(adapter)) {
     throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}) has adapter ${JSON.stringify(entry.adapter ?? null)}; expected one of ${ADAPTERS.join(', ')}`, 'agent-resolution', { agent, commandSource: source });
@@ -115,7 +115,9 @@ function plan(agent: string, entry: AgentEntry, source: CommandSource, env: Node
       argv = ['exec', '--full-auto', ...args];
       break;
   }
-  const executable = which(program, env);
+  // A relative path (`./scripts/impl.sh`) is the repository's: checked at the root, run in the worktree.
+  const relative = program.includes('/') && !path.isAbsolute(program);
+  const executable = relative ? (which(path.resolve(root, program), env) ? program : null) : which(program, env);
   if (!executable) {
     throw new RunnerError('EXECUTABLE_NOT_FOUND', `Agent "${agent}": executable "${program}" (${adapter} adapter, ${source}) was not found on PATH`, 'agent-resolution', {
       agent,
@@ -132,12 +134,12 @@ function plan(agent: string, entry: AgentEntry, source: CommandSource, env: Node
  */
 export function resolveImplementer(root: string, agent: string, registry: { adapter?: string | null; command?: string | null } | undefined, env: NodeJS.ProcessEnv): LaunchPlan {
   const project = readAgents(projectAgentsFile(root))?.[agent];
-  if (project) return plan(agent, project, 'project', env, projectAgentsFile(root));
+  if (project) return plan(root, agent, project, 'project', env, projectAgentsFile(root));
   const userFile = userAgentsFile(env);
   const user = readAgents(userFile)?.[agent];
-  if (user) return plan(agent, user, 'user', env, userFile);
+  if (user) return plan(root, agent, user, 'user', env, userFile);
   if (registry && (registry.adapter || registry.command)) {
-    return plan(agent, { adapter: registry.adapter ?? undefined, command: registry.command ?? undefined }, 'adapter-default', env, 'the coordinator’s agents registry');
+    return plan(root, agent, { adapter: registry.adapter ?? undefined, command: registry.command ?? undefined }, 'adapter-default', env, 'the coordinator’s agents registry');
   }
   throw new RunnerError(
     'INVALID_AGENT_CONFIG',

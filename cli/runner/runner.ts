@@ -9,15 +9,19 @@
  * the worktree it acts on.
  */
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { CoordError, type CoordClient, type TaskGraphDispatch, type TaskGraphRecord } from '@coord/sdk';
 import { ADVANCE_BOUNDARIES, stopAfterWave, stopBeforeWave, type Stop } from './advance.js';
-import { executeDispatch, processAlive, readRunRecord, type Outcome } from './execute.js';
-import { git, gitOk, headCommit, isAncestor, topLevel } from './git.js';
+import { endProcessGroup, executeDispatch, processAlive, readRunRecord, type Outcome } from './execute.js';
+import { git, gitOk, headCommit, isAncestor, topLevel, worktreeList } from './git.js';
 import { resolveImplementer } from './implementers.js';
-import { assertNoLinks, ensureWorktree, ownedWorktree, removeWorktree, RunnerError } from './worktrees.js';
+import { assertNoLinks, checkWorktree, ensureWorktree, ownedWorktree, removeWorktree, RUNTIME_DIR, RunnerError } from './worktrees.js';
 
 export interface RunnerContext {
+  /** The runner's own client: the graph owner's or a worker's token (never an implementer's). */
   client: CoordClient;
+  /** Aborted on SIGINT/SIGTERM: running implementers are ended and reported RUNNER_INTERRUPTED. */
+  signal?: AbortSignal;
   url: string;
   root: string;
   env: NodeJS.ProcessEnv;
@@ -27,11 +31,16 @@ export interface RunnerContext {
 
 /** The repository root of `dir` (refuses a folder that is not inside a git repository). */
 export async function repositoryRoot(dir: string): Promise<string> {
+  let root: string;
   try {
-    return await topLevel(dir);
+    root = await topLevel(dir);
   } catch {
     throw new RunnerError('WORKTREE_CONFLICT', `${dir} is not inside a git repository (pass --root <repository>)`, 'worktree');
   }
+  if (root.split(path.sep).join('/').includes('/.coord/worktrees/')) {
+    throw new RunnerError('WORKTREE_CONFLICT', `${root} is one of the runner's own worktrees: run from the repository's main checkout`, 'worktree');
+  }
+  return root;
 }
 
 async function registryOf(ctx: RunnerContext): Promise<Map<string, { adapter: string | null; command: string | null }>> {
@@ -51,13 +60,17 @@ async function baseFor(ctx: RunnerContext, graph: TaskGraphRecord): Promise<stri
 }
 
 /** Checks, before anything is claimed, that every implementer of `subtaskIds` can be launched here. */
-async function preflightImplementers(ctx: RunnerContext, graph: TaskGraphRecord, subtaskIds: string[], registry: Map<string, { adapter: string | null; command: string | null }>): Promise<void> {
+async function preflightImplementers(ctx: RunnerContext, graph: TaskGraphRecord, subtaskIds: string[], registry: Map<string, { adapter: string | null; command: string | null }>, base: string): Promise<void> {
   for (const id of subtaskIds) {
     const s = graph.subtasks.find((x) => x.subtaskId === id);
     if (!s) continue;
     resolveImplementer(ctx.root, s.implementer, registry.get(s.implementer), ctx.env);
-    // The worktree path must be safe before anything is claimed: no symlink on it, no escape.
-    assertNoLinks(ctx.root, ownedWorktree(ctx.root, graph.id, id).abs);
+    // The worktree and the runner's files must be possible before anything is claimed.
+    await checkWorktree(ctx.root, graph.id, id, base);
+    const attempt = s.attempt + 1;
+    for (const rel of [`runs/${graph.id}/${id}.json`, `logs/${graph.id}/${id}.${attempt}.log`, `specs/${graph.id}/${id}.${attempt}.md`]) {
+      assertNoLinks(ctx.root, path.join(ctx.root, RUNTIME_DIR, ...rel.split('/')));
+    }
   }
 }
 
@@ -65,6 +78,8 @@ async function executeAll(ctx: RunnerContext, dispatches: TaskGraphDispatch[], r
   return Promise.all(
     dispatches.map((d) =>
       executeDispatch(d, {
+        client: ctx.client,
+        signal: ctx.signal,
         root: ctx.root,
         url: ctx.url,
         env: ctx.env,
@@ -95,7 +110,7 @@ export async function runWave(ctx: RunnerContext, id: string) {
   const base = await baseFor(ctx, graph);
   const registry = await registryOf(ctx);
   const plan = await ctx.client.graphs.plan(id);
-  await preflightImplementers(ctx, graph, plan.wave.selected, registry);
+  await preflightImplementers(ctx, graph, plan.wave.selected, registry, base);
   const run = await ctx.client.graphs.run(id, { baseCommit: base, ...(ctx.sessionWaitMs != null ? { sessionWaitMs: ctx.sessionWaitMs } : {}) });
   const outcomes = await executeAll(ctx, run.dispatches, registry);
   const after = await ctx.client.graphs.get(id);
@@ -119,7 +134,7 @@ export async function dispatchOne(ctx: RunnerContext, id: string, subtaskId: str
   const graph = await ctx.client.graphs.get(id);
   const base = await baseFor(ctx, graph);
   const registry = await registryOf(ctx);
-  await preflightImplementers(ctx, graph, [subtaskId], registry);
+  await preflightImplementers(ctx, graph, [subtaskId], registry, base);
   const claim = await ctx.client.graphs.claim(id, subtaskId, { baseCommit: base, ...(ctx.sessionWaitMs != null ? { sessionWaitMs: ctx.sessionWaitMs } : {}) });
   const [outcome] = await executeAll(ctx, [claim.dispatch], registry);
   const after = await ctx.client.graphs.get(id);
@@ -189,18 +204,12 @@ export async function recover(ctx: RunnerContext, id: string, subtaskId?: string
 
 /** `coord graph resume`: clears the recovery gate of one subtask on the coordinator. */
 export async function resume(ctx: RunnerContext, id: string, subtaskId: string) {
-  return { ...(await ctx.client.graphs.resume(id, subtaskId)), root: ctx.root };
+  const r = await ctx.client.graphs.resume(id, subtaskId);
+  return { ...r, ok: r.outcomes.every((o) => o.error === null), root: ctx.root };
 }
 
-function killLocal(ctx: RunnerContext, id: string, subtaskId: string): void {
-  const record = readRunRecord(ctx.root, id, subtaskId);
-  if (record?.pid && processAlive(record.pid)) {
-    try {
-      process.kill(-record.pid, 'SIGTERM'); // its own process group (spawned detached)
-    } catch {
-      /* already gone */
-    }
-  }
+async function killLocal(ctx: RunnerContext, id: string, subtaskId: string): Promise<void> {
+  await endProcessGroup(readRunRecord(ctx.root, id, subtaskId)?.pid ?? null);
 }
 
 /**
@@ -211,7 +220,7 @@ function killLocal(ctx: RunnerContext, id: string, subtaskId: string): void {
 export async function stop(ctx: RunnerContext, id: string, reason: string, subtaskId?: string) {
   const r = await ctx.client.graphs.stop(id, { reason, ...(subtaskId ? { subtaskId } : {}) });
   const stopped = r.outcomes.filter((o) => o.action === 'stopped').map((o) => o.subtaskId);
-  for (const s of stopped) killLocal(ctx, id, s);
+  for (const s of stopped) await killLocal(ctx, id, s);
   const cleaned = await cleanup(ctx, id, subtaskId, { only: stopped.length ? stopped : [], integration: subtaskId === undefined });
   return { ...r, root: ctx.root, cleanup: cleaned.outcomes.map((o) => ({ subtaskId: o.subtaskId, status: (o.cleanup as { status?: string } | null)?.status ?? null })) };
 }
@@ -235,7 +244,12 @@ export async function cleanup(ctx: RunnerContext, id: string, subtaskId?: string
   const withIntegration = (opts.integration ?? subtaskId === undefined) && graph.integration !== null;
   const integration = withIntegration ? await removeWorktree(ctx.root, id, '__integration__') : undefined;
   const r = await ctx.client.graphs.cleanup(id, { ...(subtaskId ? { subtaskId } : {}), outcomes, ...(integration ? { integration } : {}) });
-  return { ...r, root: ctx.root };
+  const failed = outcomes.some((o) => o.status === 'FAILED') || integration?.status === 'FAILED';
+  return { ...r, ok: !failed, root: ctx.root };
+}
+
+async function worktreeListed(root: string, abs: string): Promise<boolean> {
+  return (await worktreeList(root)).some((w) => w.path === abs);
 }
 
 /** A committer identity for cherry-picks when the repository has none (the author is kept). */
@@ -269,6 +283,9 @@ export async function integrate(ctx: RunnerContext, id: string) {
   if (previous && existsSync(w.abs)) {
     throw new RunnerError('WORKTREE_CONFLICT', `an integration worktree exists at ${w.rel} (status ${previous.status}); run \`coord graph cleanup ${id}\` before integrating again`, 'integration');
   }
+  assertNoLinks(ctx.root, w.abs);
+  if (existsSync(w.abs)) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is in the way: run \`coord graph cleanup ${id}\` first`, 'integration');
+  if ((await worktreeListed(ctx.root, w.abs))) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered with git but missing on disk: run \`coord graph cleanup ${id}\` first`, 'integration');
   const branchExists = await gitOk(ctx.root, ['show-ref', '--verify', '--quiet', w.ref]);
   if (branchExists) {
     // A fresh integration starts at the base: an old integration branch is kept under a new name, never reset.
@@ -339,10 +356,15 @@ export async function work(ctx: RunnerContext, agent: string, opts: { graphs?: s
   if (me.kind !== 'session' || me.session?.agentId !== agent) {
     throw new RunnerError('AUTH_REQUIRED', `the token is not a session bound to Agent "${agent}": create one with \`coord session create --agent ${agent}\``, 'worker');
   }
-  const graphs =
-    opts.graphs && opts.graphs.length
-      ? opts.graphs
-      : (await ctx.client.graphs.listAll()).map((g) => g.id);
+  const named = opts.graphs && opts.graphs.length ? opts.graphs : null;
+  const candidates = named ?? (await ctx.client.graphs.listAll()).map((g) => g.id);
+  // A worker works for one repository: a graph whose base is elsewhere is not its work, and only a
+  // graph it was told about (--graph) may get its base from this repository's HEAD.
+  const graphs: string[] = [];
+  for (const id of candidates) {
+    const g = await ctx.client.graphs.get(id);
+    if (g.baseCommit ? await gitOk(ctx.root, ['cat-file', '-e', `${g.baseCommit}^{commit}`]) : named !== null) graphs.push(id);
+  }
   const registry = await registryOf(ctx);
   const report: WorkerReport = { agent, graphs, outcomes: [] };
   /** The next dispatch for this Agent: `next` once the graph has a base; before that a claim that fixes it to this HEAD. */

@@ -48,11 +48,16 @@ export function assertNoLinks(root: string, target: string): void {
     throw new RunnerError('WORKTREE_CONFLICT', `worktree path ${target} escapes the repository ${root}`, 'worktree', { path: target });
   }
   let cur = root;
-  for (const part of relative.split(path.sep)) {
+  const parts = relative.split(path.sep);
+  for (const [i, part] of parts.entries()) {
     cur = path.join(cur, part);
     if (!existsSync(cur) && !isDanglingLink(cur)) return;
-    if (lstatSync(cur).isSymbolicLink()) {
-      throw new RunnerError('WORKTREE_CONFLICT', `refusing a symlink on the worktree path: ${cur}`, 'worktree', { path: cur });
+    const st = lstatSync(cur);
+    if (st.isSymbolicLink()) {
+      throw new RunnerError('WORKTREE_CONFLICT', `refusing a symlink on the runner's path: ${cur}`, 'worktree', { path: cur });
+    }
+    if (i < parts.length - 1 && !st.isDirectory()) {
+      throw new RunnerError('WORKTREE_CONFLICT', `${cur} is in the way: a folder of the runner's must be there`, 'worktree', { path: cur });
     }
   }
 }
@@ -81,17 +86,20 @@ async function registered(root: string, abs: string) {
   return (await worktreeList(root)).find((w) => w.path === real || w.path === abs);
 }
 
+/** How {@link ensureWorktree} will provide a worktree: reuse it, add it on its existing branch, or create both. */
+type WorktreePlan = 'reuse' | 'add-existing-branch' | 'create';
+
 /**
- * Creates or reuses the subtask's worktree at `base`. Reuse requires git to have registered that
- * exact folder on the expected branch, with a HEAD that descends from the base. A registered path
- * that is missing on disk needs an explicit cleanup first. Returns the worktree and whether it was
- * created.
+ * Checks, without changing anything, that the subtask's worktree can be created or reused at
+ * `base` (the runner calls it before the coordinator claims anything). Reuse requires git to have
+ * registered that exact folder on the expected branch, with a HEAD that descends from the base; an
+ * existing branch must descend from the base; a registered path that is missing on disk needs an
+ * explicit cleanup first. Throws RunnerError WORKTREE_CONFLICT naming what is in the way.
  */
-export async function ensureWorktree(root: string, parentTaskId: string, subtaskId: string, base: string) {
+export async function checkWorktree(root: string, parentTaskId: string, subtaskId: string, base: string): Promise<{ plan: WorktreePlan; w: ReturnType<typeof ownedWorktree> }> {
   const w = ownedWorktree(root, parentTaskId, subtaskId);
   if (!(await isSafeBranch(root, w.branch))) throw new RunnerError('WORKTREE_CONFLICT', `unsafe branch name ${w.branch}`, 'worktree', { branch: w.branch });
   assertNoLinks(root, w.abs);
-  await excludeRuntimeDir(root);
   const existing = await registered(root, w.abs);
   if (existsSync(w.abs)) {
     if (!existing) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} exists but is not a worktree git registered: refusing a foreign folder`, 'worktree', { path: w.rel });
@@ -101,23 +109,55 @@ export async function ensureWorktree(root: string, parentTaskId: string, subtask
     if (!(await isAncestor(root, base, existing.head ?? 'HEAD'))) {
       throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} HEAD does not descend from the graph base ${base}`, 'worktree', { path: w.rel });
     }
-    return { ...w, created: false };
+    return { plan: 'reuse', w };
   }
   if (existing) {
     throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered with git but missing on disk: run cleanup first`, 'worktree', { path: w.rel });
   }
-  mkdirSync(path.dirname(w.abs), { recursive: true });
-  assertNoLinks(root, w.abs);
-  const branchExists = await gitOk(root, ['show-ref', '--verify', '--quiet', w.ref]);
-  if (branchExists) {
+  if (await gitOk(root, ['show-ref', '--verify', '--quiet', w.ref])) {
     if (!(await isAncestor(root, base, w.ref))) {
       throw new RunnerError('WORKTREE_CONFLICT', `branch ${w.branch} exists and does not descend from the graph base ${base}`, 'worktree', { branch: w.branch });
     }
-    await git(root, ['worktree', 'add', '--quiet', w.abs, w.branch]);
-  } else {
-    await git(root, ['worktree', 'add', '--quiet', '-b', w.branch, w.abs, base]);
+    return { plan: 'add-existing-branch', w };
   }
-  return { ...w, created: true };
+  return { plan: 'create', w };
+}
+
+/**
+ * Serialises this process's `git worktree add|remove|prune` (concurrent ones read each other's
+ * half-written administrative folders), and retries the transient failure that another runner
+ * process on the same repository can still cause.
+ */
+let worktreeLock: Promise<unknown> = Promise.resolve();
+async function worktreeAdmin<T>(fn: () => Promise<T>): Promise<T> {
+  const run = async () => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        const transient = /commondir|gitdir|\.lock|could not lock|unable to create/i.test((err as Error).message);
+        if (!transient || attempt >= 4) throw err;
+        await new Promise((r) => setTimeout(r, 50 * 2 ** attempt + Math.random() * 50));
+      }
+    }
+  };
+  const next = worktreeLock.then(run, run);
+  worktreeLock = next.catch(() => undefined);
+  return next;
+}
+
+/** Creates or reuses the subtask's worktree at `base` (see {@link checkWorktree}). Returns it and whether it was created. */
+export async function ensureWorktree(root: string, parentTaskId: string, subtaskId: string, base: string) {
+  await excludeRuntimeDir(root);
+  return worktreeAdmin(async () => {
+    const { plan, w } = await checkWorktree(root, parentTaskId, subtaskId, base);
+    if (plan === 'reuse') return { ...w, created: false };
+    mkdirSync(path.dirname(w.abs), { recursive: true });
+    assertNoLinks(root, w.abs);
+    if (plan === 'add-existing-branch') await git(root, ['worktree', 'add', '--quiet', w.abs, w.branch]);
+    else await git(root, ['worktree', 'add', '--quiet', '-b', w.branch, w.abs, base]);
+    return { ...w, created: true };
+  });
 }
 
 /**
@@ -131,12 +171,12 @@ export async function removeWorktree(root: string, parentTaskId: string, subtask
     assertNoLinks(root, w.abs);
     const existing = await registered(root, w.abs);
     if (!existsSync(w.abs)) {
-      if (existing) await git(root, ['worktree', 'prune']);
+      if (existing) await worktreeAdmin(() => git(root, ['worktree', 'prune']));
       return { status: 'CLEANED' };
     }
     if (!existing) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is not a worktree git registered: left untouched`, 'cleanup', { path: w.rel });
     if (existing.branch !== w.ref) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is on ${existing.branch ?? '(detached)'}, not ${w.ref}: left untouched`, 'cleanup', { path: w.rel });
-    await git(root, ['worktree', 'remove', '--force', w.abs]);
+    await worktreeAdmin(() => git(root, ['worktree', 'remove', '--force', w.abs]));
     return { status: 'CLEANED' };
   } catch (err) {
     const code = err instanceof RunnerError ? err.code : 'WORKTREE_CONFLICT';

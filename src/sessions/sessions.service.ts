@@ -126,9 +126,13 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
   return { session: toSession(row), token };
 }
 
-/** Whether `p` may see session row `r`: users see all; a session sees its own subtree. */
-function canSee(p: Principal, r: { root_id: string }): boolean {
-  return p.kind === 'user' || p.rootId === r.root_id;
+/**
+ * Whether `p` may see session row `r`: users see all; a session sees its own subtree and its own
+ * direct children (a Task Graph dispatch's session anchors to itself but stays its caller's child,
+ * so the caller can read and stop it).
+ */
+function canSee(p: Principal, r: { root_id: string; parent_id?: string | null }): boolean {
+  return p.kind === 'user' || p.rootId === r.root_id || r.parent_id === p.id;
 }
 
 /** Reads a session. 404 `session_not_found` when unknown or outside the caller's subtree. */

@@ -66,7 +66,8 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
 
   async function complete(sid: string, paths: string[] = [`src/${sid}/index.ts`]) {
     const d = dispatches.get(sid)!;
-    const r = await implementer(t, d).post(`/v1/graphs/${id}/subtasks/${sid}/complete`, { attempt: d.attempt, ...evidence(base, paths) });
+    // The runner reports with its own (the owner's) token: the implementer's may only heartbeat.
+    const r = await owner.client.post(`/v1/graphs/${id}/subtasks/${sid}/complete`, { attempt: d.attempt, ...evidence(base, paths) });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.state).toBe('SUCCEEDED');
     return r.body;
@@ -145,7 +146,8 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
 
   it('fail f with AGENT_EXIT_NONZERO: f FAILED, g BLOCKED, siblings untouched, the graph ERROR', async () => {
     const d = dispatches.get('f')!;
-    const r = await implementer(t, d).post(`/v1/graphs/${id}/subtasks/f/fail`, { attempt: d.attempt, code: 'AGENT_EXIT_NONZERO', message: 'exit 3', exitCode: 3 });
+    expect((await implementer(t, d).post(`/v1/graphs/${id}/subtasks/f/fail`, { attempt: d.attempt, code: 'AGENT_EXIT_NONZERO', message: 'x' })).status).toBe(403);
+    const r = await owner.client.post(`/v1/graphs/${id}/subtasks/f/fail`, { attempt: d.attempt, code: 'AGENT_EXIT_NONZERO', message: 'exit 3', exitCode: 3 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.transitions.map((x: any) => [x.subtaskId, x.to])).toEqual([['f', 'FAILED'], ['g', 'BLOCKED'], ['j', 'BLOCKED']]);
     const g = r.body.graph;

@@ -51,7 +51,7 @@ describe('the generic todo routes do not move graph subtasks', () => {
 });
 
 describe('a dispatch token acts on its own subtask only', () => {
-  it('is not an owner: it cannot run, stop the graph, complete a sibling, integrate, or register sessions', async () => {
+  it('is not an owner: it only heartbeats its own subtask; it cannot run, stop, report outcomes or register sessions', async () => {
     const { id, dispatches } = await started({ a: [], b: [] });
     const a = implementer(t, dispatches.get('a')!);
     expect((await a.post(`/v1/graphs/${id}/run`, { baseCommit: base })).status).toBe(403);
@@ -59,7 +59,11 @@ describe('a dispatch token acts on its own subtask only', () => {
     expect((await a.post(`/v1/graphs/${id}/subtasks/b/complete`, evidence(base, ['x']))).status).toBe(403);
     expect((await a.post(`/v1/graphs/${id}/subtasks/b/heartbeat`)).status).toBe(403);
     expect((await a.post('/v1/sessions', { name: 'child' })).status).toBe(403);
-    expect((await a.post(`/v1/graphs/${id}/subtasks/a/complete`, evidence(base, ['src/a/x']))).status).toBe(200);
+    // Not even its own subtask's outcome: the implementer cannot vouch for its own work.
+    expect((await a.post(`/v1/graphs/${id}/subtasks/a/complete`, evidence(base, ['src/a/x']))).status).toBe(403);
+    expect((await a.post(`/v1/graphs/${id}/subtasks/a/fail`, { code: 'AGENT_EXIT_NONZERO', message: 'x' })).status).toBe(403);
+    expect((await a.post(`/v1/graphs/${id}/resume`, { subtaskId: 'a' })).status).toBe(403);
+    expect((await a.post(`/v1/graphs/${id}/subtasks/a/heartbeat`)).status).toBe(200);
   });
 
   it('does not see or act on another graph that names the same Agent', async () => {

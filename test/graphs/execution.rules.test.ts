@@ -68,7 +68,7 @@ const recoveryOf = (graph: any, sid: string) => graph.recovery.find((e: any) => 
 
 /** `complete` by the dispatch's own session, with `body` as the evidence. */
 function complete(id: string, d: Dispatch, body: Record<string, unknown>) {
-  return implementer(t, d).post(`/v1/graphs/${id}/subtasks/${d.subtaskId}/complete`, { attempt: d.attempt, ...body });
+  return t.admin.post(`/v1/graphs/${id}/subtasks/${d.subtaskId}/complete`, { attempt: d.attempt, ...body });
 }
 
 /** An integration report naming every subtask of `graph` on its branch at its recorded commit. */
@@ -242,13 +242,13 @@ it('7. a complete naming an earlier dispatch’s attempt is 409 and changes noth
   const id = await createGraph({ a: [] }, { maxConcurrency: 1 });
   const first = (await run(id)).get('a')!;
   expect(first.attempt).toBe(1);
-  const f = await implementer(t, first).post(`/v1/graphs/${id}/subtasks/a/fail`, { attempt: 1, code: 'AGENT_EXIT_NONZERO', message: 'exit 1', exitCode: 1 });
+  const f = await t.admin.post(`/v1/graphs/${id}/subtasks/a/fail`, { attempt: 1, code: 'AGENT_EXIT_NONZERO', message: 'exit 1', exitCode: 1 });
   expect(f.status, JSON.stringify(f.body)).toBe(200);
   expect((await t.admin.post(`/v1/graphs/${id}/resume`, { subtaskId: 'a' })).body.outcomes[0].action).toBe('ready-for-explicit-dispatch');
   const second = (await run(id)).get('a')!;
   expect(second.attempt).toBe(2);
   const before = await cursor(t.admin, id);
-  const stale = await implementer(t, second).post(`/v1/graphs/${id}/subtasks/a/complete`, { attempt: 1, ...evidence(base, ['src/a/x.ts']) });
+  const stale = await t.admin.post(`/v1/graphs/${id}/subtasks/a/complete`, { attempt: 1, ...evidence(base, ['src/a/x.ts']) });
   expect(stale.status, JSON.stringify(stale.body)).toBe(409);
   expect(stale.body).toMatchObject({ code: 'TASK_STATE_CONFLICT', details: { attempt: 2 } });
   // The first dispatch's own token is gone with its attempt.
@@ -301,12 +301,14 @@ it('8. authority: another Agent 403, an outsider 404, the dispatch session may a
   expect(await cursor(t.admin, id)).toBe(before);
   expect(states(await record(id))).toMatchObject({ a: 'RUNNING', b: 'RUNNING', c: 'READY' });
 
-  // The dispatch's own session heartbeats and completes.
+  // The dispatch's own session heartbeats, but cannot vouch for its own work: its runner reports.
   const own = implementer(t, d);
   const hb = await own.post(path('heartbeat'), { attempt: d.attempt });
   expect(hb.status, JSON.stringify(hb.body)).toBe(200);
   expect(hb.body).toMatchObject({ ok: true, subtaskId: 'a', attempt: d.attempt });
-  const done = await own.post(path('complete'), { attempt: d.attempt, ...evidence(base, ['src/a/x.ts']) });
+  const self = await own.post(path('complete'), { attempt: d.attempt, ...evidence(base, ['src/a/x.ts']) });
+  expect([self.status, self.body.code]).toEqual([403, 'forbidden']);
+  const done = await t.admin.post(path('complete'), { attempt: d.attempt, ...evidence(base, ['src/a/x.ts']) });
   expect(done.status, JSON.stringify(done.body)).toBe(200);
   expect(done.body.state).toBe('SUCCEEDED');
 });

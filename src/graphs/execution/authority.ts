@@ -9,8 +9,9 @@
  * | heartbeat, complete, fail, resume, stop one subtask | the owners, a session bound to the subtask's implementer, or the session that dispatched it |
  *
  * A dispatch's own session (the token handed to one implementer run: `graphId`/`subtaskId` set)
- * is none of these: it sees only its graph and acts only on its own subtask (heartbeat, complete,
- * fail, resume, stop it), never runs, claims, reviews or registers sessions.
+ * is none of these: it sees only its graph and may only heartbeat its own subtask. Reporting the
+ * outcome (complete, fail) is its runner's, with the runner's token, so an implementer cannot
+ * vouch for its own work; it never runs, claims, reviews, resumes, stops or registers sessions.
  * | review                                     | a user, or a session bound to the parent's reviewer Agent   |
  *
  * A refusal is 403 `forbidden` naming what would be allowed (the caller can already see the graph,
@@ -38,15 +39,19 @@ export function requireOwner(p: Principal, graph: GraphRow, act: string): void {
 }
 
 /** Whether `p` may act on one dispatched subtask (heartbeat, complete, fail, resume, stop it). */
-export function actsOnSubtask(p: Principal, graph: GraphRow, row: SubtaskRow): boolean {
-  if (p.kind === 'session' && p.graphId !== null) return dispatchSessionOf(p, graph, row);
+export function actsOnSubtask(p: Principal, graph: GraphRow, row: SubtaskRow, act = 'act on'): boolean {
+  // The implementer's own token keeps its lease alive; reporting the outcome is its runner's job.
+  if (p.kind === 'session' && p.graphId !== null) return act === 'heartbeat' && dispatchSessionOf(p, graph, row);
   if (ownsGraph(p, graph)) return true;
   return p.kind === 'session' && (p.agentId === row.implementer || p.id === row.dispatched_by);
 }
 
 /** 403 unless `p` may act on the subtask. */
 export function requireActor(p: Principal, graph: GraphRow, row: SubtaskRow, act: string): void {
-  if (!actsOnSubtask(p, graph, row)) {
+  if (p.kind === 'session' && p.graphId !== null && !actsOnSubtask(p, graph, row, act)) {
+    fail('forbidden', `a dispatch's own session (the implementer's token) may only heartbeat its subtask; its runner reports the outcome (${act} ${graph.id}/${row.subtask_id} with the runner's token)`);
+  }
+  if (!actsOnSubtask(p, graph, row, act)) {
     fail(
       'forbidden',
       `only a user, a session bound to Agent "${row.implementer}", or the session that dispatched ${graph.id}/${row.subtask_id} may ${act} it`,
