@@ -12,6 +12,7 @@ import { eventsCommand } from './commands/events.js';
 import { graphCommands } from './commands/graph.js';
 import { workerCommand } from './commands/graph-run.js';
 import { mcpCommand } from './commands/mcp.js';
+import { taskCommand } from './commands/task.js';
 import { scenarioCommand } from './commands/scenario.js';
 import { sessionCommand } from './commands/session.js';
 import { todoCommand } from './commands/todo.js';
@@ -55,6 +56,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   program.addCommand(sessionCommand(io, setExit));
   program.addCommand(scenarioCommand(io, setExit));
   for (const c of graphCommands(io, setExit, { stop })) program.addCommand(c);
+  program.addCommand(taskCommand(io, setExit));
   program.addCommand(eventsCommand(io, setExit, { stop }));
   program.addCommand(workerCommand(io, setExit, { stop }));
   program.addCommand(mcpCommand(io, setExit, { stop }));

@@ -13,12 +13,13 @@
  * faults only (an unknown tool).
  *
  * Names. Seed 002 names its tools `coordinate_agents_task_graph_*`; those keep their names. Coord's
- * own tools are `<set>_<verb>`. Sets (`todo`, `scenario`, `events`, `graph`, and `graph-runner` for
- * a runner's coordinator calls) let a client load only what it needs (`coord mcp --tools todo,graph`).
+ * own tools are `<set>_<verb>`; seed 001's are `metagit_task_*`. Sets (`todo`, `scenario`, `events`,
+ * `graph`, `graph-runner` for a runner's coordinator calls, `metagit`) let a client load only what it
+ * needs (`coord mcp --tools todo,graph`).
  */
 
-export type ToolSet = 'todo' | 'scenario' | 'events' | 'graph' | 'graph-runner';
-export const TOOL_SETS: readonly ToolSet[] = ['todo', 'scenario', 'events', 'graph', 'graph-runner'];
+export type ToolSet = 'todo' | 'scenario' | 'events' | 'graph' | 'graph-runner' | 'metagit';
+export const TOOL_SETS: readonly ToolSet[] = ['todo', 'scenario', 'events', 'graph', 'graph-runner', 'metagit'];
 /** The sets a client gets without choosing. */
 export const DEFAULT_TOOL_SETS: readonly ToolSet[] = ['todo', 'events', 'graph'];
 
@@ -82,6 +83,17 @@ export const API_TOOLS: readonly ApiTool[] = [
   t('graph_record_recovery', 'graph-runner', 'POST', '/v1/graphs/{id}/recover', 'Coordinator only: record stranded dispatches FAILED interrupted (with runner observations).'),
   t('graph_record_stop', 'graph-runner', 'POST', '/v1/graphs/{id}/stop', 'Coordinator only: stop the graph or one subtask (their sessions end); the runner removes worktrees.'),
   t('graph_record_cleanup', 'graph-runner', 'POST', '/v1/graphs/{id}/cleanup', 'Coordinator only: record the runner’s cleanup outcomes.'),
+  t('metagit_task_create', 'metagit', 'POST', '/v1/task-graphs', 'Create a metagit task graph and its root intent (title, goal, acceptance, graphId?).'),
+  t('metagit_task_expand', 'metagit', 'POST', '/v1/task-graphs/{id}/expand', 'Add nodes from an indented outline (string) or a list of {title, nodeId?, dependsOn?}; deterministic, all or nothing.', { rename: { id: 'graphId' } }),
+  t('metagit_task_list', 'metagit', 'GET', '/v1/task-graphs', 'List task graphs (optionally by status).', { readOnly: true }),
+  t('metagit_task_graph', 'metagit', 'GET', '/v1/task-graphs/{id}', 'A task graph with every node’s status.', { readOnly: true, rename: { id: 'graphId' } }),
+  t('metagit_task_status', 'metagit', 'GET', '/v1/task-graphs/{id}/nodes/{nodeId}', 'One node’s status, dependencies and what it waits on.', { readOnly: true, rename: { id: 'graphId' } }),
+  t('metagit_task_ready', 'metagit', 'GET', '/v1/task-graphs/{id}/ready', 'The ready nodes of a graph.', { readOnly: true, rename: { id: 'graphId' } }),
+  t('metagit_task_start', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/start', 'Start a ready node: a claim owned by you (one winner).', { rename: { id: 'graphId' } }),
+  t('metagit_task_block', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/block', 'Block a node with a reason.', { rename: { id: 'graphId' } }),
+  t('metagit_task_complete', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/complete', 'Complete a node; its dependents become ready.', { rename: { id: 'graphId' } }),
+  t('metagit_task_cancel', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/cancel', 'Cancel a node; its dependents stay pending and name it.', { rename: { id: 'graphId' } }),
+  t('metagit_task_bind_acl', 'metagit', 'PUT', '/v1/task-graphs/{id}/nodes/{nodeId}/acl', 'Store an ACL binding (branch, lease, worktree, claims) and suggested commands on a node; no side effect.', { rename: { id: 'graphId' } }),
   t('graph_record_integration', 'graph-runner', 'PUT', '/v1/graphs/{id}/integration', 'Coordinator only: record the runner’s integration (ordered sources, applied commits, aggregate) or its conflict.'),
 ];
 

@@ -1,5 +1,6 @@
--- coord_done_many gains p_graph: `done` of the todo routes (p_graph false) never completes a Task
--- Graph subtask, and the graph's verified completion (p_graph true) completes nothing else.
+-- coord_done_many gains p_graph: `done` of the todo routes (p_graph false) never completes an item
+-- a graph contract manages (a Task Graph v1 subtask, a metagit node), and a contract's own
+-- completion (p_graph true) completes nothing else.
 -- Before, an implementer's dispatch token could `POST /v1/todos/{id}/done` its own subtask and make
 -- it SUCCEEDED without evidence or Scope Audit (the owner's group-commit path reads no row first,
 -- so the refusal belongs in the guarded UPDATE itself). The body is 0004's with that one predicate;
@@ -22,7 +23,7 @@ BEGIN
   WITH c AS (
     UPDATE todos t SET status = 'done', revision = t.revision + 1, updated_at = now(), progress_at = NULL
      WHERE t.id = ANY (p_ids) AND t.status IN ('in-progress', 'blocked')
-       AND (t.scope LIKE 'graph:%') = p_graph
+       AND (t.scope LIKE 'graph:%' OR t.scope LIKE 'metagit:%') = p_graph
        AND (p_override OR t.owner IS NOT DISTINCT FROM p_actors[array_position(p_ids, t.id)])
        AND NOT (t.owner IS NOT DISTINCT FROM p_actors[array_position(p_ids, t.id)] AND t.status = 'in-progress'
                 AND p_lease_ms > 0 AND t.progress_at + make_interval(secs => p_lease_ms / 1000) <= now())

@@ -9,6 +9,7 @@ import { exportRoutes } from './export/export.routes.js';
 import { executionRoutes } from './graphs/execution/execution.routes.js';
 import { graphsRoutes } from './graphs/graphs.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
+import { metagitRoutes } from './metagit/metagit.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
@@ -18,5 +19,6 @@ export const extraModules: ModuleRegistration[] = [
   exportRoutes,
   graphsRoutes,
   executionRoutes,
+  metagitRoutes,
   mcpRoutes,
 ];

@@ -7,6 +7,7 @@ import type { Client } from 'openapi-fetch';
 import { AdminApi } from './admin.js';
 import { EventsApi } from './events.js';
 import { AgentsApi, GraphsApi } from './graphs.js';
+import { IntentsApi, TaskGraphsApi } from './metagit.js';
 import type { paths } from './generated/openapi.js';
 import { ScenariosApi } from './scenarios.js';
 import { SessionsApi } from './sessions.js';
@@ -25,6 +26,10 @@ export class CoordClient {
   readonly graphs: GraphsApi;
   /** The configured Agents that graphs name: register, list. */
   readonly agents: AgentsApi;
+  /** metagit RFC-0008 task graphs: create, expand, ready, start, block, complete, cancel, bind-acl. */
+  readonly taskGraphs: TaskGraphsApi;
+  /** metagit TaskIntents. */
+  readonly intents: IntentsApi;
   /** Topic events: `log` (JSON pages) and `follow` (SSE that resumes). */
   readonly events: EventsApi;
   /** Configuration read and reload (users only). */
@@ -44,6 +49,8 @@ export class CoordClient {
     this.scenarios = new ScenariosApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);
+    this.taskGraphs = new TaskGraphsApi(this.t);
+    this.intents = new IntentsApi(this.t);
     this.events = new EventsApi(this.t);
     this.admin = new AdminApi(this.t);
   }

@@ -13,6 +13,7 @@ export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
 export { SessionsApi } from './sessions.js';
 export { ScenariosApi } from './scenarios.js';
 export * from './graphs.js';
+export * from './metagit.js';
 export { EventsApi, normalizeTopic, type CoordEvent, type EventStream, type FollowOptions } from './events.js';
 export { AdminApi } from './admin.js';
 export * from './errors.js';

@@ -58,6 +58,13 @@ export const ERROR_CATALOGUE = {
   TASK_STATE_CONFLICT: { status: 409, title: 'The Task Graph state conflicts with the request' },
   INVALID_AGENT_CONFIG: { status: 409, title: 'The agents registry contradicts the graph' },
   agent_exists: { status: 409, title: 'The Agent is already registered' },
+  // metagit RFC-0008 (seed 001).
+  intent_not_found: { status: 404, title: 'Intent not found' },
+  task_graph_not_found: { status: 404, title: 'Task graph not found' },
+  task_node_not_found: { status: 404, title: 'Task node not found' },
+  intent_exists: { status: 409, title: 'The intent id is taken' },
+  task_graph_exists: { status: 409, title: 'The task graph id is taken' },
+  node_id_taken: { status: 409, title: 'The node id is taken in this graph' },
   too_many_streams: { status: 503, title: 'Too many open event streams' },
   busy: { status: 503, title: 'The database is busy; retry' },
   database_unavailable: { status: 503, title: 'The database is unavailable' },

@@ -177,7 +177,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
         params: IdParams,
         response: {
           200: ItemEnvelope,
-          ...problemResponses(...itemErrors, 'claim_requires_session', 'reserved_for_assignee', 'already_claimed', 'dependency_blocked'),
+          ...problemResponses(...itemErrors, 'claim_requires_session', 'reserved_for_assignee', 'already_claimed', 'dependency_blocked', 'managed_by_graph'),
         },
       },
     },

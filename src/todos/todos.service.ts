@@ -92,6 +92,9 @@ function assertNotGraphManaged(scope: string): void {
   if (scope.startsWith('graph:')) {
     fail('managed_by_graph', `items of ${scope} are Task Graph v1 subtasks; change them through /v1/graphs`);
   }
+  if (scope.startsWith('metagit:')) {
+    fail('managed_by_graph', `items of ${scope} are metagit task nodes; change them through /v1/task-graphs`);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -311,6 +314,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   const self = me(ctx);
   if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
+  if (row.scope.startsWith('metagit:')) assertNotGraphManaged(row.scope); // start it through /v1/task-graphs
   const emit = emitsFor(row.scope, ctx.config.todo.emitEvents);
   const claimed = await guardedClaim(ctx.sql, { id, actor: self, override, emit, leaseMs: lease(ctx) });
   if (claimed) {
@@ -484,7 +488,7 @@ async function guardedTransition(tx: Db, id: string, to: Target, note: string | 
            progress_at = case when ${to} = 'blocked' then t.progress_at else null end
       from (select id, status as old_status from todos where id = ${id} for update) o
      where t.id = o.id
-       and t.scope not like 'graph:%'
+       and t.scope not like 'graph:%' and t.scope not like 'metagit:%'
        and t.status = any(${PRE[to]}::text[])
        and (${override} or t.owner = ${self})
        and not (t.owner is not distinct from ${self} and t.status = 'in-progress' and ${leaseMs}::float8 > 0

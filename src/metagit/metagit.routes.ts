@@ -1,0 +1,305 @@
+/**
+ * metagit RFC-0008 routes (seed 001; seeds-notes §2): intents, task graphs, deterministic expand,
+ * ready, node transitions and the ACL binding. JSON is camelCase (design brief §9: `graphId`,
+ * `nodeId`, `dependsOn`); the RFC's event names are kept (`TaskReady`, …). Each handler calls one
+ * function of metagit.service.ts. Importing this module registers the `metagit:` scope kind.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { problemResponses } from '../http/problem.js';
+import type { Ctx } from '../todos/todos.service.js';
+import './metagit.scope.js';
+import {
+  bindAcl,
+  blockNode,
+  cancelNode,
+  cancelTaskGraph,
+  completeNode,
+  createIntent,
+  createTaskGraph,
+  expandTaskGraph,
+  getIntent,
+  getNode,
+  getTaskGraph,
+  listIntents,
+  listTaskGraphs,
+  readyNodes,
+  reopenNode,
+  startNode,
+} from './metagit.service.js';
+
+const tags = ['metagit task graphs'];
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const Text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((v) => !v.includes('\u0000') && !LONE_SURROGATE.test(v), 'must be valid Unicode text without NUL or unpaired surrogates');
+const Slug = z.string().regex(/^[\w.-]{1,128}$/, 'letters, digits, underscore, dot or hyphen; at most 128');
+
+const IntentFields = {
+  title: Text(500).describe('Trimmed; required'),
+  goal: Text(8192).describe('Trimmed; required'),
+  acceptance: z.array(Text(2000)).max(100).optional().describe('Acceptance criteria'),
+  project: Text(200).optional(),
+  repos: z.array(Text(300)).max(100).optional(),
+  objectiveId: Slug.optional(),
+  handoffId: Slug.optional(),
+};
+
+const Intent = z
+  .object({
+    intentId: z.string(),
+    title: z.string(),
+    goal: z.string(),
+    acceptance: z.array(z.string()),
+    project: z.string().nullable(),
+    repos: z.array(z.string()),
+    objectiveId: z.string().nullable(),
+    handoffId: z.string().nullable(),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'TaskIntent' });
+
+const NodeStatus = z.enum(['pending', 'ready', 'blocked', 'running', 'completed', 'cancelled']).meta({ id: 'TaskNodeStatus' });
+
+const Node = z
+  .object({
+    graphId: z.string(),
+    nodeId: z.string(),
+    title: z.string(),
+    status: NodeStatus.describe('A view of the engine row (metagit.service.ts header)'),
+    dependsOn: z.array(z.string()),
+    waitingOn: z.array(z.object({ nodeId: z.string(), status: NodeStatus })).describe('pending: the unfinished dependencies'),
+    blockerReason: z.string().nullable().describe('blocked: the reason; pending on a cancelled dependency: names it'),
+    owner: z.string().nullable().describe('running/blocked: the session that started or blocked it'),
+    intentId: z.string().nullable(),
+    project: z.string().nullable(),
+    repository: z.string().nullable(),
+    agentId: z.string().nullable(),
+    acl: z.unknown().describe('The ACL binding (bind-acl), or null'),
+    priority: z.number().int(),
+    todoId: z.string().describe('The engine row in scope metagit:<graphId>'),
+    revision: z.number().int(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'TaskNode' });
+
+const Graph = z
+  .object({
+    graphId: z.string(),
+    title: z.string(),
+    rootIntentId: z.string(),
+    objectiveId: z.string().nullable(),
+    handoffId: z.string().nullable(),
+    status: z.enum(['active', 'completed', 'cancelled']).describe('completed when every node is completed; cancelled after a cancel'),
+    scope: z.string(),
+    counts: z.record(z.string(), z.number().int()),
+    nodes: z.array(Node).describe('By position (expand order)'),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    revision: z.number().int(),
+  })
+  .meta({ id: 'TaskGraph' });
+
+const Params = z.object({ id: z.string().max(200).describe('The graph id') });
+const NodeParams = z.object({ id: z.string().max(200), nodeId: z.string().max(200) });
+const WithGraph = z.object({ result: z.unknown().optional(), graph: Graph });
+
+const OutlineItem = z.strictObject({
+  title: Text(2000),
+  nodeId: Slug.optional(),
+  dependsOn: z.array(z.string().max(200)).max(256).optional(),
+  project: Text(200).optional(),
+  repository: Text(300).optional(),
+});
+
+/** Registers the metagit routes (listed in `src/modules.ts`). */
+export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const ctx = (req: { principal: Ctx['principal'] }): Ctx => ({ sql: deps.sql, config: deps.config, principal: req.principal });
+
+  r.post(
+    '/v1/intents',
+    {
+      schema: {
+        tags,
+        summary: 'Create a TaskIntent',
+        body: z.strictObject({ intentId: Slug.optional(), ...IntentFields }).meta({ id: 'CreateTaskIntent' }),
+        response: { 201: z.object({ intent: Intent }), ...problemResponses('intent_exists', 'payload_too_large') },
+      },
+    },
+    async (req, reply) => {
+      reply.status(201);
+      return { intent: await createIntent(ctx(req), req.body) };
+    },
+  );
+
+  r.get(
+    '/v1/intents',
+    {
+      schema: {
+        tags,
+        summary: 'List intents',
+        querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(100_000).optional(), cursor: z.string().max(200).optional() }),
+        response: { 200: z.object({ intents: z.array(Intent), nextCursor: z.string().nullable() }), ...problemResponses('invalid_cursor') },
+      },
+    },
+    async (req) => listIntents(ctx(req), req.query),
+  );
+
+  r.get(
+    '/v1/intents/:id',
+    { schema: { tags, summary: 'Read an intent', params: Params, response: { 200: z.object({ intent: Intent }), ...problemResponses('intent_not_found') } } },
+    async (req) => ({ intent: await getIntent(ctx(req), req.params.id) }),
+  );
+
+  r.post(
+    '/v1/task-graphs',
+    {
+      schema: {
+        tags,
+        summary: 'Create a task graph (metagit `task create`)',
+        description: 'Creates the graph and its root intent `intent-<graphId>` in one transaction, with `TaskGraphCreated`. A taken `graphId` is 409 and writes nothing.',
+        body: z.strictObject({ graphId: Slug.optional().describe('Default: 12 random hex'), ...IntentFields }).meta({ id: 'CreateTaskGraph' }),
+        response: { 201: z.object({ graph: Graph }), ...problemResponses('task_graph_exists', 'intent_exists', 'payload_too_large') },
+      },
+    },
+    async (req, reply) => {
+      reply.status(201);
+      return { graph: await createTaskGraph(ctx(req), req.body) };
+    },
+  );
+
+  r.get(
+    '/v1/task-graphs',
+    {
+      schema: {
+        tags,
+        summary: 'List task graphs',
+        querystring: z.strictObject({
+          status: z.enum(['active', 'completed', 'cancelled']).optional(),
+          limit: z.coerce.number().int().min(1).max(100_000).optional(),
+          cursor: z.string().max(200).optional(),
+        }),
+        response: {
+          200: z.object({
+            graphs: z.array(z.object({ graphId: z.string(), title: z.string(), status: z.string(), rootIntentId: z.string(), objectiveId: z.string().nullable(), updatedAt: z.string(), revision: z.number().int() })),
+            nextCursor: z.string().nullable(),
+          }),
+          ...problemResponses('invalid_cursor'),
+        },
+      },
+    },
+    async (req) => listTaskGraphs(ctx(req), req.query),
+  );
+
+  r.get(
+    '/v1/task-graphs/:id',
+    { schema: { tags, summary: 'A task graph with every node’s status (metagit `task list --graph-id`)', params: Params, response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') } } },
+    async (req) => ({ graph: await getTaskGraph(ctx(req), req.params.id) }),
+  );
+
+  r.get(
+    '/v1/task-graphs/:id/ready',
+    { schema: { tags, summary: 'The ready nodes (metagit `task ready`)', params: Params, response: { 200: z.object({ graphId: z.string(), nodes: z.array(Node) }), ...problemResponses('task_graph_not_found') } } },
+    async (req) => readyNodes(ctx(req), req.params.id),
+  );
+
+  r.post(
+    '/v1/task-graphs/:id/cancel',
+    { schema: { tags, summary: 'Cancel a task graph', params: Params, response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') } } },
+    async (req) => ({ graph: await cancelTaskGraph(ctx(req), req.params.id) }),
+  );
+
+  r.post(
+    '/v1/task-graphs/:id/expand',
+    {
+      schema: {
+        tags,
+        summary: 'Expand from an outline (metagit `task expand`)',
+        description:
+          'An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`. Deterministic: slug ids, `-2`, `-3`, … for repeats and for ' +
+          'collisions with existing nodes (references in the batch follow the renamed node); each outline line depends on the nearest shallower line. All nodes and ' +
+          'edges commit together or not at all; unknown ids and cycles are refused naming the ids.',
+        params: Params,
+        body: z.strictObject({ outline: z.union([Text(1024 * 1024), z.array(OutlineItem).max(1000)]) }).meta({ id: 'ExpandTaskGraph' }),
+        response: {
+          200: z.object({ result: z.object({ added: z.array(z.string()) }), graph: Graph }),
+          ...problemResponses('task_graph_not_found', 'node_id_taken', 'dependency_not_found', 'dependency_cycle', 'title_too_long', 'invalid_transition', 'payload_too_large'),
+        },
+      },
+    },
+    async (req) => expandTaskGraph(ctx(req), req.params.id, req.body.outline),
+  );
+
+  r.get(
+    '/v1/task-graphs/:id/nodes/:nodeId',
+    { schema: { tags, summary: 'A node (metagit `task status --node-id`)', params: NodeParams, response: { 200: z.object({ node: Node }), ...problemResponses('task_graph_not_found', 'task_node_not_found') } } },
+    async (req) => ({ node: await getNode(ctx(req), req.params.id, req.params.nodeId) }),
+  );
+
+  const transitions = [
+    ['start', 'Start a ready node: a claim owned by the calling session (one winner)', startNode, ['claim_requires_session', 'already_claimed', 'dependency_blocked', 'invalid_transition']],
+    ['complete', 'Complete a node (ready, running or blocked); dependents become ready', completeNode, ['dependency_blocked', 'invalid_transition', 'forbidden']],
+    ['cancel', 'Cancel a node; its dependents stay pending and name it', cancelNode, ['invalid_transition']],
+    ['reopen', 'Reopen a blocked, cancelled or completed node', reopenNode, ['invalid_transition']],
+  ] as const;
+  for (const [path, summary, fn, codes] of transitions) {
+    r.post(
+      `/v1/task-graphs/:id/nodes/:nodeId/${path}`,
+      {
+        schema: {
+          tags,
+          summary,
+          params: NodeParams,
+          body: z.strictObject({}).nullish(),
+          response: { 200: WithGraph, ...problemResponses('task_graph_not_found', 'task_node_not_found', ...codes) },
+        },
+      },
+      async (req) => fn(ctx(req), req.params.id, req.params.nodeId),
+    );
+  }
+
+  r.post(
+    '/v1/task-graphs/:id/nodes/:nodeId/block',
+    {
+      schema: {
+        tags,
+        summary: 'Block a node with a reason (metagit `task block --reason`)',
+        params: NodeParams,
+        body: z.strictObject({ reason: Text(2000) }),
+        response: { 200: WithGraph, ...problemResponses('task_graph_not_found', 'task_node_not_found', 'invalid_transition', 'forbidden', 'note_too_long') },
+      },
+    },
+    async (req) => blockNode(ctx(req), req.params.id, req.params.nodeId, req.body.reason),
+  );
+
+  r.put(
+    '/v1/task-graphs/:id/nodes/:nodeId/acl',
+    {
+      schema: {
+        tags,
+        summary: 'Bind an ACL to a node (metagit `task bind-acl`): stored hints only, no git or other side effect',
+        params: NodeParams,
+        body: z.strictObject({
+          agentId: Slug,
+          branch: Text(300).optional(),
+          leaseId: Text(200).optional(),
+          worktreeId: Text(200).optional(),
+          claimIds: z.array(Text(200)).max(100).optional(),
+          pattern: Text(500).optional().describe('The claim pattern (default **/*)'),
+        }),
+        response: { 200: WithGraph, ...problemResponses('task_graph_not_found', 'task_node_not_found') },
+      },
+    },
+    async (req) => bindAcl(ctx(req), req.params.id, req.params.nodeId, req.body),
+  );
+}

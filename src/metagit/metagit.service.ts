@@ -1,0 +1,626 @@
+/**
+ * metagit RFC-0008 "Task Graph & Intent Engine" (seed 001; seeds-notes §2) in its own vocabulary,
+ * on the one engine (design brief §1, §8): a TaskGraph is a container — scope `metagit:<graphId>` —
+ * whose nodes are work items with their edges in `todo_dependencies`; readiness, the cycle check,
+ * the cascade, the claim and the events are the engine's. The node statuses are a view:
+ *
+ * | engine row                         | node status |
+ * | ---------------------------------- | ----------- |
+ * | `cancelled_at` set (row blocked)   | cancelled   |
+ * | done                               | completed   |
+ * | in-progress                        | running     |
+ * | blocked (note = reason)            | blocked     |
+ * | todo, every dependency done        | ready       |
+ * | todo, a dependency unfinished      | pending     |
+ *
+ * What upstream gets wrong and Coord refuses (§2.9): `start` is the engine's claim (owner = caller,
+ * one winner); transitions out of completed or cancelled need an explicit `reopen`; a pending
+ * node names what it waits on, including a cancelled dependency; writers of one graph serialise
+ * on the graph's lock, so no update is lost and `TaskReady` is written exactly once per node that
+ * becomes ready; expand is deterministic (metagit.outline.ts) and all-or-nothing.
+ *
+ * Every write runs {@link withTaskGraph}: lock, load the node view, change, load again, and write
+ * the RFC's events for what changed, in the same transaction, on topic `todo:metagit:<graphId>`.
+ */
+import type postgres from 'postgres';
+import { lockXact } from '../db/locks.js';
+import { withTx } from '../db/tx.js';
+import { noteTopics } from '../events/doorbell.js';
+import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { DomainError, fail } from '../http/errors.js';
+import { newId } from '../lib/ids.js';
+import { guardedClaim, type Ctx } from '../todos/todos.service.js';
+import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
+
+export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
+
+const scopeOf = (graphId: string) => `metagit:${graphId}`;
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+interface GraphRow {
+  id: string;
+  scope: string;
+  title: string;
+  root_intent_id: string;
+  objective_id: string | null;
+  handoff_id: string | null;
+  status: 'active' | 'completed' | 'cancelled';
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+  revision: number;
+  creator_root?: string | null;
+}
+
+interface NodeRow {
+  node_id: string;
+  todo_id: string;
+  title: string;
+  status: 'todo' | 'in-progress' | 'done' | 'blocked';
+  owner: string | null;
+  note: string | null;
+  unfinished_deps: number;
+  revision: number;
+  intent_id: string | null;
+  project: string | null;
+  repository: string | null;
+  agent_id: string | null;
+  acl: unknown;
+  priority: number;
+  cancelled_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  position: number;
+  depends_on: string[];
+}
+
+/** The node status view (file header). */
+export function nodeStatus(r: Pick<NodeRow, 'status' | 'unfinished_deps' | 'cancelled_at'>): NodeStatus {
+  if (r.cancelled_at) return 'cancelled';
+  switch (r.status) {
+    case 'done':
+      return 'completed';
+    case 'in-progress':
+      return 'running';
+    case 'blocked':
+      return 'blocked';
+    default:
+      return r.unfinished_deps > 0 ? 'pending' : 'ready';
+  }
+}
+
+/** A node as the API shows it. `waitingOn` names the unfinished dependencies (with their status). */
+function toNode(graphId: string, r: NodeRow, byId: Map<string, NodeRow>) {
+  const status = nodeStatus(r);
+  const waitingOn =
+    status === 'pending'
+      ? r.depends_on.filter((d) => byId.get(d)?.status !== 'done').map((d) => ({ nodeId: d, status: byId.get(d) ? nodeStatus(byId.get(d)!) : 'pending' }))
+      : [];
+  return {
+    graphId,
+    nodeId: r.node_id,
+    title: r.title,
+    status,
+    dependsOn: r.depends_on,
+    waitingOn,
+    blockerReason: status === 'blocked' ? r.note : status === 'pending' && waitingOn.some((w) => w.status === 'cancelled') ? `waiting on cancelled dependencies: ${waitingOn.filter((w) => w.status === 'cancelled').map((w) => w.nodeId).join(', ')}` : null,
+    owner: status === 'running' || status === 'blocked' ? r.owner : null,
+    intentId: r.intent_id,
+    project: r.project,
+    repository: r.repository,
+    agentId: r.agent_id,
+    acl: r.acl ?? null,
+    priority: r.priority,
+    todoId: r.todo_id,
+    revision: r.revision,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+export type TaskNodeView = ReturnType<typeof toNode>;
+
+function toGraph(g: GraphRow, rows: NodeRow[]) {
+  const byId = new Map(rows.map((r) => [r.node_id, r]));
+  const nodes = rows.map((r) => toNode(g.id, r, byId));
+  const counts: Record<NodeStatus, number> = { pending: 0, ready: 0, blocked: 0, running: 0, completed: 0, cancelled: 0 };
+  for (const n of nodes) counts[n.status]++;
+  return {
+    graphId: g.id,
+    title: g.title,
+    rootIntentId: g.root_intent_id,
+    objectiveId: g.objective_id,
+    handoffId: g.handoff_id,
+    status: g.status,
+    scope: g.scope,
+    counts,
+    nodes,
+    createdBy: g.created_by,
+    createdAt: g.created_at.toISOString(),
+    updatedAt: g.updated_at.toISOString(),
+    revision: g.revision,
+  };
+}
+
+export type TaskGraphView = ReturnType<typeof toGraph>;
+
+function graphNotFound(id: string): never {
+  fail('task_graph_not_found', `task graph not found: ${id.slice(0, 128)}`);
+}
+
+/** The graph if `ctx.principal` may see it (users; sessions of the creating session's subtree), else 404. */
+async function loadGraph(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string): Promise<GraphRow> {
+  if (!SLUG_ID.test(id)) graphNotFound(id);
+  const [g] = await db<GraphRow[]>`
+    select g.*, cs.root_id as creator_root from task_graphs g left join sessions cs on cs.id = g.created_by where g.id = ${id}`;
+  const p = ctx.principal;
+  if (!g || (p.kind === 'session' && (p.graphId !== null || g.creator_root !== p.rootId))) graphNotFound(id);
+  return g;
+}
+
+async function loadNodes(db: postgres.Sql | postgres.TransactionSql, id: string): Promise<NodeRow[]> {
+  const rows = await db<(Omit<NodeRow, 'depends_on'> & { depends_on?: string[] })[]>`
+    select n.node_id, n.todo_id, n.intent_id, n.project, n.repository, n.agent_id, n.acl, n.priority, n.cancelled_at, n.created_at,
+           t.title, t.status, t.owner, t.note, t.unfinished_deps, t.revision, t.updated_at, t.position
+      from task_nodes n join todos t on t.id = n.todo_id
+     where n.graph_id = ${id}
+     order by t.position, n.node_id`;
+  // The edges in one query (not one subquery per node): node id → its dependencies' node ids.
+  const edges = await db<{ node_id: string; dependency: string }[]>`
+    select n.node_id, dn.node_id as dependency
+      from task_nodes n join todo_dependencies e on e.todo_id = n.todo_id join task_nodes dn on dn.todo_id = e.dependency_id
+     where n.graph_id = ${id}`;
+  const deps = new Map<string, string[]>();
+  for (const e of edges) deps.set(e.node_id, [...(deps.get(e.node_id) ?? []), e.dependency]);
+  return rows.map((r) => ({ ...r, depends_on: (deps.get(r.node_id) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) }));
+}
+
+function event(g: GraphRow, type: string, payload: Record<string, unknown>, revision: number): EventInput {
+  const nodeId = payload.nodeId as string | undefined;
+  return {
+    topic: topicOf(g.scope),
+    event: type,
+    subjectId: nodeId ? `${g.id}/${nodeId}` : g.id,
+    payload: { event: type, id: nodeId ? `${g.id}/${nodeId}` : g.id, scope: g.scope, status: payload.status ?? null, revision, graphId: g.id, ...payload },
+  };
+}
+
+interface Change<T> {
+  result: T;
+  /** RFC events the operation wrote (TaskStarted, TaskBlocked, …), before the derived TaskReady ones. */
+  events?: { type: string; payload: Record<string, unknown> }[];
+}
+
+/**
+ * One write to graph `id` (see the file header): under the graph's lock, `fn` changes engine rows;
+ * then `TaskReady` for every node that became ready, and the graph's status when it moved.
+ */
+async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.TransactionSql, g: GraphRow, nodes: Map<string, NodeRow>) => Promise<Change<T>>) {
+  if (!SLUG_ID.test(id)) graphNotFound(id);
+  return withTx(ctx.sql, async (tx) => {
+    await lockXact(tx, scopeOf(id));
+    const g = await loadGraph(ctx, tx, id);
+    const before = await loadNodes(tx, id);
+    const previous = g.status;
+    const op = await fn(tx, g, new Map(before.map((r) => [r.node_id, r])));
+    const after = await loadNodes(tx, id);
+    const wasReady = new Set(before.filter((r) => nodeStatus(r) === 'ready').map((r) => r.node_id));
+    const nowReady = after.filter((r) => nodeStatus(r) === 'ready' && !wasReady.has(r.node_id)).map((r) => r.node_id);
+    const status = g.status === 'cancelled' ? 'cancelled' : after.length > 0 && after.every((r) => nodeStatus(r) === 'completed') ? 'completed' : 'active';
+    const changed = (op.events?.length ?? 0) > 0 || nowReady.length > 0 || status !== previous;
+    let record = g;
+    if (changed) {
+      const [u] = await tx<GraphRow[]>`
+        update task_graphs set status = ${status}, updated_at = now(), revision = revision + 1 where id = ${id} returning *`;
+      record = { ...u, creator_root: g.creator_root };
+      const events = (op.events ?? []).map((e) => event(record, e.type, e.payload, record.revision));
+      for (const nodeId of nowReady) events.push(event(record, 'TaskReady', { nodeId, status: 'ready' }, record.revision));
+      if (status !== previous) events.push(event(record, 'TaskGraphStatusChanged', { from: previous, to: status, status }, record.revision));
+      await appendEvents(tx, events);
+    }
+    return { result: op.result, graph: toGraph(record, after) };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Intents
+
+export interface IntentInput {
+  intentId?: string;
+  title: string;
+  goal: string;
+  acceptance?: string[];
+  project?: string;
+  repos?: string[];
+  objectiveId?: string;
+  handoffId?: string;
+}
+
+interface IntentRow {
+  id: string;
+  title: string;
+  goal: string;
+  acceptance: string[];
+  project: string | null;
+  repos: string[];
+  objective_id: string | null;
+  handoff_id: string | null;
+  created_by: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toIntent = (r: IntentRow) => ({
+  intentId: r.id,
+  title: r.title,
+  goal: r.goal,
+  acceptance: r.acceptance,
+  project: r.project,
+  repos: r.repos,
+  objectiveId: r.objective_id,
+  handoffId: r.handoff_id,
+  createdBy: r.created_by,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+export type IntentView = ReturnType<typeof toIntent>;
+
+function checkIntent(input: IntentInput): { title: string; goal: string } {
+  const title = input.title.trim();
+  const goal = input.goal.trim();
+  if (!title || !goal) fail('validation_failed', 'title and goal must be non-empty');
+  return { title, goal };
+}
+
+async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string, input: IntentInput): Promise<IntentRow> {
+  const { title, goal } = checkIntent(input);
+  const [row] = await db<IntentRow[]>`
+    insert into intents (id, title, goal, acceptance, project, repos, objective_id, handoff_id, created_by)
+    values (${id}, ${title}, ${goal}, ${JSON.stringify(input.acceptance ?? [])}::text::jsonb, ${input.project ?? null},
+            ${JSON.stringify(input.repos ?? [])}::text::jsonb, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id})
+    on conflict (id) do nothing
+    returning *`;
+  if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists`, { intentId: id });
+  return row;
+}
+
+/** `POST /v1/intents`: a TaskIntent (RFC §2.1). Id: `intentId` (slug pattern) or `intent-<random>`. 409 intent_exists. */
+export async function createIntent(ctx: Ctx, input: IntentInput): Promise<IntentView> {
+  const id = input.intentId ?? `intent-${newId('td').slice(3, 15)}`;
+  return toIntent(await insertIntent(ctx, ctx.sql, id, input));
+}
+
+/** `GET /v1/intents/{id}`. Intents are visible to every principal of the server (they carry no work). */
+export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
+  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select * from intents where id = ${id}` : [];
+  if (!row) fail('intent_not_found', `intent not found: ${id.slice(0, 128)}`);
+  return toIntent(row);
+}
+
+/** `GET /v1/intents`: by id, keyset-paginated (page ≤ list_limit). */
+export async function listIntents(ctx: Ctx, input: { limit?: number; cursor?: string }) {
+  const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
+  if (input.cursor !== undefined && !SLUG_ID.test(input.cursor)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
+  const rows = await ctx.sql<IntentRow[]>`
+    select * from intents where ${input.cursor ? ctx.sql`id collate "C" > ${input.cursor}` : ctx.sql`true`} order by id collate "C" limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return { intents: page.map(toIntent), nextCursor: more ? page[page.length - 1].id : null };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Graphs
+
+export interface CreateTaskGraphInput extends Omit<IntentInput, 'intentId'> {
+  graphId?: string;
+}
+
+/**
+ * `POST /v1/task-graphs` (RFC `task create`): the graph and its root intent `intent-<graphId>` in
+ * one transaction, with `TaskGraphCreated`. Id: `graphId` (slug pattern) or 12 random hex. A taken
+ * id is 409 task_graph_exists and writes nothing.
+ */
+export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Promise<TaskGraphView> {
+  const id = input.graphId ?? newId('td').slice(3, 15);
+  const title = checkIntent(input).title;
+  const scope = scopeOf(id);
+  return withTx(ctx.sql, async (tx) => {
+    await lockXact(tx, scope);
+    const [exists] = await tx`select 1 from task_graphs where id = ${id}`;
+    if (exists) throw new DomainError('task_graph_exists', `task graph "${id}" already exists`, { graphId: id });
+    const intent = await insertIntent(ctx, tx, `intent-${id}`, input);
+    const [g] = await tx<GraphRow[]>`
+      insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by)
+      values (${id}, ${scope}, ${title}, ${intent.id}, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id})
+      returning *`;
+    await appendEvents(tx, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)]);
+    return toGraph(g, []);
+  });
+}
+
+/** `GET /v1/task-graphs/{id}` (RFC `task list --graph-id`, status): the graph with every node's status view. */
+export async function getTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphView> {
+  return (await ctx.sql.begin('isolation level repeatable read read only', async (tx) => {
+    const g = await loadGraph(ctx, tx, id);
+    return toGraph(g, await loadNodes(tx, id));
+  })) as TaskGraphView;
+}
+
+/** `GET /v1/task-graphs`: the graphs the caller may see (by id), optionally with one `status`; summaries. */
+export async function listTaskGraphs(ctx: Ctx, input: { status?: string; limit?: number; cursor?: string }) {
+  const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
+  if (input.cursor !== undefined && !SLUG_ID.test(input.cursor)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
+  const p = ctx.principal;
+  const rows = await ctx.sql<GraphRow[]>`
+    select g.* from task_graphs g left join sessions cs on cs.id = g.created_by
+     where ${p.kind === 'user' ? ctx.sql`true` : p.graphId !== null ? ctx.sql`false` : ctx.sql`cs.root_id = ${p.rootId}`}
+       and ${input.status ? ctx.sql`g.status = ${input.status}` : ctx.sql`true`}
+       and ${input.cursor ? ctx.sql`g.id collate "C" > ${input.cursor}` : ctx.sql`true`}
+     order by g.id collate "C" limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return {
+    graphs: page.map((g) => ({ graphId: g.id, title: g.title, status: g.status, rootIntentId: g.root_intent_id, objectiveId: g.objective_id, updatedAt: g.updated_at.toISOString(), revision: g.revision })),
+    nextCursor: more ? page[page.length - 1].id : null,
+  };
+}
+
+/** `GET /v1/task-graphs/{id}/ready` (RFC `task ready`): the ready nodes, by position. Writes nothing. */
+export async function readyNodes(ctx: Ctx, id: string) {
+  const g = await getTaskGraph(ctx, id);
+  return { graphId: g.graphId, nodes: g.nodes.filter((n) => n.status === 'ready') };
+}
+
+/** `POST /v1/task-graphs/{id}/cancel`: the graph reads cancelled (its nodes are left as they are). Idempotent. */
+export async function cancelTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphView> {
+  const out = await withTaskGraph(ctx, id, async (_tx, g) => {
+    g.status = 'cancelled'; // withTaskGraph writes it, with TaskGraphStatusChanged, when it moved
+    return { result: null };
+  });
+  return out.graph;
+}
+
+/**
+ * `POST /v1/task-graphs/{id}/expand` (RFC `task expand`; §2.4 with Coord's deterministic rules,
+ * metagit.outline.ts): adds the nodes and edges in one transaction — all or nothing — with one
+ * `TaskNodeCreated` per node, then `TaskReady` for each that is ready. Errors: 400 validation_failed
+ * (outline_empty/invalid, too many nodes), 409 node_id_taken, 422 dependency_not_found /
+ * dependency_cycle naming the ids.
+ */
+export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | unknown[]) {
+  const maxTitle = ctx.config.todo.maxTitle;
+  return withTaskGraph(ctx, id, async (tx, g, existing) => {
+    if (g.status === 'cancelled') fail('invalid_transition', `task graph "${id}" is cancelled`);
+    const r = expandOutline(outline, new Set(existing.keys()));
+    if (!r.ok) {
+      if (r.code === 'node_id_taken') throw new DomainError('node_id_taken', r.message, { ids: r.ids });
+      if (r.code === 'dependency_not_found') throw new DomainError('dependency_not_found', r.message, { ids: r.ids });
+      if (r.code === 'dependency_cycle') throw new DomainError('dependency_cycle', r.message, { ids: r.ids });
+      fail('validation_failed', r.message);
+    }
+    for (const n of r.nodes) {
+      if (bytes(n.title) > maxTitle) fail('title_too_long', `node "${n.nodeId}" title is ${bytes(n.title)} bytes; the limit is ${maxTitle} bytes`, { limit: maxTitle });
+    }
+    const count = r.nodes.length;
+    const [{ last_position }] = await tx<{ last_position: number }[]>`
+      insert into scopes (scope, last_position) values (${g.scope}, ${count})
+      on conflict (scope) do update set last_position = scopes.last_position + ${count}
+      returning last_position`;
+    const first = last_position - count + 1;
+    const todoIds = new Map<string, string>([...existing.values()].map((e) => [e.node_id, e.todo_id]));
+    for (const n of r.nodes) todoIds.set(n.nodeId, newId('td'));
+    const doneDeps = new Set([...existing.values()].filter((e) => e.status === 'done').map((e) => e.node_id));
+    await tx`
+      insert into todos (id, scope, title, created_by, position, unfinished_deps)
+      select * from unnest(${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[], ${r.nodes.map(() => g.scope)}::text[],
+                           ${r.nodes.map((n) => n.title)}::text[], ${r.nodes.map(() => ctx.principal.id)}::text[],
+                           ${r.nodes.map((_, i) => first + i)}::int[], ${r.nodes.map((n) => n.dependsOn.filter((d) => !doneDeps.has(d)).length)}::int[])`;
+    const edges = r.nodes.flatMap((n) => n.dependsOn.map((d) => [todoIds.get(n.nodeId)!, todoIds.get(d)!] as const));
+    if (edges.length) {
+      await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
+    }
+    await tx`
+      insert into task_nodes (graph_id, node_id, todo_id, intent_id, project, repository)
+      select ${id}, * from unnest(${r.nodes.map((n) => n.nodeId)}::text[], ${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[],
+                                  ${r.nodes.map(() => g.root_intent_id)}::text[], ${r.nodes.map((n) => n.project)}::text[],
+                                  ${r.nodes.map((n) => n.repository)}::text[])`;
+    return {
+      result: { added: r.nodes.map((n) => n.nodeId) },
+      events: r.nodes.map((n) => ({ type: 'TaskNodeCreated', payload: { nodeId: n.nodeId, title: n.title, status: 'pending' } })),
+    };
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Node transitions
+
+function nodeOf(nodes: Map<string, NodeRow>, graphId: string, nodeId: string): NodeRow {
+  const n = nodes.get(nodeId);
+  if (!n) fail('task_node_not_found', `task node not found: ${graphId}/${nodeId.slice(0, 128)}`);
+  return n;
+}
+
+function refuseStatus(graphId: string, n: NodeRow, act: string): never {
+  const status = nodeStatus(n);
+  if (status === 'pending') {
+    throw new DomainError('dependency_blocked', `node ${graphId}/${n.node_id} is pending: it waits on ${n.depends_on.join(', ')}`, { dependsOn: n.depends_on });
+  }
+  throw new DomainError('invalid_transition', `node ${graphId}/${n.node_id} is ${status}: cannot ${act} it${status === 'completed' || status === 'cancelled' ? ' (reopen it first)' : ''}`, { nodeStatus: status });
+}
+
+/** Wakes this replica's and other replicas' readers of the graph's topic after commit (engine writes). */
+function touched(tx: postgres.TransactionSql, g: GraphRow): void {
+  noteTopics(tx, [topicOf(g.scope)]);
+}
+
+/**
+ * `POST …/nodes/{nodeId}/start` (RFC `task start`, "start without a scheduler"): the engine's claim
+ * of a ready node, owned by the calling session — two agents never start one node. Errors: 403
+ * claim_requires_session (users do not claim), 409 dependency_blocked (pending), already_claimed
+ * (running), invalid_transition (blocked, completed, cancelled).
+ */
+export async function startNode(ctx: Ctx, id: string, nodeId: string) {
+  const p = ctx.principal;
+  if (p.kind !== 'session') fail('claim_requires_session', 'starting a node is a claim: it needs a session identity');
+  return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    const n = nodeOf(nodes, id, nodeId);
+    const status = nodeStatus(n);
+    if (status === 'running') throw new DomainError('already_claimed', `node ${id}/${nodeId} is already running (owner ${n.owner})`, { owner: n.owner });
+    if (status !== 'ready') refuseStatus(id, n, 'start');
+    const claimed = await guardedClaim(tx, { id: n.todo_id, actor: p.id, override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
+    if (!claimed) throw new DomainError('already_claimed', `node ${id}/${nodeId} could not be claimed`, {});
+    touched(tx, g);
+    return { result: { nodeId }, events: [{ type: 'TaskStarted', payload: { nodeId, status: 'running', owner: p.id } }] };
+  });
+}
+
+/**
+ * `POST …/nodes/{nodeId}/complete` (RFC `task complete`): running (by its owner or a user) or
+ * blocked → completed through the engine's done (the cascade readies dependents; `TaskReady` once
+ * each). A ready node completes in one step (claimed and done in the same transaction). Errors: 409
+ * dependency_blocked (pending), invalid_transition (completed or cancelled: reopen first), 403
+ * forbidden (someone else's running node).
+ */
+export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
+  const p = ctx.principal;
+  return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    const n = nodeOf(nodes, id, nodeId);
+    const status = nodeStatus(n);
+    if (status === 'running' && n.owner !== p.id && p.kind !== 'user') fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator completes it`);
+    if (status === 'ready') {
+      await tx`update todos set status = 'in-progress', owner = ${p.id}, progress_at = now(), revision = revision + 1, updated_at = now()
+                where id = ${n.todo_id} and status = 'todo' and owner is null and unfinished_deps = 0`;
+    } else if (status !== 'running' && status !== 'blocked') {
+      refuseStatus(id, n, 'complete');
+    }
+    await tx`select id from coord_done_many(${[n.todo_id]}::text[], ${[p.id]}::text[], true, 0::float8, ${ctx.config.todo.emitEvents}, true)`;
+    touched(tx, g);
+    return { result: { nodeId }, events: [{ type: 'TaskCompleted', payload: { nodeId, status: 'completed' } }] };
+  });
+}
+
+/** `POST …/nodes/{nodeId}/block` (RFC `task block --reason`): ready, pending or running → blocked with the reason. */
+export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: string) {
+  const p = ctx.principal;
+  const text = reason.trim();
+  if (!text) fail('validation_failed', 'reason is required');
+  if (bytes(text) > ctx.config.todo.maxNote) fail('note_too_long', `reason is ${bytes(text)} bytes; the limit is ${ctx.config.todo.maxNote} bytes`, { limit: ctx.config.todo.maxNote });
+  return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    const n = nodeOf(nodes, id, nodeId);
+    const status = nodeStatus(n);
+    if (status === 'completed' || status === 'cancelled') refuseStatus(id, n, 'block');
+    if (status === 'running' && n.owner !== p.id && p.kind !== 'user') fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator blocks it`);
+    if (status === 'blocked' && n.note === text) return { result: { nodeId } };
+    await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = ${text}, progress_at = null, revision = revision + 1, updated_at = now()
+              where id = ${n.todo_id}`;
+    touched(tx, g);
+    return { result: { nodeId }, events: [{ type: 'TaskBlocked', payload: { nodeId, status: 'blocked', reason: text } }] };
+  });
+}
+
+/** `POST …/nodes/{nodeId}/cancel` (RFC `cancel`): any non-terminal node → cancelled; its dependents stay pending and name it. */
+export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
+  const p = ctx.principal;
+  return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    const n = nodeOf(nodes, id, nodeId);
+    const status = nodeStatus(n);
+    if (status === 'cancelled') return { result: { nodeId } };
+    if (status === 'completed') refuseStatus(id, n, 'cancel');
+    await tx`update task_nodes set cancelled_at = now() where graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = 'cancelled', progress_at = null, revision = revision + 1, updated_at = now()
+              where id = ${n.todo_id}`;
+    touched(tx, g);
+    return { result: { nodeId }, events: [{ type: 'TaskCancelled', payload: { nodeId, status: 'cancelled' } }] };
+  });
+}
+
+/**
+ * `POST …/nodes/{nodeId}/reopen` (Coord's explicit way out of a terminal or blocked state; §2.9):
+ * blocked, cancelled or completed → pending/ready again. Reopening a completed node re-blocks its
+ * unclaimed ready dependents (the engine's cascade).
+ */
+export async function reopenNode(ctx: Ctx, id: string, nodeId: string) {
+  return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    const n = nodeOf(nodes, id, nodeId);
+    const status = nodeStatus(n);
+    if (status === 'ready' || status === 'pending' || status === 'running') refuseStatus(id, n, 'reopen');
+    await tx`update task_nodes set cancelled_at = null where graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now() where id = ${n.todo_id}`;
+    if (n.status === 'done') await tx`select coord_cascade(${n.todo_id}, 1)`;
+    touched(tx, g);
+    return { result: { nodeId }, events: [{ type: 'TaskReopened', payload: { nodeId, status: 'pending', from: status } }] };
+  });
+}
+
+export interface AclInput {
+  agentId: string;
+  branch?: string;
+  leaseId?: string;
+  worktreeId?: string;
+  claimIds?: string[];
+  pattern?: string;
+}
+
+/**
+ * `PUT …/nodes/{nodeId}/acl` (RFC `task bind-acl`, §2.5): stores the binding and the suggested
+ * commands, and sets the node's agent. Hints only: no git, no lease, no worktree, no other side
+ * effect. Writes `TaskAclBound`.
+ */
+export async function bindAcl(ctx: Ctx, id: string, nodeId: string, input: AclInput) {
+  return withTaskGraph(ctx, id, async (tx, _g, nodes) => {
+    const n = nodeOf(nodes, id, nodeId);
+    const repo = n.repository?.includes('/') ? n.repository : n.project && n.repository ? `${n.project}/${n.repository}` : (n.repository ?? 'PROJECT/REPO');
+    const branch = input.branch ?? `agent/${nodeId}-${slug(n.title)}`;
+    const pattern = input.pattern ?? '**/*';
+    const acl = {
+      branch,
+      leaseId: input.leaseId ?? null,
+      worktreeId: input.worktreeId ?? null,
+      claimIds: input.claimIds ?? [],
+      commands: [
+        `metagit branch allocate --repo ${repo} --agent ${input.agentId} --node ${nodeId}`,
+        `metagit branch lease acquire --repo ${repo} --branch ${branch} --agent ${input.agentId} --allocate`,
+        `metagit worktree create --repo ${repo} --branch ${branch}`,
+        `metagit claim declare --repo ${repo} --agent ${input.agentId} --pattern '${pattern}'`,
+      ],
+    };
+    await tx`update task_nodes set acl = ${JSON.stringify(acl)}::text::jsonb, agent_id = ${input.agentId} where graph_id = ${id} and node_id = ${nodeId}`;
+    return { result: { nodeId }, events: [{ type: 'TaskAclBound', payload: { nodeId, agentId: input.agentId, status: nodeStatus(n) } }] };
+  });
+}
+
+/** `GET …/nodes/{nodeId}` (RFC `task status --node-id`). */
+export async function getNode(ctx: Ctx, id: string, nodeId: string): Promise<TaskNodeView> {
+  const g = await getTaskGraph(ctx, id);
+  const n = g.nodes.find((x) => x.nodeId === nodeId);
+  if (!n) fail('task_node_not_found', `task node not found: ${id}/${nodeId.slice(0, 128)}`);
+  return n;
+}
+
+/**
+ * `next` in scope `metagit:<id>`: starts the first ready node by position for the calling session.
+ * The engine's own `next` shape — the lowest ready row `FOR UPDATE SKIP LOCKED`, then the guarded
+ * claim — so racing agents each get a different node without waiting on the graph's lock (a start
+ * changes no other node's readiness); `TaskStarted` is written in the same transaction.
+ */
+export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string | null; todoId: string | null }> {
+  const p = ctx.principal;
+  if (p.kind !== 'session') fail('claim_requires_session', 'starting a node is a claim: it needs a session identity');
+  if (!SLUG_ID.test(id)) graphNotFound(id);
+  return withTx(ctx.sql, async (tx) => {
+    const g = await loadGraph(ctx, tx, id);
+    for (;;) {
+      const [pick] = await tx<{ todo_id: string; node_id: string }[]>`
+        select t.id as todo_id, n.node_id from todos t join task_nodes n on n.todo_id = t.id
+         where t.scope = ${g.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
+         order by t.position, t.id limit 1 for update of t skip locked`;
+      if (!pick) return { nodeId: null, todoId: null };
+      const claimed = await guardedClaim(tx, { id: pick.todo_id, actor: p.id, override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
+      if (!claimed) continue;
+      touched(tx, g);
+      await appendEvents(tx, [event(g, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, g.revision)]);
+      return { nodeId: pick.node_id, todoId: pick.todo_id };
+    }
+  });
+}

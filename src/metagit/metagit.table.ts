@@ -1,0 +1,65 @@
+import { sql } from 'drizzle-orm';
+import { integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { todos } from '../todos/todos.table.js';
+
+/** A TaskIntent (metagit RFC-0008 §2.1): what a graph, or a node, is for. */
+export const intents = pgTable('intents', {
+  id: text('id').primaryKey(),
+  title: text('title').notNull(),
+  goal: text('goal').notNull(),
+  acceptance: jsonb('acceptance').notNull().default(sql`'[]'::jsonb`),
+  project: text('project'),
+  repos: jsonb('repos').notNull().default(sql`'[]'::jsonb`),
+  objectiveId: text('objective_id'),
+  handoffId: text('handoff_id'),
+  createdBy: text('created_by').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+});
+
+/**
+ * A metagit TaskGraph: a container in the one engine (design brief §1, §8) whose nodes are work
+ * items in scope `metagit:<id>`. `cancelledAt` marks an explicit graph cancel; completion is derived.
+ */
+export const taskGraphs = pgTable('task_graphs', {
+  id: text('id').primaryKey(),
+  scope: text('scope').notNull().unique(),
+  title: text('title').notNull(),
+  rootIntentId: text('root_intent_id')
+    .notNull()
+    .references(() => intents.id),
+  objectiveId: text('objective_id'),
+  handoffId: text('handoff_id'),
+  /** `active` | `completed` | `cancelled`, written whenever a change moves it (derived from the nodes). */
+  status: text('status').notNull().default('active'),
+  createdBy: text('created_by').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  revision: integer('revision').notNull().default(1),
+});
+
+/** A node's metagit facts beside its engine row (`todoId`); its status is a view (metagit.view.ts). */
+export const taskNodes = pgTable(
+  'task_nodes',
+  {
+    graphId: text('graph_id')
+      .notNull()
+      .references(() => taskGraphs.id, { onDelete: 'cascade' }),
+    nodeId: text('node_id').notNull(),
+    todoId: text('todo_id')
+      .notNull()
+      .unique()
+      .references(() => todos.id, { onDelete: 'cascade' }),
+    intentId: text('intent_id'),
+    project: text('project'),
+    repository: text('repository'),
+    agentId: text('agent_id'),
+    /** The ACL binding (bind-acl): branch, leaseId, worktreeId, claimIds, commands. Hints only. */
+    acl: jsonb('acl'),
+    priority: integer('priority').notNull().default(0),
+    /** Set by cancel (terminal; reopen clears it). */
+    cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.graphId, t.nodeId] })],
+);

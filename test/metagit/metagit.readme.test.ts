@@ -1,0 +1,43 @@
+/**
+ * The README's metagit walkthrough (the RFC's CLI flow), run as written in bash against a
+ * listening server, with `npx coord` served by this checkout's bin. Only the URL is substituted;
+ * the output must be the README's "It prints" block.
+ */
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { BIN, REPO, tempHome } from '../cli/helpers.js';
+import { bash } from '../helpers/process.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t?.close());
+
+function blocks(): { script: string; printed: string } {
+  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+  const m = /<!-- metagit-walkthrough[^>]*-->\s*```sh\n([\s\S]*?)```\s*It prints:\s*```text\n([\s\S]*?)```/.exec(readme);
+  if (!m) throw new Error('README.md has no metagit walkthrough');
+  return { script: m[1], printed: m[2] };
+}
+
+describe('the README metagit walkthrough', () => {
+  it('should run as written and print what the README says', async () => {
+    const home = tempHome();
+    mkdirSync(path.join(home, 'repo', '.coord'), { recursive: true });
+    writeFileSync(path.join(home, 'repo', '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
+    mkdirSync(path.join(home, 'bin'));
+    writeFileSync(path.join(home, 'bin', 'npx'), `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${BIN}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`);
+    chmodSync(path.join(home, 'bin', 'npx'), 0o755);
+    const { script, printed } = blocks();
+    const r = await bash(script.replaceAll('http://127.0.0.1:3000', t.base), {
+      cwd: path.join(home, 'repo'),
+      env: { PATH: `${path.join(home, 'bin')}:${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home },
+    });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(printed);
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * metagit RFC-0008 on the one engine (seed 001; seeds-notes §2.8 catalogue, §2.9 gaps): the RFC's
+ * acceptance, the diamond, the Root/Child/Leaf outline, deterministic expand, refusals where
+ * upstream misbehaves, the ACL binding without side effects, events, and races over HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type Client } from '../helpers/app.js';
+
+let t: TestApp;
+let agent: Awaited<ReturnType<TestApp['session']>>;
+let seq = 0;
+beforeAll(async () => {
+  t = await startTestApp();
+  agent = await t.session({ name: 'metagit-agent' });
+});
+afterAll(async () => t?.close());
+
+async function graph(c: Client = agent.client, extra: Record<string, unknown> = {}) {
+  const graphId = `g${++seq}`;
+  const r = await c.post('/v1/task-graphs', { graphId, title: `Graph ${seq}`, goal: 'Ship it.', ...extra });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+  return graphId;
+}
+const expand = (id: string, outline: unknown, c: Client = agent.client) => c.post(`/v1/task-graphs/${id}/expand`, { outline });
+const ready = async (id: string) => (await agent.client.get(`/v1/task-graphs/${id}/ready`)).body.nodes.map((n: any) => n.nodeId);
+const act = (id: string, node: string, verb: string, body: unknown = {}, c: Client = agent.client) => c.post(`/v1/task-graphs/${id}/nodes/${node}/${verb}`, body);
+const events = async (id: string) =>
+  (await t.admin.get(`/v1/events/log?topic=todo:metagit:${id}&limit=1000`)).body.events.filter((e: any) => /^Task/.test(e.event)).map((e: any) => `${e.event}${e.data.nodeId ? ` ${e.data.nodeId}` : ''}`);
+
+describe('the RFC’s acceptance', () => {
+  it('a graph of nodes with edges: ready returns only roots, completing a root unlocks its children', async () => {
+    const id = await graph();
+    const r = await expand(id, [{ title: 'Root' }, { title: 'Left', dependsOn: ['root'] }, { title: 'Right', dependsOn: ['root'] }, { title: 'Merge', dependsOn: ['left', 'right'] }]);
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    expect(r.body.result.added).toEqual(['root', 'left', 'right', 'merge']);
+    expect(await ready(id)).toEqual(['root']);
+    expect((await act(id, 'root', 'complete')).status).toBe(200);
+    expect(await ready(id)).toEqual(['left', 'right']);
+    await act(id, 'left', 'complete');
+    expect(await ready(id)).toEqual(['right']);
+    await act(id, 'right', 'complete');
+    expect(await ready(id)).toEqual(['merge']);
+    const done = await act(id, 'merge', 'complete');
+    expect(done.body.graph.status).toBe('completed');
+    expect(await events(id)).toEqual([
+      'TaskGraphCreated',
+      'TaskNodeCreated root', 'TaskNodeCreated left', 'TaskNodeCreated right', 'TaskNodeCreated merge', 'TaskReady root',
+      'TaskCompleted root', 'TaskReady left', 'TaskReady right',
+      'TaskCompleted left',
+      'TaskCompleted right', 'TaskReady merge',
+      'TaskCompleted merge', 'TaskGraphStatusChanged',
+    ]);
+  });
+
+  it('a cycle in expand fails clearly, naming the cycle, and writes nothing', async () => {
+    const id = await graph();
+    const r = await expand(id, [{ title: 'A', nodeId: 'a', dependsOn: ['b'] }, { title: 'B', nodeId: 'b', dependsOn: ['a'] }]);
+    expect([r.status, r.body.code]).toEqual([422, 'dependency_cycle']);
+    expect(r.body.ids).toEqual(['a', 'b', 'a']);
+    expect((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes).toEqual([]);
+    const unknown = await expand(id, [{ title: 'C', dependsOn: ['ghost', 'phantom'] }]);
+    expect([unknown.status, unknown.body.code, unknown.body.ids]).toEqual([422, 'dependency_not_found', ['ghost', 'phantom']]);
+  });
+
+  it('a node stores an ACL binding without calling git', async () => {
+    const id = await graph();
+    await expand(id, [{ title: 'Build API', project: 'demo', repository: 'service-a' }]);
+    const r = await t.admin.put(`/v1/task-graphs/${id}/nodes/build-api/acl`, { agentId: 'agent-7' });
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    const node = r.body.graph.nodes[0];
+    expect(node.agentId).toBe('agent-7');
+    expect(node.acl.branch).toBe('agent/build-api-build-api');
+    const cmds = node.acl.commands.join('\n');
+    expect(node.acl.commands.length).toBeGreaterThanOrEqual(3);
+    for (const s of ['metagit branch allocate', 'demo/service-a', 'agent-7', 'build-api']) expect(cmds).toContain(s);
+    expect(node.status).toBe('ready');
+  });
+});
+
+describe('expand (§2.4, deterministic)', () => {
+  it('Root / Child / Leaf: slug ids, each line depending on the nearest shallower line', async () => {
+    const id = await graph();
+    const r = await expand(id, 'Root\n  Child\n    Leaf\n');
+    expect(r.body.graph.nodes.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['root', []], ['child', ['root']], ['leaf', ['child']]]);
+    expect(await ready(id)).toEqual(['root']);
+  });
+
+  it('the same outline twice gives -2 ids, and references follow the renamed nodes', async () => {
+    const id = await graph();
+    await expand(id, '- Root\n  - Child\n');
+    const again = await expand(id, '- Root\n  - Child\n');
+    expect(again.body.result.added).toEqual(['root-2', 'child-2']);
+    const nodes = Object.fromEntries(again.body.graph.nodes.map((n: any) => [n.nodeId, n.dependsOn]));
+    expect(nodes).toEqual({ root: [], child: ['root'], 'root-2': [], 'child-2': ['root-2'] });
+    // A third time is just as deterministic.
+    expect((await expand(id, '- Root\n  - Child\n')).body.result.added).toEqual(['root-3', 'child-3']);
+  });
+
+  it('refuses a taken explicit id, an empty outline and invalid JSON, writing nothing', async () => {
+    const id = await graph();
+    await expand(id, [{ title: 'One', nodeId: 'one' }]);
+    const taken = await expand(id, [{ title: 'Again', nodeId: 'one' }]);
+    expect([taken.status, taken.body.code]).toEqual([409, 'node_id_taken']);
+    expect((await expand(id, '   \n\n')).body.code).toBe('validation_failed');
+    expect((await expand(id, '[not json')).body.code).toBe('validation_failed');
+    expect((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes.length).toBe(1);
+  });
+});
+
+describe('transitions where upstream misbehaves (§2.9)', () => {
+  it('start is a claim; completed and cancelled are terminal until an explicit reopen; a cancelled dependency is named', async () => {
+    const id = await graph();
+    await expand(id, 'Base\n  Top\n');
+    expect((await act(id, 'top', 'start')).body.code).toBe('dependency_blocked');
+    expect((await act(id, 'top', 'complete')).body.code).toBe('dependency_blocked');
+    expect((await act(id, 'base', 'start')).status).toBe(200);
+    const other = await t.session({ name: 'other', parentId: agent.id });
+    expect((await act(id, 'base', 'start', {}, other.client)).body.code).toBe('already_claimed');
+    expect((await act(id, 'base', 'complete', {}, other.client)).body.code).toBe('forbidden');
+    await act(id, 'base', 'cancel');
+    const top = (await agent.client.get(`/v1/task-graphs/${id}/nodes/top`)).body.node;
+    expect(top).toMatchObject({ status: 'pending', waitingOn: [{ nodeId: 'base', status: 'cancelled' }], blockerReason: 'waiting on cancelled dependencies: base' });
+    expect((await act(id, 'base', 'complete')).body.code).toBe('invalid_transition');
+    expect((await act(id, 'base', 'reopen')).status).toBe(200);
+    expect(await ready(id)).toEqual(['base']);
+    await act(id, 'base', 'block', { reason: 'waiting for credentials' });
+    expect((await agent.client.get(`/v1/task-graphs/${id}/nodes/base`)).body.node).toMatchObject({ status: 'blocked', blockerReason: 'waiting for credentials' });
+    await act(id, 'base', 'complete');
+    expect(await ready(id)).toEqual(['top']);
+    expect((await act(id, 'base', 'complete')).body.code).toBe('invalid_transition');
+  });
+
+  it('the todo routes read the nodes but do not move them', async () => {
+    const id = await graph();
+    await expand(id, [{ title: 'Only' }]);
+    const item = (await agent.client.get(`/v1/todos?scope=metagit:${id}`)).body.items[0];
+    expect(item.title).toBe('Only');
+    for (const path of ['claim', 'done', 'block', 'reopen']) expect((await agent.client.post(`/v1/todos/${item.id}/${path}`, {})).body.code).toBe('managed_by_graph');
+    // next in the scope starts the first ready node, with the RFC's event.
+    const next = await agent.client.post('/v1/todos/next', { scope: `metagit:${id}` });
+    expect(next.body).toMatchObject({ claimed: true, item: { title: 'Only', status: 'in-progress' } });
+    expect(await events(id)).toContain('TaskStarted only');
+  });
+
+  it('an outsider cannot tell the graph from a missing one', async () => {
+    const id = await graph();
+    const stranger = await t.session({ name: 'stranger' });
+    for (const r of [await stranger.client.get(`/v1/task-graphs/${id}`), await stranger.client.post(`/v1/task-graphs/${id}/expand`, { outline: 'x' }), await stranger.client.get('/v1/task-graphs/nope')]) {
+      expect([r.status, r.body.code]).toEqual([404, 'task_graph_not_found']);
+    }
+  });
+});
+
+describe('races over HTTP', () => {
+  it('16 agents starting the ready nodes of a 200-node graph start each exactly once (50 rounds)', async () => {
+    const agents = await Promise.all(Array.from({ length: 16 }, (_, i) => t.session({ name: `racer-${i}`, parentId: agent.id })));
+    const outline = Array.from({ length: 200 }, (_, i) => `Node ${i}`).join('\n');
+    for (let round = 0; round < 50; round++) {
+      const id = await graph();
+      await expand(id, outline);
+      const started: string[] = [];
+      await Promise.all(
+        agents.map(async (a) => {
+          for (;;) {
+            const r = await a.client.post('/v1/todos/next', { scope: `metagit:${id}` });
+            if (!r.body.claimed) return;
+            started.push(r.body.item.title);
+          }
+        }),
+      );
+      expect(started.length).toBe(200);
+      expect(new Set(started).size).toBe(200);
+      const g = (await agent.client.get(`/v1/task-graphs/${id}`)).body.graph;
+      expect(g.counts.running).toBe(200);
+      expect((await events(id)).filter((e: string) => e.startsWith('TaskStarted')).length).toBe(200);
+    }
+  }, 240_000);
+
+  it('two concurrent completions of a node’s last two dependencies emit one TaskReady (20 rounds)', async () => {
+    const other = await t.session({ name: 'second', parentId: agent.id });
+    for (let round = 0; round < 20; round++) {
+      const id = await graph();
+      await expand(id, [{ title: 'A' }, { title: 'B' }, { title: 'C', dependsOn: ['a', 'b'] }]);
+      await act(id, 'a', 'start');
+      await act(id, 'b', 'start', {}, other.client);
+      await Promise.all([act(id, 'a', 'complete'), act(id, 'b', 'complete', {}, other.client)]);
+      expect((await events(id)).filter((e: string) => e === 'TaskReady c').length).toBe(1);
+      expect(await ready(id)).toEqual(['c']);
+    }
+  });
+});
