@@ -24,6 +24,7 @@ import { withTx } from '../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
+import { unstorable } from '../http/text.js';
 import {
   TASK_GRAPH_MAX_SUBTASKS,
   deriveFrontier,
@@ -194,14 +195,6 @@ async function configuredAgents(db: Db, graph: unknown): Promise<Set<string>> {
   if (named.length === 0) return new Set();
   const rows = await db<{ id: string }[]>`select id from agents where id = any(${named}::text[])`;
   return new Set(rows.map((r) => r.id));
-}
-
-/** Why `text` cannot be stored as Postgres text (UTF-8 without U+0000), or null when it can. */
-function unstorable(text: string | undefined): string | null {
-  if (text === undefined) return null;
-  if (text.includes('\u0000')) return 'a NUL character (U+0000)';
-  if (/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(text)) return 'an unpaired UTF-16 surrogate';
-  return null;
 }
 
 /**

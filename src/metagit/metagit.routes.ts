@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
+import { StoredText } from '../http/text.js';
 import type { Ctx } from '../todos/todos.service.js';
 import './metagit.scope.js';
 import {
@@ -32,12 +33,7 @@ import {
 } from './metagit.service.js';
 
 const tags = ['metagit task graphs'];
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-const Text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((v) => !v.includes('\u0000') && !LONE_SURROGATE.test(v), 'must be valid Unicode text without NUL or unpaired surrogates');
+const Text = StoredText;
 const Slug = z.string().regex(/^[\w.-]{1,128}$/, 'letters, digits, underscore, dot or hyphen; at most 128');
 
 const IntentFields = {

@@ -4,19 +4,14 @@
  * (`task.graph-run`, `task.graph-recover`, …) so a runner can pass them through unchanged.
  */
 import { z } from 'zod';
+import { StoredText } from '../../http/text.js';
 import { SCOPE_AUDIT_MAX_CHANGES, SCOPE_AUDIT_MAX_PATH_BYTES, TaskGraphFrontierSchema, TaskGraphPlanSchema, TaskGraphStateSchema, SubtaskStateSchema } from '../contract/index.js';
 import { RecoveryEntrySchema, TaskGraphRecord } from '../graphs.schemas.js';
 import { SESSION_WAIT_MAX_MS } from './dispatch.js';
 
 const Commit = z.string().max(64).describe('A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits');
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-/** Free text Coord stores: at most `max` characters of valid Unicode without U+0000 (Postgres text and jsonb hold nothing else). */
-const Text = (max: number) =>
-  z
-    .string()
-    .max(max)
-    .refine((v) => !v.includes('\u0000') && !LONE_SURROGATE.test(v), 'must be valid Unicode text without NUL (U+0000) or unpaired surrogates');
+const Text = StoredText;
 const Attempt = z.number().int().min(1).max(1_000_000).optional().describe('The dispatch attempt this call is about; a stale one is 409');
 const Path = Text(SCOPE_AUDIT_MAX_PATH_BYTES).min(1);
 
