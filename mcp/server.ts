@@ -57,8 +57,13 @@ export function errorResult(p: { code: string; status: number; message: string; 
   return { isError: true, content: [{ type: 'text', text: `${error.code} (${error.status}): ${error.message} Next: ${error.next}` }], structuredContent: { error } };
 }
 
+/** The text twin of a result: the JSON itself when short, else a pointer to structuredContent (one copy in the context, not two). */
+export const TEXT_RESULT_BYTES = 4096;
+
 function okResult(result: unknown): CallToolResult {
-  return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: { result } };
+  const json = JSON.stringify(result);
+  const text = json.length <= TEXT_RESULT_BYTES ? json : `${json.slice(0, 512)}… (${json.length} bytes; the whole result is in structuredContent.result)`;
+  return { content: [{ type: 'text', text }], structuredContent: { result } };
 }
 
 /** The problem of a non-2xx route answer (RFC 9457, with the contract's members when present). */
@@ -66,20 +71,24 @@ function problemOf(status: number, body: unknown) {
   const b = (body ?? {}) as Record<string, unknown>;
   const detail = typeof b.detail === 'string' ? b.detail : typeof b.title === 'string' ? b.title : `HTTP ${status}`;
   const fields = Array.isArray(b.errors) ? (b.errors as { path: string; message: string }[]).map((e) => `${e.path}: ${e.message}`).filter((f) => !detail.includes(f)) : [];
+  // Members beyond RFC 9457 and the contract's (`ids`, `owner`, `dependsOn`, `blockedBy`, …) are the machine-readable facts.
+  const standard = new Set(['type', 'title', 'status', 'detail', 'instance', 'code', 'errors', 'stage', 'message', 'recoverable', 'taskId', 'details']);
+  const extra = Object.fromEntries(Object.entries(b).filter(([k]) => !standard.has(k)));
+  const details = b.details ?? (Array.isArray(b.errors) ? b.errors : undefined);
   return {
     code: typeof b.code === 'string' ? b.code : `http_${status}`,
     status,
     message: fields.length ? `${detail} ${fields.join('; ')}` : detail,
     recoverable: typeof b.recoverable === 'boolean' ? b.recoverable : undefined,
     stage: typeof b.stage === 'string' ? b.stage : undefined,
-    details: b.details ?? (Array.isArray(b.errors) ? b.errors : undefined),
+    details: Object.keys(extra).length ? { ...(details && typeof details === 'object' && !Array.isArray(details) ? details : details ? { errors: details } : {}), ...extra } : details,
   };
 }
 
 /** Refuses arguments the schema does not name, and missing required ones, before anything is called. */
 function checkArgs(schema: JsonSchema, args: Record<string, unknown>): string | null {
   const props = (schema.properties ?? {}) as Record<string, unknown>;
-  const unknown = Object.keys(args).filter((k) => !(k in props));
+  const unknown = Object.keys(args).filter((k) => !Object.hasOwn(props, k));
   if (unknown.length) return `unknown argument${unknown.length > 1 ? 's' : ''}: ${unknown.join(', ')}`;
   const missing = ((schema.required as string[] | undefined) ?? []).filter((k) => args[k] === undefined);
   if (missing.length) return `missing argument${missing.length > 1 ? 's' : ''}: ${missing.join(', ')}`;
@@ -135,7 +144,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
     const args = (req.params.arguments ?? {}) as Record<string, unknown>;
     const l = local.get(name);
     const b = byName.get(name);
-    if (!l && !b) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"`);
+    if (!l && !b) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"; tools/list names the tools of the chosen sets`);
     const wrong = checkArgs(l ? l.inputSchema : b!.inputSchema, args);
     if (wrong) return errorResult({ code: 'validation_failed', status: 400, message: wrong });
     if (b) return callApi(opts.backend, b, args);

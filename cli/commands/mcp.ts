@@ -12,7 +12,7 @@ const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}
 export function mcpCommand(io: Io, setExit: (code: number) => void, opts: { stop: AbortSignal }): Command {
   return new Command('mcp')
     .description('Serve Coord’s tools over MCP on stdio, for an agent’s MCP client to launch')
-    .option('--tools <sets>', 'tool sets: todo, scenario, events, graph, graph-runner, or all (default todo,events,graph)')
+    .option('--tools <sets>', 'tool sets: todo, scenario, events, graph, graph-runner, metagit, or all (default todo,events,graph)')
     .option('--root <repository>', 'the git repository the runner tools work in (default: the current directory)')
     .addHelpText(
       'after',

@@ -32,7 +32,7 @@ async function allGraphs(client: CoordClient): Promise<TaskGraph[]> {
 async function graphOf(client: CoordClient, nodeId: string, graphId?: string): Promise<string> {
   if (graphId) return graphId;
   const holding = (await allGraphs(client)).filter((g) => g.nodes.some((n) => n.nodeId === nodeId));
-  if (holding.length === 0) throw new UsageError(`task node not found: ${nodeId}`);
+  if (holding.length === 0) throw new Error(`task node not found: ${nodeId} (in no graph you can see)`);
   if (holding.length > 1) throw new UsageError(`ambiguous node_id '${nodeId}' (in ${holding.map((g) => g.graphId).join(', ')}); pass --graph-id`);
   return holding[0].graphId;
 }
@@ -81,7 +81,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
       run<{ graphId: string; fromOutline?: string }>(async (ctx) => {
         const text = ctx.opts.fromOutline ? readFileSync(ctx.opts.fromOutline, 'utf8') : await readStdin(ctx.io);
         const r = await ctx.client().taskGraphs.expand(ctx.opts.graphId, text);
-        ctx.out.result([`Added ${r.added.length} nodes to ${ctx.opts.graphId}: ${r.added.join(', ')}`, ...nodeRows(r.graph.nodes)], { added: r.added, graph: r.graph });
+        ctx.out.result([`Added ${r.added.length} nodes to ${ctx.opts.graphId}: ${r.added.map((n) => n.nodeId).join(', ')}`, ...nodeRows(r.added)], r);
       }),
     );
 
@@ -94,6 +94,8 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .addHelpText('after', examples(['coord task list', 'coord task list --graph-id release', 'coord task list --status ready']))
     .action(
       run<{ graphId?: string; status?: string }>(async (ctx) => {
+        const statuses = ['pending', 'ready', 'blocked', 'running', 'completed', 'cancelled'];
+        if (ctx.opts.status && !statuses.includes(ctx.opts.status)) throw new UsageError(`--status must be one of ${statuses.join(', ')}`);
         const c = ctx.client();
         if (!ctx.opts.graphId && !ctx.opts.status) {
           const graphs = (await c.taskGraphs.list()).graphs;
@@ -143,9 +145,8 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         run<{ nodeId: string; graphId?: string }>(async (ctx) => {
           const c = ctx.client();
           const id = await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId);
-          const g = await c.taskGraphs[name](id, ctx.opts.nodeId);
-          const n = g.nodes.find((x) => x.nodeId === ctx.opts.nodeId)!;
-          ctx.out.result(`${id}/${n.nodeId}: ${n.status}; ready now: ${g.nodes.filter((x) => x.status === 'ready').map((x) => x.nodeId).join(', ') || '-'}`, n);
+          const { node: n, graph: g } = await c.taskGraphs[name](id, ctx.opts.nodeId);
+          ctx.out.result(`${id}/${n.nodeId}: ${n.status}; ready now: ${g.readyNow.join(', ') || '-'}`, n);
         }),
       );
   transition('start', 'Start a ready node (a claim: one agent wins)');
@@ -164,7 +165,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
       run<{ nodeId: string; reason: string; graphId?: string }>(async (ctx) => {
         const c = ctx.client();
         const id = await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId);
-        const n = (await c.taskGraphs.block(id, ctx.opts.nodeId, ctx.opts.reason)).nodes.find((x) => x.nodeId === ctx.opts.nodeId)!;
+        const n = (await c.taskGraphs.block(id, ctx.opts.nodeId, ctx.opts.reason)).node;
         ctx.out.result(`${id}/${n.nodeId}: ${n.status} (${n.blockerReason})`, n);
       }),
     );
@@ -185,7 +186,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         const o = ctx.opts;
         const c = ctx.client();
         const id = await graphOf(c, o.nodeId, o.graphId);
-        const n = (await c.taskGraphs.bindAcl(id, o.nodeId, { agentId: o.agentId, branch: o.branch, leaseId: o.leaseId, worktreeId: o.worktreeId, pattern: o.pattern })).nodes.find((x) => x.nodeId === o.nodeId)!;
+        const n = (await c.taskGraphs.bindAcl(id, o.nodeId, { agentId: o.agentId, branch: o.branch, leaseId: o.leaseId, worktreeId: o.worktreeId, pattern: o.pattern })).node;
         const acl = n.acl as { commands: string[] };
         ctx.out.result([`Bound ${o.agentId} to ${id}/${n.nodeId}; suggested commands:`, ...acl.commands.map((x) => `  ${x}`)], n);
       }),

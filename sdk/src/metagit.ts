@@ -13,6 +13,9 @@ type Schemas = components['schemas'];
 export type TaskIntent = Schemas['TaskIntent'];
 export type TaskGraph = Schemas['TaskGraph'];
 export type TaskNode = Schemas['TaskNode'];
+/** A node write's answer: the node, and the graph's status, counts and ready set (not every node). */
+export type TaskNodeResult = Schemas['TaskNodeResult'];
+export type TaskGraphSummaryAfterWrite = Schemas['TaskGraphSummaryAfterWrite'];
 export type CreateTaskGraphInput = Schemas['CreateTaskGraph'];
 export type CreateTaskIntentInput = Schemas['CreateTaskIntent'];
 export type ExpandInput = Schemas['ExpandTaskGraph'];
@@ -38,9 +41,8 @@ export class TaskGraphsApi {
   }
 
   /** Adds nodes from an indented outline or a list of items, deterministically and all-or-nothing (`…/expand`). */
-  async expand(id: string, outline: ExpandInput['outline']): Promise<{ added: string[]; graph: TaskGraph }> {
-    const r = await this.t.unwrap('POST /v1/task-graphs/{id}/expand', this.t.api.POST('/v1/task-graphs/{id}/expand', { params: { path: { id } }, body: { outline } }));
-    return { added: r.result.added, graph: r.graph };
+  async expand(id: string, outline: ExpandInput['outline']): Promise<{ added: TaskNode[]; graph: TaskGraphSummaryAfterWrite }> {
+    return this.t.unwrap('POST /v1/task-graphs/{id}/expand', this.t.api.POST('/v1/task-graphs/{id}/expand', { params: { path: { id } }, body: { outline } }));
   }
 
   /** The ready nodes (`…/ready`, metagit `task ready`). */
@@ -53,39 +55,44 @@ export class TaskGraphsApi {
     return (await this.t.unwrap('GET /v1/task-graphs/{id}/nodes/{nodeId}', this.t.api.GET('/v1/task-graphs/{id}/nodes/{nodeId}', { params: { path: { id, nodeId } } }))).node;
   }
 
-  private async transition(verb: 'start' | 'complete' | 'cancel' | 'reopen', id: string, nodeId: string): Promise<TaskGraph> {
+  private async transition(verb: 'start' | 'complete' | 'cancel' | 'reopen', id: string, nodeId: string): Promise<TaskNodeResult> {
     const path = `/v1/task-graphs/{id}/nodes/{nodeId}/${verb}` as '/v1/task-graphs/{id}/nodes/{nodeId}/start';
-    return (await this.t.unwrap(`POST ${path}`, this.t.api.POST(path, { params: { path: { id, nodeId } }, body: {} }))).graph;
+    return this.t.unwrap(`POST ${path}`, this.t.api.POST(path, { params: { path: { id, nodeId } }, body: {} }));
   }
 
   /** Starts a ready node: a claim owned by this session (one winner). */
-  start(id: string, nodeId: string): Promise<TaskGraph> {
+  start(id: string, nodeId: string): Promise<TaskNodeResult> {
     return this.transition('start', id, nodeId);
   }
 
   /** Completes a node (ready, running or blocked); dependents become ready. */
-  complete(id: string, nodeId: string): Promise<TaskGraph> {
+  complete(id: string, nodeId: string): Promise<TaskNodeResult> {
     return this.transition('complete', id, nodeId);
   }
 
   /** Cancels a node; its dependents stay pending and name it. */
-  cancel(id: string, nodeId: string): Promise<TaskGraph> {
+  cancel(id: string, nodeId: string): Promise<TaskNodeResult> {
     return this.transition('cancel', id, nodeId);
   }
 
   /** Reopens a blocked, cancelled or completed node. */
-  reopen(id: string, nodeId: string): Promise<TaskGraph> {
+  reopen(id: string, nodeId: string): Promise<TaskNodeResult> {
     return this.transition('reopen', id, nodeId);
   }
 
   /** Blocks a node with a reason. */
-  async block(id: string, nodeId: string, reason: string): Promise<TaskGraph> {
-    return (await this.t.unwrap('POST /v1/task-graphs/{id}/nodes/{nodeId}/block', this.t.api.POST('/v1/task-graphs/{id}/nodes/{nodeId}/block', { params: { path: { id, nodeId } }, body: { reason } }))).graph;
+  async block(id: string, nodeId: string, reason: string): Promise<TaskNodeResult> {
+    return this.t.unwrap('POST /v1/task-graphs/{id}/nodes/{nodeId}/block', this.t.api.POST('/v1/task-graphs/{id}/nodes/{nodeId}/block', { params: { path: { id, nodeId } }, body: { reason } }));
   }
 
   /** Stores an ACL binding and its suggested commands (hints only; no side effect). */
-  async bindAcl(id: string, nodeId: string, input: AclInput): Promise<TaskGraph> {
-    return (await this.t.unwrap('PUT /v1/task-graphs/{id}/nodes/{nodeId}/acl', this.t.api.PUT('/v1/task-graphs/{id}/nodes/{nodeId}/acl', { params: { path: { id, nodeId } }, body: input }))).graph;
+  async bindAcl(id: string, nodeId: string, input: AclInput): Promise<TaskNodeResult> {
+    return this.t.unwrap('PUT /v1/task-graphs/{id}/nodes/{nodeId}/acl', this.t.api.PUT('/v1/task-graphs/{id}/nodes/{nodeId}/acl', { params: { path: { id, nodeId } }, body: input }));
+  }
+
+  /** Reopens a cancelled graph. */
+  async reopenGraph(id: string): Promise<TaskGraph> {
+    return (await this.t.unwrap('POST /v1/task-graphs/{id}/reopen', this.t.api.POST('/v1/task-graphs/{id}/reopen', { params: { path: { id } } }))).graph;
   }
 
   /** Cancels the whole graph. */

@@ -13,8 +13,8 @@
  */
 import { findCycle } from '../lib/dag.js';
 
-/** Node ids (and graph and intent ids): the RFC's slug pattern, at most 128 characters. */
-export const SLUG_ID = /^[\w.-]{1,128}$/;
+/** Node ids (and graph and intent ids): the RFC's slug pattern, at most 128 characters, not `.` or `..` (path segments). */
+export const SLUG_ID = /^(?!\.+$)[\w.-]{1,128}$/;
 export const MAX_EXPAND_NODES = 1000;
 
 export interface OutlineItem {
@@ -55,7 +55,7 @@ function unique(base: string, taken: Set<string>): string {
 
 /** The items of an indented outline text: titles with their parent line (by indentation). */
 function parseText(text: string): { title: string; parent: number | null }[] {
-  const lines = text.split(/\r?\n/).filter((l) => l.trim() !== '');
+  const lines = text.split(/\r\n|\r|\n/).filter((l) => l.trim() !== '');
   const out: { title: string; parent: number | null; indent: number }[] = [];
   for (const line of lines) {
     const indent = /^[ \t]*/.exec(line)![0].length;
@@ -79,20 +79,30 @@ function parseText(text: string): { title: string; parent: number | null }[] {
 export function expandOutline(outline: string | unknown[], existing: ReadonlySet<string>): ExpandResult {
   let items: { title: string; requested: string | null; explicit: boolean; deps: string[] | null; parent: number | null; project: string | null; repository: string | null }[];
   if (typeof outline === 'string') {
-    const text = outline.trim().startsWith('[') ? null : outline;
-    if (text === null) {
+    // A JSON list when the text parses as one; otherwise an outline (`[WIP] Root` is a title).
+    if (outline.trim().startsWith('[')) {
+      let parsed: unknown;
       try {
-        return expandOutline(JSON.parse(outline) as unknown[], existing);
-      } catch (err) {
-        return { ok: false, code: 'outline_invalid', message: `invalid JSON outline: ${(err as Error).message}` };
+        parsed = JSON.parse(outline);
+      } catch {
+        parsed = undefined;
       }
+      if (Array.isArray(parsed)) return expandOutline(parsed, existing);
     }
+    const text = outline;
     items = parseText(text).map((l) => ({ title: l.title, requested: null, explicit: false, deps: null, parent: l.parent, project: null, repository: null }));
   } else if (Array.isArray(outline)) {
     items = [];
+    const KEYS = new Set(['title', 'nodeId', 'dependsOn', 'project', 'repository']);
     for (const [i, raw] of outline.entries()) {
-      const item = (raw !== null && typeof raw === 'object' ? raw : { title: String(raw) }) as OutlineItem;
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, code: 'outline_invalid', message: `outline item ${i} must be an object {title, nodeId?, dependsOn?, project?, repository?}` };
+      const extra = Object.keys(raw).find((k) => !KEYS.has(k));
+      if (extra !== undefined) return { ok: false, code: 'outline_invalid', message: `outline item ${i} has an unknown field "${extra.slice(0, 64)}"` };
+      const item = raw as OutlineItem;
       if (typeof item.title !== 'string') return { ok: false, code: 'outline_invalid', message: `outline item ${i} requires a title` };
+      for (const key of ['project', 'repository'] as const) {
+        if (item[key] !== undefined && (typeof item[key] !== 'string' || item[key]!.length > 300)) return { ok: false, code: 'outline_invalid', message: `outline item ${i}: ${key} must be a string of at most 300 characters` };
+      }
       if (item.nodeId !== undefined && (typeof item.nodeId !== 'string' || !SLUG_ID.test(item.nodeId))) {
         return { ok: false, code: 'outline_invalid', message: `outline item ${i}: nodeId must match [A-Za-z0-9_.-]{1,128}` };
       }

@@ -29,6 +29,7 @@ import {
   listTaskGraphs,
   readyNodes,
   reopenNode,
+  reopenTaskGraph,
   startNode,
 } from './metagit.service.js';
 
@@ -107,7 +108,32 @@ const Graph = z
 
 const Params = z.object({ id: z.string().max(200).describe('The graph id') });
 const NodeParams = z.object({ id: z.string().max(200), nodeId: z.string().max(200) });
-const WithGraph = z.object({ result: z.unknown().optional(), graph: Graph });
+
+/** What a write answers besides its node(s): status, counts and the ready set — never every node. */
+const GraphSummary = z
+  .object({
+    graphId: z.string(),
+    title: z.string(),
+    rootIntentId: z.string(),
+    objectiveId: z.string().nullable(),
+    handoffId: z.string().nullable(),
+    status: z.enum(['active', 'completed', 'cancelled']),
+    scope: z.string(),
+    counts: z.record(z.string(), z.number().int()),
+    readyNow: z.array(z.string()).describe('The ready node ids after this change'),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    revision: z.number().int(),
+  })
+  .meta({ id: 'TaskGraphSummaryAfterWrite' });
+const NodeResult = z.object({ node: Node, graph: GraphSummary }).meta({ id: 'TaskNodeResult' });
+
+/** The node and graph summary a transition answers. */
+async function nodeResult(p: Promise<{ graph: { nodes: { nodeId: string }[] }; summary: unknown }>, nodeId: string) {
+  const out = await p;
+  return { node: out.graph.nodes.find((n) => n.nodeId === nodeId)!, graph: out.summary } as never;
+}
 
 const OutlineItem = z.strictObject({
   title: Text(2000),
@@ -216,6 +242,12 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
   );
 
   r.post(
+    '/v1/task-graphs/:id/reopen',
+    { schema: { tags, summary: 'Reopen a cancelled task graph', params: Params, response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') } } },
+    async (req) => ({ graph: await reopenTaskGraph(ctx(req), req.params.id) }),
+  );
+
+  r.post(
     '/v1/task-graphs/:id/expand',
     {
       schema: {
@@ -228,12 +260,16 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         params: Params,
         body: z.strictObject({ outline: z.union([Text(1024 * 1024), z.array(OutlineItem).max(1000)]) }).meta({ id: 'ExpandTaskGraph' }),
         response: {
-          200: z.object({ result: z.object({ added: z.array(z.string()) }), graph: Graph }),
+          200: z.object({ added: z.array(Node).describe('The new nodes, in outline order'), graph: GraphSummary }),
           ...problemResponses('task_graph_not_found', 'node_id_taken', 'dependency_not_found', 'dependency_cycle', 'title_too_long', 'invalid_transition', 'payload_too_large'),
         },
       },
     },
-    async (req) => expandTaskGraph(ctx(req), req.params.id, req.body.outline),
+    async (req) => {
+      const out = await expandTaskGraph(ctx(req), req.params.id, req.body.outline);
+      const added = new Set(out.result.added);
+      return { added: out.graph.nodes.filter((n) => added.has(n.nodeId)), graph: out.summary } as never;
+    },
   );
 
   r.get(
@@ -244,8 +280,8 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
 
   const transitions = [
     ['start', 'Start a ready node: a claim owned by the calling session (one winner)', startNode, ['claim_requires_session', 'already_claimed', 'dependency_blocked', 'invalid_transition']],
-    ['complete', 'Complete a node (ready, running or blocked); dependents become ready', completeNode, ['dependency_blocked', 'invalid_transition', 'forbidden']],
-    ['cancel', 'Cancel a node; its dependents stay pending and name it', cancelNode, ['invalid_transition']],
+    ['complete', 'Complete a node (ready, running or blocked); dependents become ready', completeNode, ['dependency_blocked', 'invalid_transition', 'forbidden', 'already_claimed']],
+    ['cancel', 'Cancel a node; its dependents stay pending and name it', cancelNode, ['invalid_transition', 'forbidden']],
     ['reopen', 'Reopen a blocked, cancelled or completed node', reopenNode, ['invalid_transition']],
   ] as const;
   for (const [path, summary, fn, codes] of transitions) {
@@ -257,10 +293,10 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
           summary,
           params: NodeParams,
           body: z.strictObject({}).nullish(),
-          response: { 200: WithGraph, ...problemResponses('task_graph_not_found', 'task_node_not_found', ...codes) },
+          response: { 200: NodeResult, ...problemResponses('task_graph_not_found', 'task_node_not_found', ...codes) },
         },
       },
-      async (req) => fn(ctx(req), req.params.id, req.params.nodeId),
+      async (req) => nodeResult(fn(ctx(req), req.params.id, req.params.nodeId), req.params.nodeId),
     );
   }
 
@@ -272,10 +308,10 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         summary: 'Block a node with a reason (metagit `task block --reason`)',
         params: NodeParams,
         body: z.strictObject({ reason: Text(2000) }),
-        response: { 200: WithGraph, ...problemResponses('task_graph_not_found', 'task_node_not_found', 'invalid_transition', 'forbidden', 'note_too_long') },
+        response: { 200: NodeResult, ...problemResponses('task_graph_not_found', 'task_node_not_found', 'invalid_transition', 'forbidden', 'note_too_long', 'dependency_blocked') },
       },
     },
-    async (req) => blockNode(ctx(req), req.params.id, req.params.nodeId, req.body.reason),
+    async (req) => nodeResult(blockNode(ctx(req), req.params.id, req.params.nodeId, req.body.reason), req.params.nodeId),
   );
 
   r.put(
@@ -287,15 +323,15 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         params: NodeParams,
         body: z.strictObject({
           agentId: Slug,
-          branch: Text(300).optional(),
+          branch: Text(300).min(1).optional(),
           leaseId: Text(200).optional(),
           worktreeId: Text(200).optional(),
           claimIds: z.array(Text(200)).max(100).optional(),
           pattern: Text(500).optional().describe('The claim pattern (default **/*)'),
         }),
-        response: { 200: WithGraph, ...problemResponses('task_graph_not_found', 'task_node_not_found') },
+        response: { 200: NodeResult, ...problemResponses('task_graph_not_found', 'task_node_not_found', 'invalid_transition') },
       },
     },
-    async (req) => bindAcl(ctx(req), req.params.id, req.params.nodeId, req.body),
+    async (req) => nodeResult(bindAcl(ctx(req), req.params.id, req.params.nodeId, req.body), req.params.nodeId),
   );
 }

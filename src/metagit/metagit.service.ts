@@ -30,6 +30,11 @@ import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/even
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
 import { guardedClaim, type Ctx } from '../todos/todos.service.js';
+import type { Principal } from '../auth/principal.js';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { unstorable } from '../http/text.js';
+import { onSessionStopped } from '../sessions/sessions.service.js';
 import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
 
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
@@ -144,6 +149,14 @@ function toGraph(g: GraphRow, rows: NodeRow[]) {
 
 export type TaskGraphView = ReturnType<typeof toGraph>;
 
+/** What a write answers besides its node: the graph's status, counts and ready set, not every node. */
+function toSummary(g: GraphRow, rows: NodeRow[]) {
+  const { nodes: _nodes, ...rest } = toGraph(g, rows);
+  return { ...rest, readyNow: rows.filter((r) => nodeStatus(r) === 'ready').map((r) => r.node_id) };
+}
+
+export type TaskGraphSummaryView = ReturnType<typeof toSummary>;
+
 function graphNotFound(id: string): never {
   fail('task_graph_not_found', `task graph not found: ${id.slice(0, 128)}`);
 }
@@ -202,25 +215,76 @@ async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.Transact
     const g = await loadGraph(ctx, tx, id);
     const before = await loadNodes(tx, id);
     const previous = g.status;
-    const op = await fn(tx, g, new Map(before.map((r) => [r.node_id, r])));
+    const stranded = await reopenStranded(tx, ctx.config, g);
+    const current = stranded.length ? await loadNodes(tx, id) : before;
+    const op = await fn(tx, g, new Map(current.map((r) => [r.node_id, r])));
     const after = await loadNodes(tx, id);
-    const wasReady = new Set(before.filter((r) => nodeStatus(r) === 'ready').map((r) => r.node_id));
-    const nowReady = after.filter((r) => nodeStatus(r) === 'ready' && !wasReady.has(r.node_id)).map((r) => r.node_id);
+    const statusOf = (rows: NodeRow[]) => new Map(rows.map((r) => [r.node_id, nodeStatus(r)]));
+    const was = statusOf(before);
+    const nowReady = after.filter((r) => nodeStatus(r) === 'ready' && was.get(r.node_id) !== 'ready').map((r) => r.node_id);
+    const demoted = after.filter((r) => nodeStatus(r) === 'pending' && was.get(r.node_id) === 'ready').map((r) => r.node_id);
     const status = g.status === 'cancelled' ? 'cancelled' : after.length > 0 && after.every((r) => nodeStatus(r) === 'completed') ? 'completed' : 'active';
-    const changed = (op.events?.length ?? 0) > 0 || nowReady.length > 0 || status !== previous;
+    const changed = stranded.length > 0 || (op.events?.length ?? 0) > 0 || nowReady.length > 0 || demoted.length > 0 || status !== previous;
     let record = g;
     if (changed) {
       const [u] = await tx<GraphRow[]>`
         update task_graphs set status = ${status}, updated_at = now(), revision = revision + 1 where id = ${id} returning *`;
       record = { ...u, creator_root: g.creator_root };
-      const events = (op.events ?? []).map((e) => event(record, e.type, e.payload, record.revision));
+      const events = stranded.map((s) => event(record, 'TaskReopened', { nodeId: s.nodeId, from: 'running', cause: s.cause, status: 'ready' }, record.revision));
+      events.push(...(op.events ?? []).map((e) => event(record, e.type, e.payload, record.revision)));
       for (const nodeId of nowReady) events.push(event(record, 'TaskReady', { nodeId, status: 'ready' }, record.revision));
+      for (const nodeId of demoted) events.push(event(record, 'TaskPending', { nodeId, status: 'pending' }, record.revision));
       if (status !== previous) events.push(event(record, 'TaskGraphStatusChanged', { from: previous, to: status, status }, record.revision));
       await appendEvents(tx, events);
     }
-    return { result: op.result, graph: toGraph(record, after) };
+    return { result: op.result, graph: toGraph(record, after), summary: toSummary(record, after) };
   });
 }
+
+/**
+ * Reopens the graph's running nodes whose starter is gone — its session stopped, or its claim
+ * lease (`claim_lease`) expired — so they read ready again: a metagit start is a todo claim, and
+ * stranded claims come back (seed 000). Done by every write to the graph, the session stop, and
+ * the sweep, so the RFC's events (`TaskReopened`, `TaskReady`) are written for it.
+ */
+async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: GraphRow): Promise<{ nodeId: string; cause: string }[]> {
+  const ms = config.todo.claimLeaseMs;
+  const rows = await tx<{ node_id: string; cause: string }[]>`
+    with s as (
+      select t.id, case when os.status is distinct from 'active' then 'session-stopped' else 'lease-expired' end as cause
+        from todos t left join sessions os on os.id = t.owner
+       where t.scope = ${g.scope} and t.status = 'in-progress'
+         and (os.status is distinct from 'active' or (${ms}::float8 > 0 and t.progress_at + make_interval(secs => ${ms}::float8 / 1000) <= now()))
+       for update of t),
+    u as (
+      update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
+        from s where t.id = s.id returning t.id, s.cause)
+    select n.node_id, u.cause from u join task_nodes n on n.todo_id = u.id order by n.node_id`;
+  if (rows.length) touched(tx, g);
+  return rows.map((r) => ({ nodeId: r.node_id, cause: r.cause }));
+}
+
+/** The principal the sweep and the session-stop hook act as (sees every graph). */
+const SYSTEM: Principal = { kind: 'user', id: 'system:sweep', name: 'sweep' };
+
+/** Reopens stranded starts of every graph that has one (the sweep's step; see {@link reopenStranded}). */
+export async function sweepStrandedNodes(sql: Sql, config: Config): Promise<number> {
+  const ms = config.todo.claimLeaseMs;
+  const graphs = await sql<{ id: string; n: number }[]>`
+    select substr(t.scope, 9) as id, count(*)::int as n from todos t left join sessions os on os.id = t.owner
+     where t.status = 'in-progress' and t.scope like 'metagit:%'
+       and (os.status is distinct from 'active' or (${ms}::float8 > 0 and t.progress_at + make_interval(secs => ${ms}::float8 / 1000) <= now()))
+     group by 1 limit 1000`;
+  for (const g of graphs) await withTaskGraph({ sql, config, principal: SYSTEM }, g.id, async () => ({ result: null }));
+  return graphs.reduce((a, g) => a + g.n, 0);
+}
+
+// A stopped session's started nodes come back at once, with their events.
+onSessionStopped(async (sql, config, sessionId) => {
+  const graphs = await sql<{ id: string }[]>`
+    select distinct substr(scope, 9) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'metagit:%'`;
+  for (const g of graphs) await withTaskGraph({ sql, config, principal: SYSTEM }, g.id, async () => ({ result: null }));
+});
 
 // ---------------------------------------------------------------------------------------------
 // Intents
@@ -291,19 +355,27 @@ export async function createIntent(ctx: Ctx, input: IntentInput): Promise<Intent
   return toIntent(await insertIntent(ctx, ctx.sql, id, input));
 }
 
-/** `GET /v1/intents/{id}`. Intents are visible to every principal of the server (they carry no work). */
+/** SQL: the intents `p` may see (alias `i`): users all; sessions those created in their subtree. */
+function intentVisible(db: postgres.Sql, p: Principal) {
+  if (p.kind === 'user') return db`true`;
+  if (p.graphId !== null) return db`false`;
+  return db`exists (select 1 from sessions cs where cs.id = i.created_by and cs.root_id = ${p.rootId})`;
+}
+
+/** `GET /v1/intents/{id}`: users, and sessions of the subtree that created it; anyone else 404. */
 export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
-  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select * from intents where id = ${id}` : [];
+  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select i.* from intents i where i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}` : [];
   if (!row) fail('intent_not_found', `intent not found: ${id.slice(0, 128)}`);
   return toIntent(row);
 }
 
-/** `GET /v1/intents`: by id, keyset-paginated (page ≤ list_limit). */
+/** `GET /v1/intents`: the intents the caller may see, by id, keyset-paginated (page ≤ list_limit). */
 export async function listIntents(ctx: Ctx, input: { limit?: number; cursor?: string }) {
   const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
   if (input.cursor !== undefined && !SLUG_ID.test(input.cursor)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
   const rows = await ctx.sql<IntentRow[]>`
-    select * from intents where ${input.cursor ? ctx.sql`id collate "C" > ${input.cursor}` : ctx.sql`true`} order by id collate "C" limit ${limit + 1}`;
+    select i.* from intents i where ${intentVisible(ctx.sql, ctx.principal)}
+       and ${input.cursor ? ctx.sql`i.id collate "C" > ${input.cursor}` : ctx.sql`true`} order by i.id collate "C" limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return { intents: page.map(toIntent), nextCursor: more ? page[page.length - 1].id : null };
@@ -381,6 +453,15 @@ export async function cancelTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphVi
   return out.graph;
 }
 
+/** `POST /v1/task-graphs/{id}/reopen`: a cancelled graph is active again (completed when every node is). Idempotent. */
+export async function reopenTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphView> {
+  const out = await withTaskGraph(ctx, id, async (_tx, g) => {
+    if (g.status === 'cancelled') g.status = 'active';
+    return { result: null };
+  });
+  return out.graph;
+}
+
 /**
  * `POST /v1/task-graphs/{id}/expand` (RFC `task expand`; §2.4 with Coord's deterministic rules,
  * metagit.outline.ts): adds the nodes and edges in one transaction — all or nothing — with one
@@ -400,6 +481,10 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
       fail('validation_failed', r.message);
     }
     for (const n of r.nodes) {
+      for (const [what, v] of [['title', n.title], ['project', n.project ?? undefined], ['repository', n.repository ?? undefined]] as const) {
+        const why = unstorable(v);
+        if (why) fail('validation_failed', `node "${n.nodeId}" ${what} contains ${why}`);
+      }
       if (bytes(n.title) > maxTitle) fail('title_too_long', `node "${n.nodeId}" title is ${bytes(n.title)} bytes; the limit is ${maxTitle} bytes`, { limit: maxTitle });
     }
     const count = r.nodes.length;
@@ -449,6 +534,11 @@ function refuseStatus(graphId: string, n: NodeRow, act: string): never {
   throw new DomainError('invalid_transition', `node ${graphId}/${n.node_id} is ${status}: cannot ${act} it${status === 'completed' || status === 'cancelled' ? ' (reopen it first)' : ''}`, { nodeStatus: status });
 }
 
+/** 409 when the graph is cancelled: its nodes do not move until the graph is reopened. */
+function requireActive(g: GraphRow): void {
+  if (g.status === 'cancelled') fail('invalid_transition', `task graph "${g.id}" is cancelled: reopen it (POST /v1/task-graphs/${g.id}/reopen) first`);
+}
+
 /** Wakes this replica's and other replicas' readers of the graph's topic after commit (engine writes). */
 function touched(tx: postgres.TransactionSql, g: GraphRow): void {
   noteTopics(tx, [topicOf(g.scope)]);
@@ -464,6 +554,7 @@ export async function startNode(ctx: Ctx, id: string, nodeId: string) {
   const p = ctx.principal;
   if (p.kind !== 'session') fail('claim_requires_session', 'starting a node is a claim: it needs a session identity');
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
     if (status === 'running') throw new DomainError('already_claimed', `node ${id}/${nodeId} is already running (owner ${n.owner})`, { owner: n.owner });
@@ -485,12 +576,19 @@ export async function startNode(ctx: Ctx, id: string, nodeId: string) {
 export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
   const p = ctx.principal;
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
     if (status === 'running' && n.owner !== p.id && p.kind !== 'user') fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator completes it`);
+    if (status === 'blocked' && n.unfinished_deps > 0) {
+      // Blocking never skips the DAG: a blocked node completes only once its dependencies have.
+      throw new DomainError('dependency_blocked', `node ${id}/${nodeId} waits on unfinished dependencies: ${n.depends_on.join(', ')}`, { dependsOn: n.depends_on });
+    }
     if (status === 'ready') {
-      await tx`update todos set status = 'in-progress', owner = ${p.id}, progress_at = now(), revision = revision + 1, updated_at = now()
-                where id = ${n.todo_id} and status = 'todo' and owner is null and unfinished_deps = 0`;
+      // Started and completed in one step; `next` may have started it meanwhile (it takes no graph lock).
+      const started = await tx`update todos set status = 'in-progress', owner = ${p.id}, progress_at = now(), revision = revision + 1, updated_at = now()
+                where id = ${n.todo_id} and status = 'todo' and owner is null and unfinished_deps = 0 returning id`;
+      if (started.length === 0) throw new DomainError('already_claimed', `node ${id}/${nodeId} was just started by another session`, {});
     } else if (status !== 'running' && status !== 'blocked') {
       refuseStatus(id, n, 'complete');
     }
@@ -507,6 +605,7 @@ export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: st
   if (!text) fail('validation_failed', 'reason is required');
   if (bytes(text) > ctx.config.todo.maxNote) fail('note_too_long', `reason is ${bytes(text)} bytes; the limit is ${ctx.config.todo.maxNote} bytes`, { limit: ctx.config.todo.maxNote });
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
     if (status === 'completed' || status === 'cancelled') refuseStatus(id, n, 'block');
@@ -523,10 +622,14 @@ export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: st
 export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
   const p = ctx.principal;
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
     if (status === 'cancelled') return { result: { nodeId } };
     if (status === 'completed') refuseStatus(id, n, 'cancel');
+    if ((status === 'running' || status === 'blocked') && n.owner !== p.id && p.kind !== 'user') {
+      fail('forbidden', `node ${id}/${nodeId} is ${status} for ${n.owner}; only its owner or an operator cancels it`);
+    }
     await tx`update task_nodes set cancelled_at = now() where graph_id = ${id} and node_id = ${nodeId}`;
     await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = 'cancelled', progress_at = null, revision = revision + 1, updated_at = now()
               where id = ${n.todo_id}`;
@@ -542,15 +645,23 @@ export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
  */
 export async function reopenNode(ctx: Ctx, id: string, nodeId: string) {
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
-    if (status === 'ready' || status === 'pending' || status === 'running') refuseStatus(id, n, 'reopen');
+    if (status === 'ready' || status === 'pending' || status === 'running') {
+      throw new DomainError('invalid_transition', `node ${id}/${nodeId} is ${status}: only a blocked, cancelled or completed node is reopened`, { nodeStatus: status });
+    }
     await tx`update task_nodes set cancelled_at = null where graph_id = ${id} and node_id = ${nodeId}`;
     await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now() where id = ${n.todo_id}`;
     if (n.status === 'done') await tx`select coord_cascade(${n.todo_id}, 1)`;
     touched(tx, g);
-    return { result: { nodeId }, events: [{ type: 'TaskReopened', payload: { nodeId, status: 'pending', from: status } }] };
+    return { result: { nodeId }, events: [{ type: 'TaskReopened', payload: { nodeId, status: n.unfinished_deps > 0 ? 'pending' : 'ready', from: status } }] };
   });
+}
+
+/** POSIX shell quoting: plain words as they are, anything else in single quotes. */
+function q(value: string): string {
+  return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
 export interface AclInput {
@@ -568,7 +679,8 @@ export interface AclInput {
  * effect. Writes `TaskAclBound`.
  */
 export async function bindAcl(ctx: Ctx, id: string, nodeId: string, input: AclInput) {
-  return withTaskGraph(ctx, id, async (tx, _g, nodes) => {
+  return withTaskGraph(ctx, id, async (tx, g, nodes) => {
+    requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const repo = n.repository?.includes('/') ? n.repository : n.project && n.repository ? `${n.project}/${n.repository}` : (n.repository ?? 'PROJECT/REPO');
     const branch = input.branch ?? `agent/${nodeId}-${slug(n.title)}`;
@@ -578,11 +690,12 @@ export async function bindAcl(ctx: Ctx, id: string, nodeId: string, input: AclIn
       leaseId: input.leaseId ?? null,
       worktreeId: input.worktreeId ?? null,
       claimIds: input.claimIds ?? [],
+      // Every value is shell-quoted: the commands are suggestions a person or agent may paste.
       commands: [
-        `metagit branch allocate --repo ${repo} --agent ${input.agentId} --node ${nodeId}`,
-        `metagit branch lease acquire --repo ${repo} --branch ${branch} --agent ${input.agentId} --allocate`,
-        `metagit worktree create --repo ${repo} --branch ${branch}`,
-        `metagit claim declare --repo ${repo} --agent ${input.agentId} --pattern '${pattern}'`,
+        `metagit branch allocate --repo ${q(repo)} --agent ${q(input.agentId)} --node ${q(nodeId)}`,
+        `metagit branch lease acquire --repo ${q(repo)} --branch ${q(branch)} --agent ${q(input.agentId)} --allocate`,
+        `metagit worktree create --repo ${q(repo)} --branch ${q(branch)}`,
+        `metagit claim declare --repo ${q(repo)} --agent ${q(input.agentId)} --pattern ${q(pattern)}`,
       ],
     };
     await tx`update task_nodes set acl = ${JSON.stringify(acl)}::text::jsonb, agent_id = ${input.agentId} where graph_id = ${id} and node_id = ${nodeId}`;
@@ -610,6 +723,7 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
   if (!SLUG_ID.test(id)) graphNotFound(id);
   return withTx(ctx.sql, async (tx) => {
     const g = await loadGraph(ctx, tx, id);
+    if (g.status === 'cancelled') return { nodeId: null, todoId: null };
     for (;;) {
       const [pick] = await tx<{ todo_id: string; node_id: string }[]>`
         select t.id as todo_id, n.node_id from todos t join task_nodes n on n.todo_id = t.id
@@ -619,7 +733,8 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
       const claimed = await guardedClaim(tx, { id: pick.todo_id, actor: p.id, override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
       if (!claimed) continue;
       touched(tx, g);
-      await appendEvents(tx, [event(g, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, g.revision)]);
+      const [u] = await tx<GraphRow[]>`update task_graphs set updated_at = now(), revision = revision + 1 where id = ${id} returning *`;
+      await appendEvents(tx, [event(u, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, u.revision)]);
       return { nodeId: pick.node_id, todoId: pick.todo_id };
     }
   });

@@ -245,7 +245,7 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
 export async function reopenOwnedBy(tx: Db, config: Config, owner: string): Promise<string[]> {
   const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; blocked_by: string[] }[]>`
     update todos t set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
-     where owner = ${owner} and status = 'in-progress' and scope not like 'graph:%'
+     where owner = ${owner} and status = 'in-progress' and scope not like 'graph:%' and scope not like 'metagit:%'
     returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))

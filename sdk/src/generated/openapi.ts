@@ -5090,6 +5090,83 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/task-graphs/{id}/reopen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reopen a cancelled task graph */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description The graph id */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            graph: components["schemas"]["TaskGraph"];
+                        };
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: task_graph_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/task-graphs/{id}/expand": {
         parameters: {
             query?: never;
@@ -5126,10 +5203,9 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            result: {
-                                added: string[];
-                            };
-                            graph: components["schemas"]["TaskGraph"];
+                            /** @description The new nodes, in outline order */
+                            added: components["schemas"]["TaskNode"][];
+                            graph: components["schemas"]["TaskGraphSummaryAfterWrite"];
                         };
                     };
                 };
@@ -5313,10 +5389,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            result?: unknown;
-                            graph: components["schemas"]["TaskGraph"];
-                        };
+                        "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -5413,10 +5486,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            result?: unknown;
-                            graph: components["schemas"]["TaskGraph"];
-                        };
+                        "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -5455,7 +5525,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: dependency_blocked, invalid_transition */
+                /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5513,10 +5583,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            result?: unknown;
-                            graph: components["schemas"]["TaskGraph"];
-                        };
+                        "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -5530,6 +5597,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5604,10 +5680,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            result?: unknown;
-                            graph: components["schemas"]["TaskGraph"];
-                        };
+                        "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -5697,10 +5770,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            result?: unknown;
-                            graph: components["schemas"]["TaskGraph"];
-                        };
+                        "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -5739,7 +5809,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition */
+                /** @description Problem codes: dependency_blocked, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5813,10 +5883,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            result?: unknown;
-                            graph: components["schemas"]["TaskGraph"];
-                        };
+                        "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -5839,6 +5906,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found, task_node_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: invalid_transition */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7177,6 +7253,29 @@ export interface components {
             updatedAt: string;
             revision: number;
         };
+        TaskGraphSummaryAfterWriteInput: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description The ready node ids after this change */
+            readyNow: string[];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        TaskNodeResultInput: {
+            node: components["schemas"]["TaskNodeInput"];
+            graph: components["schemas"]["TaskGraphSummaryAfterWriteInput"];
+        };
         NewScenarioMemberInput: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
@@ -8498,6 +8597,29 @@ export interface components {
             createdAt: string;
             updatedAt: string;
             revision: number;
+        };
+        TaskGraphSummaryAfterWrite: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description The ready node ids after this change */
+            readyNow: string[];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        TaskNodeResult: {
+            node: components["schemas"]["TaskNode"];
+            graph: components["schemas"]["TaskGraphSummaryAfterWrite"];
         };
         NewScenarioMember: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
