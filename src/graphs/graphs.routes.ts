@@ -1,6 +1,7 @@
 /**
  * Task Graph v1 routes (design brief §7 "Graphs"; seed 002): the agents registry, validate,
- * create, list, status, inspect and plan. Execution (run, advance, recover, …) is a later issue.
+ * create, list, status, inspect and plan. Execution (run, claim, complete, recover, …) is in
+ * execution/; `advance` is the runner's loop (cli/runner/).
  * Each handler parses, calls one service function and maps the result; the rules live in
  * graphs.service.ts and the pure contract in contract/.
  */

@@ -40,7 +40,7 @@ export const graphs = pgTable('graphs', {
  * A subtask's contract facts beside its engine row (`todoId`). Its READY/WAITING/RUNNING/
  * SUCCEEDED view is derived from the todo row; `outcome` holds the contract's terminal
  * classification that the todo state machine has no word for (FAILED, BLOCKED, STOPPED) with a
- * bounded `reason`; `evidence` is reserved for execution (run, audit, recovery).
+ * bounded `reason`; `evidence` holds the verified IMPLEMENTATION_DONE evidence of the current attempt.
  */
 export const graphSubtasks = pgTable(
   'graph_subtasks',

@@ -41,7 +41,7 @@ export const mutable = <T>(value: T): DeepMutable<T> => value as DeepMutable<T>;
 export interface StoredParent extends NormalizedParentTask {
   /**
    * The last durable parent state (CREATED at create). The shown state is derived from it and the
-   * subtask states (`deriveParentState`); execution (a later issue) writes it on transitions.
+   * subtask states (`deriveParentState`); every execution write (execution/locked.ts) persists it.
    */
   state?: TaskGraphState;
   reason?: string | null;
