@@ -14,7 +14,9 @@ import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
-import { registerErrorHandler } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { DomainError } from './http/errors.js';
+import { findUnstorable } from './http/text.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
@@ -66,12 +68,27 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // SSE clients (undici) keep idle sockets; without this, close waits for them (stack.md #12).
     forceCloseConnections: true,
     return503OnClosing: true,
+    // What the router and Node's HTTP parser refuse leaves as problem+json too (issue 18 #4).
+    frameworkErrors,
+    clientErrorHandler,
     // Per-request access logs cost the hot path; errors are still logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  // Text Postgres cannot store (an unpaired surrogate, NUL) is refused before any route runs,
+  // wherever it sits in a JSON body, values and keys alike (issue 18 #3): 400, nothing written.
+  // Task Graph v1 routes are exempt: their contract checks the same text in its own stages and
+  // answers with seed 002's TASK_GRAPH_INVALID naming the stage (src/http/text.ts StoredText).
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined || req.body === null || req.routeOptions.url?.startsWith('/v1/graphs')) return;
+    const bad = findUnstorable(req.body);
+    if (bad) {
+      const message = `must be valid Unicode text: found ${bad.problem}`;
+      throw new DomainError('validation_failed', `${bad.path}: ${message}`, { errors: [{ path: bad.path, message }] });
+    }
+  });
   // JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
 

@@ -273,12 +273,15 @@ const KEY_FIELD = {
 /**
  * Re-reads the TOML file and `COORD_TODO_*` and applies the reloadable `[todo]` keys to the live
  * `config` in place (SIGHUP, `POST /v1/admin/reload`). Restart-only keys are reported, not applied.
- * Throws `ConfigError` (nothing applied) when the new file is invalid.
+ * A deleted file reloads the defaults. Throws `ConfigError` (nothing applied) when the file is invalid.
  */
 export function reloadTodoConfig(config: Config): ReloadResult {
   // A ./coord.toml written after start-up is picked up (COORD_CONFIG is fixed at start).
   if (!config.configFile && !process.env.COORD_CONFIG && existsSync('coord.toml')) config.configFile = path.resolve('coord.toml');
-  const next = loadTodoConfig(process.env, config.configFile);
+  // A file deleted since start-up means the defaults (plus COORD_TODO_*), not an error; one
+  // recreated later at the same path is read again at the next reload.
+  const file = config.configFile && existsSync(config.configFile) ? config.configFile : undefined;
+  const next = loadTodoConfig(process.env, file);
   const result: ReloadResult = { applied: {}, restartRequired: [] };
   for (const key of RELOADABLE_TODO_KEYS) {
     const f = KEY_FIELD[key];

@@ -90,12 +90,14 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
     async (req, reply) => {
       const topic = await authorizeTopic(sql, req, req.query.topic);
       const afterId = parseAfter(req.headers['last-event-id'] ?? req.query.after);
-      if (open.size >= config.maxStreams) {
-        throw new DomainError('too_many_streams', `this replica serves at most ${config.maxStreams} streams; retry later`, {}, 503, { 'retry-after': '5' });
-      }
       let cursor: Cursor | undefined = afterId === undefined ? await headCursor(sql) : await cursorFor(sql, topic, afterId);
       const resync = cursor === undefined;
       if (!cursor) cursor = await headCursor(sql);
+      // The cap is checked after the last await, so the check and `open.add` below run in one
+      // synchronous step: simultaneous opens cannot all pass it (issue 18 #8).
+      if (open.size >= config.maxStreams) {
+        throw new DomainError('too_many_streams', `this replica serves at most ${config.maxStreams} streams; retry later`, {}, 503, { 'retry-after': '5' });
+      }
 
       reply.hijack();
       const res = reply.raw;

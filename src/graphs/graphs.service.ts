@@ -23,6 +23,7 @@ import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
 import { unstorable } from '../http/text.js';
 import {
@@ -76,21 +77,6 @@ function conflict(error: TaskGraphSchedulingError): never {
   }, 409);
 }
 
-function encodeCursor(values: (string | number)[]): string {
-  return Buffer.from(JSON.stringify(values)).toString('base64url');
-}
-
-/** A cursor this server issued: a base64url JSON array of strings, each matching its pattern. */
-function decodeCursor(cursor: string, patterns: RegExp[]): string[] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === patterns.length && v.every((x, i) => typeof x === 'string' && patterns[i].test(x))) return v;
-  } catch {
-    /* fall through */
-  }
-  fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
-}
-
 /** The `updatedAt` half of a graph-list cursor: UTC with microseconds, as `listGraphs` writes it. */
 const CURSOR_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -135,7 +121,7 @@ export async function registerAgent(ctx: Ctx, input: { id: string; adapter?: str
 /** Lists configured Agents in byte order of id, keyset-paginated (page ≤ `list_limit`). */
 export async function listAgents(ctx: Ctx, input: { limit?: number; cursor?: string }): Promise<{ agents: AgentView[]; nextCursor: string | null }> {
   const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
-  const after = input.cursor ? decodeCursor(input.cursor, [AGENT_ID_PATTERN])[0] : undefined;
+  const after = input.cursor ? (decodeCursor(input.cursor, [AGENT_ID_PATTERN])[0] as string) : undefined;
   const rows = await ctx.sql<AgentRow[]>`
     select id, adapter, command, created_by, created_at from agents
      where ${after === undefined ? ctx.sql`true` : ctx.sql`id collate "C" > ${after}`}
@@ -493,7 +479,7 @@ export async function planForGraph(ctx: Ctx, id: string): Promise<TaskGraphPlan>
  */
 export async function listGraphs(ctx: Ctx, input: { limit?: number; cursor?: string }) {
   const limit = Math.min(input.limit ?? GRAPH_LIST_DEFAULT_LIMIT, ctx.config.todo.listLimit);
-  const after = input.cursor ? decodeCursor(input.cursor, [CURSOR_TIME, TASK_ID_PATTERN]) : undefined;
+  const after = input.cursor ? (decodeCursor(input.cursor, [CURSOR_TIME, TASK_ID_PATTERN]) as string[]) : undefined;
   return readSnapshot(ctx, async (tx) => {
     const graphs = await tx<(GraphRow & { updated_key: string })[]>`
       select ${graphColumns(tx)},

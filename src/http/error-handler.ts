@@ -1,4 +1,6 @@
-import type { FastifyError, FastifyInstance } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainError, type FieldProblem } from './errors.js';
 import { problemBody } from './problem.js';
@@ -44,12 +46,19 @@ export function registerErrorHandler(app: FastifyInstance): void {
       // Text Postgres cannot store (a NUL character, or bytes invalid in UTF-8): the client's input.
       return reply.status(400).send(problemBody('validation_failed', 'text must not contain NUL (U+0000) characters', 400));
     }
+    if (code && /^23/.test(code)) {
+      // Integrity constraint: every input a client controls is checked first, so this is a missing
+      // check (logged as such), yet still the client's request, refused whole: never a 500.
+      const constraint = (err as { constraint_name?: string }).constraint_name;
+      request.log.warn({ err }, 'constraint violation reached the error handler');
+      return reply.status(409).send(problemBody('constraint_violation', `the change conflicts with stored data${constraint ? ` (${constraint})` : ''}; nothing was written`, 409, constraint ? { constraint } : {}));
+    }
     if (code && PG_BUSY.has(code)) {
       request.log.warn({ err }, 'database busy');
       reply.header('retry-after', '1');
       return reply.status(503).send(problemBody('busy', 'the database did not grant a lock in time; retry', 503));
     }
-    if ((code && PG_UNAVAILABLE.has(code)) || /ECONNREFUSED|CONNECTION_CLOSED|CONNECT_TIMEOUT/.test(String(code ?? err.message))) {
+    if ((code && PG_UNAVAILABLE.has(code)) || /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT/.test(String(code ?? err.message))) {
       request.log.error({ err }, 'database unavailable');
       reply.header('retry-after', '1');
       return reply.status(503).send(problemBody('database_unavailable', 'the database is unavailable; retry', 503));
@@ -67,4 +76,36 @@ export function registerErrorHandler(app: FastifyInstance): void {
       .status(404)
       .send(problemBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, 404));
   });
+}
+
+/**
+ * Fastify's `frameworkErrors`: what its router refuses before any route runs (a path with bad
+ * percent-encoding, a path parameter over `maxParamLength`) leaves as problem+json too.
+ */
+export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  reply.type('application/problem+json');
+  if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+    void reply.status(414).send(problemBody('uri_too_long', 'a path segment is longer than 1,000 characters', 414));
+    return;
+  }
+  void reply.status(400).send(problemBody('malformed_url', 'the request path is not valid percent-encoded UTF-8', 400));
+}
+
+const CLIENT_ERRORS: Record<string, [number, string, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'the request headers exceed 16 KiB'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'the request did not arrive in time'],
+};
+
+/**
+ * Fastify's `clientErrorHandler`: Node's HTTP parser refused the request (headers too large, a
+ * timeout, bytes that are not HTTP). Answers problem+json on the raw socket, then closes it.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed_request', 'the request is not valid HTTP/1.1'];
+  const body = JSON.stringify(problemBody(code, detail, status));
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -21,3 +21,28 @@ export const StoredText = (max: number) =>
     .string()
     .max(max)
     .refine((v) => unstorable(v) === null, 'must be valid Unicode text without NUL (U+0000) or unpaired surrogates');
+
+/**
+ * The first place in a parsed JSON body (a string value or an object key) that Coord cannot store,
+ * as `{ path, problem }` with a dotted path (`body.members.0.result`), or null. Iterative, so a
+ * deeply nested body cannot overflow the stack.
+ */
+export function findUnstorable(body: unknown): { path: string; problem: string } | null {
+  const stack: [unknown, string][] = [[body, 'body']];
+  while (stack.length) {
+    const [v, at] = stack.pop() as [unknown, string];
+    if (typeof v === 'string') {
+      const problem = unstorable(v);
+      if (problem) return { path: at, problem };
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}.${i}`]);
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) {
+        const problem = unstorable(k);
+        if (problem) return { path: at, problem: `${problem} in a key` };
+        stack.push([x, `${at}.${k}`]);
+      }
+    }
+  }
+  return null;
+}

@@ -28,6 +28,7 @@ import { withTx } from '../db/tx.js';
 import { noteTopics } from '../events/doorbell.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
 import { guardedClaim, type Ctx } from '../todos/todos.service.js';
 import type { Principal } from '../auth/principal.js';
@@ -372,13 +373,13 @@ export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
 /** `GET /v1/intents`: the intents the caller may see, by id, keyset-paginated (page ≤ list_limit). */
 export async function listIntents(ctx: Ctx, input: { limit?: number; cursor?: string }) {
   const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
-  if (input.cursor !== undefined && !SLUG_ID.test(input.cursor)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
+  const after = input.cursor !== undefined ? (decodeCursor(input.cursor, [SLUG_ID])[0] as string) : undefined;
   const rows = await ctx.sql<IntentRow[]>`
     select i.* from intents i where ${intentVisible(ctx.sql, ctx.principal)}
-       and ${input.cursor ? ctx.sql`i.id collate "C" > ${input.cursor}` : ctx.sql`true`} order by i.id collate "C" limit ${limit + 1}`;
+       and ${after !== undefined ? ctx.sql`i.id collate "C" > ${after}` : ctx.sql`true`} order by i.id collate "C" limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
-  return { intents: page.map(toIntent), nextCursor: more ? page[page.length - 1].id : null };
+  return { intents: page.map(toIntent), nextCursor: more ? encodeCursor([page[page.length - 1].id]) : null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -422,19 +423,19 @@ export async function getTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphView>
 /** `GET /v1/task-graphs`: the graphs the caller may see (by id), optionally with one `status`; summaries. */
 export async function listTaskGraphs(ctx: Ctx, input: { status?: string; limit?: number; cursor?: string }) {
   const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
-  if (input.cursor !== undefined && !SLUG_ID.test(input.cursor)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
+  const after = input.cursor !== undefined ? (decodeCursor(input.cursor, [SLUG_ID])[0] as string) : undefined;
   const p = ctx.principal;
   const rows = await ctx.sql<GraphRow[]>`
     select g.* from task_graphs g left join sessions cs on cs.id = g.created_by
      where ${p.kind === 'user' ? ctx.sql`true` : p.graphId !== null ? ctx.sql`false` : ctx.sql`cs.root_id = ${p.rootId}`}
        and ${input.status ? ctx.sql`g.status = ${input.status}` : ctx.sql`true`}
-       and ${input.cursor ? ctx.sql`g.id collate "C" > ${input.cursor}` : ctx.sql`true`}
+       and ${after !== undefined ? ctx.sql`g.id collate "C" > ${after}` : ctx.sql`true`}
      order by g.id collate "C" limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return {
     graphs: page.map((g) => ({ graphId: g.id, title: g.title, status: g.status, rootIntentId: g.root_intent_id, objectiveId: g.objective_id, updatedAt: g.updated_at.toISOString(), revision: g.revision })),
-    nextCursor: more ? page[page.length - 1].id : null,
+    nextCursor: more ? encodeCursor([page[page.length - 1].id]) : null,
   };
 }
 

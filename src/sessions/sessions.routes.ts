@@ -91,7 +91,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
           cursor: z.string().max(200).optional(),
           wide: z.enum(['true', 'false']).optional().describe('Add `progress` (and `scenarioProgress` on orchestrators); off by default'),
         }),
-        response: { 200: z.object({ sessions: z.array(Session), nextCursor: z.string().nullable() }), ...problemResponses() },
+        response: { 200: z.object({ sessions: z.array(Session), nextCursor: z.string().nullable() }), ...problemResponses('invalid_cursor') },
       },
     },
     async (req) => listSessions(sql, req.principal, { ...req.query, wide: req.query.wide === 'true' }),

@@ -12,6 +12,7 @@ import { noteTopics } from '../events/doorbell.js';
 import { SESSION_STOPPED } from '../events/events.hub.js';
 import { appendEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
 import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
@@ -148,7 +149,7 @@ export async function getSession(sql: Db, p: Principal, id: string): Promise<Ses
  * `scenarioProgress` on orchestrators; see sessions.progress.ts).
  */
 export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; limit: number; cursor?: string; wide?: boolean }) {
-  const after = opts.cursor ? Buffer.from(opts.cursor, 'base64url').toString('utf8') : null;
+  const after = opts.cursor ? (decodeCursor(opts.cursor, [/^s-[0-9a-f]{16}$/])[0] as string) : null;
   const rows = await sql<SessionRow[]>`
     select * from sessions
      where ${p.kind === 'user' ? sql`true` : sql`root_id = ${p.rootId}`}
@@ -160,7 +161,7 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
   const counts = opts.wide ? await progressFor(sql, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined;
   return {
     sessions: page.map((r) => ({ ...toSession(r), ...(counts?.get(r.id) ?? {}) })),
-    nextCursor: more ? Buffer.from(page[page.length - 1].id).toString('base64url') : null,
+    nextCursor: more ? encodeCursor([page[page.length - 1].id]) : null,
   };
 }
 

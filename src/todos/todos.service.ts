@@ -23,6 +23,10 @@ import { withTx } from '../db/tx.js';
 import { ringAfterCommit } from '../events/doorbell.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
+import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
+
+/** A todo item's id as `newId('td')` makes it (cursors carry it back). */
+const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, completeMany, liveSession } from './todos.batch.js';
@@ -129,9 +133,37 @@ async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: str
       fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
     }
     if (d.scope !== scope) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
-    if (reaching.has(dep)) fail('dependency_cycle', `todo dependency cycle: "${dep}" already depends on "${id}"`, { id, dependency: dep });
+    if (reaching.has(dep)) {
+      const cycle = await cycleThrough(tx, id, dep);
+      // The seed's message (seeds-notes §1.6), then the whole cycle (issue 18 #14).
+      fail('dependency_cycle', `todo dependency cycle: "${dep}" already depends on "${id}" (${cycle.join(' → ')})`, { id, dependency: dep, cycle });
+    }
   }
   return new Map(rows.map((r) => [r.id, r.status]));
+}
+
+/**
+ * The whole cycle a new edge `id → dep` would close, as `[id, dep, …, id]`: a shortest path of
+ * existing dependency edges from `dep` back to `id` (only called once the cycle is known to exist).
+ */
+async function cycleThrough(tx: Db, id: string, dep: string): Promise<string[]> {
+  const edges = await tx<{ todo_id: string; dependency_id: string }[]>`
+    with recursive up(id) as (
+      select todo_id from todo_dependencies where dependency_id = ${id}
+      union
+      select e.todo_id from todo_dependencies e join up on e.dependency_id = up.id)
+    select e.todo_id, e.dependency_id from todo_dependencies e where e.todo_id in (select id from up) order by 1, 2`;
+  const next = new Map<string, string[]>();
+  for (const e of edges) next.set(e.todo_id, [...(next.get(e.todo_id) ?? []), e.dependency_id]);
+  const from = new Map<string, string>([[dep, '']]);
+  const queue = [dep];
+  while (queue.length && !from.has(id)) {
+    const at = queue.shift() as string;
+    for (const n of next.get(at) ?? []) if (!from.has(n)) { from.set(n, at); queue.push(n); }
+  }
+  const path = [id];
+  for (let at = from.get(id); at; at = from.get(at)) path.unshift(at);
+  return [id, ...path];
 }
 
 /** Replaces an existing item's edges and recomputes its unfinished-dependency count (in `tx`). */
@@ -191,7 +223,7 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
   }
   const id = newId('td');
   const row = await withTx(ctx.sql, async (tx) => {
-    if (input.parentId) {
+    if (input.parentId !== undefined) {
       const [parent] = await tx<{ scope: string; parent_id: string | null }[]>`
         select scope, parent_id from todos where id = ${input.parentId} for share`;
       if (!parent || (parent.scope !== access.scope && !(await accessToScope(tx, ctx.principal, parent.scope)).inScope)) {
@@ -236,20 +268,6 @@ export interface ListInput {
   cursor?: string;
 }
 
-function encodeCursor(values: (string | number)[]): string {
-  return Buffer.from(JSON.stringify(values)).toString('base64url');
-}
-
-function decodeCursor(cursor: string, arity: number): (string | number)[] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-    if (Array.isArray(v) && v.length === arity) return v;
-  } catch {
-    /* fall through */
-  }
-  fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
-}
-
 /**
  * Lists items in position order with a keyset cursor (never silently truncated: `nextCursor` is
  * set when more items exist). Filters: effective `status` (`todo` = ready only; `blocked` = manual
@@ -277,7 +295,7 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
           ? sql`(t.status = 'blocked' or (t.status = 'todo' and t.unfinished_deps > 0))`
           : sql`t.status = ${input.status}`;
   const owner = input.owner === 'me' ? ctx.principal.id : input.owner;
-  const after = input.cursor ? decodeCursor(input.cursor, input.all ? 3 : 2) : undefined;
+  const after = input.cursor ? decodeCursor(input.cursor, input.all ? [ANY_TEXT, 'int', TODO_ID] : ['int', TODO_ID]) : undefined;
   const cursorCond = !after
     ? sql`true`
     : input.all

@@ -189,6 +189,21 @@ describe('authorisation, heartbeats and resources', () => {
     }
   });
 
+  it('should let exactly the cap through when 200 streams open at once against a cap of 60 (issue 18 #8)', async () => {
+    const capped = await startTestApp({ dbUrl: t.dbUrl, config: { maxStreams: 60, dbPoolMax: 30 } });
+    try {
+      const s = await capped.session();
+      const url = `${capped.base}/v1/events?topic=${encodeURIComponent(`todo:session:${s.id}`)}`;
+      const streams = await Promise.all(Array.from({ length: 200 }, () => openSse(url, s.token)));
+      expect(streams.filter((o) => o.status === 200)).toHaveLength(60);
+      expect(streams.filter((o) => o.status === 503)).toHaveLength(140);
+      for (const o of streams) o.close();
+    } finally {
+      await capped.app.close();
+      await capped.sql.end();
+    }
+  });
+
   it('should end open streams cleanly when the server shuts down', async () => {
     const other = await startTestApp({ dbUrl: t.dbUrl });
     const s = await other.session();

@@ -56,7 +56,7 @@ describe('dependencies (seed 000 "Dependencies", seeds-notes §1.6, §1.15)', ()
     const cyc = await s.client.put(`/v1/todos/${b.id}/dependencies`, { dependsOn: [a.id] });
     expect(cyc.status).toBe(422);
     expect(cyc.body.code).toBe('dependency_cycle');
-    expect(cyc.body.detail).toBe(`todo dependency cycle: "${a.id}" already depends on "${b.id}"`);
+    expect(cyc.body.detail).toBe(`todo dependency cycle: "${a.id}" already depends on "${b.id}" (${b.id} → ${a.id} → ${b.id})`);
     expect((await s.client.get(`/v1/todos/${b.id}`)).body.item.dependsOn).toEqual([]);
     const foreign = await add(other.client, 'elsewhere');
     const r = await t.admin.patch(`/v1/todos/${b.id}`, { title: 'renamed', dependsOn: [foreign.id] });

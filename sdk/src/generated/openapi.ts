@@ -208,7 +208,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_cursor, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;

@@ -1,0 +1,173 @@
+/**
+ * Regressions for the defects of issue 18 that are fixed (each failed before its fix): crafted
+ * cursors, an empty parent id, router and HTTP-parser errors, a reload after the config file was
+ * deleted, and a dependency cycle named whole.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reloadTodoConfig, testConfig, TODO_DEFAULTS } from '../../src/config.js';
+import { addItem, startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ todo: { listLimit: 2 } });
+});
+afterAll(async () => t?.close());
+
+const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
+const count = async () => (await t.sql`select count(*)::int as n from todos`)[0].n as number;
+
+describe('issue 18 #1: a cursor Coord did not issue is 400 invalid_cursor on every list', () => {
+  it('should refuse crafted todo cursors (wrong types, fractions, huge numbers, garbage)', async () => {
+    const s = await t.session();
+    for (const cursor of [b64(['x', 1]), b64([1.5, 'td-x']), b64([1e308, 'td-0000000000000000']), '99999999999999999999', b64([99999999999999999999, 'td-0000000000000000']), 'zzz', '%%%', b64({})]) {
+      const r = await s.client.get(`/v1/todos?cursor=${encodeURIComponent(cursor)}`);
+      expect(r.status, cursor).toBe(400);
+      expect(r.body.code).toBe('invalid_cursor');
+      expect(r.headers.get('content-type')).toContain('application/problem+json');
+    }
+    const all = await t.admin.get(`/v1/todos?all=true&cursor=${b64([1, 1, 'td-0000000000000000'])}`);
+    expect(all.body.code).toBe('invalid_cursor');
+  });
+
+  it('should refuse garbage cursors on sessions, graphs, agents, intents and task graphs', async () => {
+    for (const route of ['/v1/sessions', '/v1/graphs', '/v1/agents', '/v1/intents', '/v1/task-graphs']) {
+      for (const cursor of ['zzz', b64([1]), b64(['../x'])]) {
+        const r = await t.admin.get(`${route}?cursor=${cursor}`);
+        expect(r.status, `${route} ${cursor}`).toBe(400);
+        expect(r.body.code).toBe('invalid_cursor');
+      }
+    }
+  });
+
+  it('should still page through sessions and todos with the cursors it issues', async () => {
+    const s = await t.session();
+    for (const title of ['a', 'b', 'c']) await addItem(s.client, title);
+    const first = await s.client.get('/v1/todos');
+    const second = await s.client.get(`/v1/todos?cursor=${first.body.nextCursor}`);
+    expect([...first.body.items, ...second.body.items].map((i: { title: string }) => i.title)).toEqual(['a', 'b', 'c']);
+    const p1 = await t.admin.get('/v1/sessions?limit=1');
+    expect(p1.body.nextCursor).toBeTruthy();
+    const p2 = await t.admin.get(`/v1/sessions?limit=1&cursor=${p1.body.nextCursor}`);
+    expect(p2.status).toBe(200);
+    expect(p2.body.sessions[0].id > p1.body.sessions[0].id).toBe(true);
+  });
+});
+
+describe('issue 18 #2: a constraint a client can reach is never a 500', () => {
+  it('should answer an empty parentId with 422 parent_not_found and write nothing', async () => {
+    const s = await t.session();
+    const before = await count();
+    const r = await s.client.post('/v1/todos', { title: 'x', parentId: '' });
+    expect(r.status).toBe(422);
+    expect(r.body.code).toBe('parent_not_found');
+    expect(await count()).toBe(before);
+  });
+});
+
+/** One raw HTTP/1.1 request (fetch normalises the path and caps headers itself). */
+function raw(pathname: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: any }> {
+  const url = new URL(t.base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: pathname, headers: { authorization: `Bearer ${t.admin.token}`, ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type']), body: JSON.parse(text) }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('issue 18 #4: errors raised before any route runs are problem+json', () => {
+  it('should answer bad percent-encoding with 400 malformed_url', async () => {
+    for (const p of ['/v1/todos/%ff%fe', '/v1/todos/%zz']) {
+      const r = await raw(p);
+      expect(r.status).toBe(400);
+      expect(r.type).toContain('application/problem+json');
+      expect(r.body.code).toBe('malformed_url');
+    }
+  });
+
+  it('should answer a path parameter over the limit with 414 uri_too_long', async () => {
+    const r = await raw(`/v1/todos/${'a'.repeat(1500)}`);
+    expect(r.status).toBe(414);
+    expect(r.type).toContain('application/problem+json');
+    expect(r.body.code).toBe('uri_too_long');
+  });
+
+  it('should answer a header block over 16 KiB with 431 headers_too_large', async () => {
+    const r = await raw('/v1/todos', { 'x-big': 'a'.repeat(20_000) });
+    expect(r.status).toBe(431);
+    expect(r.type).toContain('application/problem+json');
+    expect(r.body.code).toBe('headers_too_large');
+  });
+});
+
+describe('issue 18 #13: a reload after coord.toml was deleted reloads the defaults', () => {
+  it('should apply the defaults, and read the file again once it is back', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'coord-reload-'));
+    try {
+      const file = path.join(dir, 'coord.toml');
+      writeFileSync(file, '[todo]\nclaim_lease = "5m"\n');
+      const config = testConfig({ configFile: file });
+      expect(reloadTodoConfig(config).applied).toEqual({ claim_lease: 300_000 });
+      rmSync(file);
+      expect(reloadTodoConfig(config).applied).toEqual({ claim_lease: TODO_DEFAULTS.claimLeaseMs });
+      writeFileSync(file, '[todo]\nclaim_lease = "7m"\n');
+      expect(reloadTodoConfig(config).applied).toEqual({ claim_lease: 420_000 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('issue 18 #14: a dependency cycle error names the whole cycle', () => {
+  it('should name all three ids of a three-node cycle, in order', async () => {
+    const s = await t.session();
+    const c = await addItem(s.client, 'c');
+    const b = await addItem(s.client, 'b', { dependsOn: [c.id] });
+    const a = await addItem(s.client, 'a', { dependsOn: [b.id] });
+    const r = await s.client.put(`/v1/todos/${c.id}/dependencies`, { dependsOn: [a.id] });
+    expect(r.status).toBe(422);
+    expect(r.body.code).toBe('dependency_cycle');
+    expect(r.body.cycle).toEqual([c.id, a.id, b.id, c.id]);
+    expect(r.body.detail).toContain(`${c.id} → ${a.id} → ${b.id} → ${c.id}`);
+    expect((await s.client.get(`/v1/todos/${c.id}`)).body.item.dependsOn).toEqual([]);
+  });
+});
+
+describe('issue 18 #3: text that is not valid Unicode is refused with 400 and nothing is written', () => {
+  // JSON.stringify keeps a lone surrogate as the escape `\ud800`, which is what a hostile client sends.
+  const LONE = '\ud800';
+
+  it('should refuse a lone surrogate in a title, a note or a tag', async () => {
+    const s = await t.session();
+    const before = await count();
+    for (const body of [{ title: `a${LONE}b` }, { title: 'x', note: LONE }, { title: 'x', tags: [LONE] }]) {
+      const r = await s.client.post('/v1/todos', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.code).toBe('validation_failed');
+      expect(r.body.errors[0].path).toMatch(/^body\./);
+    }
+    expect(await count()).toBe(before);
+  });
+
+  it('should refuse a lone surrogate in a scenario result as a value, nested, or as a key, and keep the old result', async () => {
+    const name = `uni-${Date.now()}`;
+    const created = await t.admin.post('/v1/scenarios', { name, members: [{ name: 'a', requiresResult: true }] });
+    expect(created.status).toBe(201);
+    const a = t.admin.as(created.body.tokens.a);
+    expect((await a.post(`/v1/scenarios/${name}/members/a/result`, { result: 'ok' })).status).toBe(200);
+    for (const result of [LONE, { deep: [1, { x: LONE }] }, { [LONE]: 1 }]) {
+      const r = await a.post(`/v1/scenarios/${name}/members/a/result`, { result });
+      expect(r.status).toBe(400);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    const got = await t.admin.get(`/v1/scenarios/${name}`);
+    expect(got.body.scenario.members.find((m: { name: string }) => m.name === 'a').result).toBe('ok');
+  });
+});
