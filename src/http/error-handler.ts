@@ -51,7 +51,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
       // check (logged as such), yet still the client's request, refused whole: never a 500.
       const constraint = (err as { constraint_name?: string }).constraint_name;
       request.log.warn({ err }, 'constraint violation reached the error handler');
-      return reply.status(409).send(problemBody('constraint_violation', `the change conflicts with stored data${constraint ? ` (${constraint})` : ''}; nothing was written`, 409, constraint ? { constraint } : {}));
+      return reply.status(409).send(problemBody('constraint_violation', `the change conflicts with stored data${constraint ? ` (${constraint})` : ''}; nothing was written; retry, and report it if it repeats`, 409, constraint ? { constraint } : {}));
     }
     if (code && PG_BUSY.has(code)) {
       request.log.warn({ err }, 'database busy');
@@ -85,24 +85,23 @@ export function registerErrorHandler(app: FastifyInstance): void {
 export function frameworkErrors(err: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
   reply.type('application/problem+json');
   if (err.code === 'FST_ERR_MAX_PARAM_LENGTH') {
-    void reply.status(414).send(problemBody('uri_too_long', 'a path segment is longer than 1,000 characters', 414));
+    void reply.status(414).send(problemBody('uri_too_long', 'a path segment is longer than 1,000 characters; no Coord id is that long, so check the id', 414));
     return;
   }
-  void reply.status(400).send(problemBody('malformed_url', 'the request path is not valid percent-encoded UTF-8', 400));
+  void reply.status(400).send(problemBody('malformed_url', 'the request path is not valid percent-encoded UTF-8; encode each path segment with encodeURIComponent', 400));
 }
 
 const CLIENT_ERRORS: Record<string, [number, string, string]> = {
-  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'the request headers exceed 16 KiB'],
-  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout', 'the request did not arrive in time'],
+  HPE_HEADER_OVERFLOW: [431, 'headers_too_large', 'the request headers exceed 16 KiB; send fewer or shorter headers'],
 };
 
 /**
- * Fastify's `clientErrorHandler`: Node's HTTP parser refused the request (headers too large, a
- * timeout, bytes that are not HTTP). Answers problem+json on the raw socket, then closes it.
+ * Fastify's `clientErrorHandler`: Node's HTTP parser refused the request (headers too large,
+ * bytes that are not HTTP). Answers problem+json on the raw socket, then closes it.
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed_request', 'the request is not valid HTTP/1.1'];
+  const [status, code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed_request', 'the HTTP parser refused the request; send a well-formed HTTP/1.1 request'];
   const body = JSON.stringify(problemBody(code, detail, status));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +

@@ -32,7 +32,6 @@ export const ERROR_CATALOGUE = {
   managed_by_graph: { status: 409, title: 'Graph subtasks change through the graph routes' },
   scenario_name_taken: { status: 409, title: 'The scenario name is taken' },
   constraint_violation: { status: 409, title: 'The change conflicts with stored data' },
-  request_timeout: { status: 408, title: 'The request took too long to arrive' },
   revision_mismatch: { status: 412, title: 'The revision does not match If-Match' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   uri_too_long: { status: 414, title: 'A path segment is too long' },

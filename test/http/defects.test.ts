@@ -5,6 +5,7 @@
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -104,6 +105,22 @@ describe('issue 18 #4: errors raised before any route runs are problem+json', ()
     expect(r.status).toBe(431);
     expect(r.type).toContain('application/problem+json');
     expect(r.body.code).toBe('headers_too_large');
+  });
+});
+
+describe('issue 18 #4: bytes that are not HTTP', () => {
+  it('should answer 400 malformed_request as problem+json and close the connection', async () => {
+    const url = new URL(t.base);
+    const reply = await new Promise<string>((resolve, reject) => {
+      const sock = connect(Number(url.port), url.hostname, () => sock.write('NOT HTTP AT ALL\r\n\r\n'));
+      let text = '';
+      sock.on('data', (c) => (text += c));
+      sock.on('end', () => resolve(text));
+      sock.on('error', reject);
+    });
+    expect(reply).toMatch(/^HTTP\/1\.1 400 /);
+    expect(reply).toContain('application/problem+json');
+    expect(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).code).toBe('malformed_request');
   });
 });
 
