@@ -1,10 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Sql } from '../db/client.js';
+import type { Db, Sql } from '../db/client.js';
 import { newId, newToken } from '../lib/ids.js';
 import type { PrincipalCache } from './principal-cache.js';
-import type { Principal } from './principal.js';
+import type { Principal, SessionPrincipal } from './principal.js';
 
 /** sha256(token) as hex. Tokens carry 256 random bits, so a fast hash is the right tool. */
 export function hashToken(token: string): string {
@@ -31,12 +31,27 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
     limit 1`;
   const r = rows[0];
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
-  const principal: Principal =
-    r.kind === 'user'
-      ? { kind: 'user', id: r.id, name: r.name }
-      : { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id, graphId: r.graph_id, subtaskId: r.subtask_id };
+  const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name } : sessionPrincipal(r);
   cache?.set(hash, principal);
   return principal;
+}
+
+type SessionRow = { id: string; name: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null };
+
+function sessionPrincipal(r: SessionRow): SessionPrincipal {
+  return { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id, graphId: r.graph_id, subtaskId: r.subtask_id };
+}
+
+/**
+ * The principal of an active session by id, as its own token would authenticate it, or
+ * undefined when no active session has that id (stopped, deleted, unknown, or an operator's id).
+ * Used to check what another session may do (an assignee must be able to claim).
+ */
+export async function activeSessionPrincipal(db: Db, id: string): Promise<SessionPrincipal | undefined> {
+  const [r] = await db<SessionRow[]>`
+    select id, name, root_id, parent_id, system_kind, agent_id, graph_id, subtask_id
+      from sessions where id = ${id} and status = 'active'`;
+  return r ? sessionPrincipal(r) : undefined;
 }
 
 /** Creates an operator and returns its token (shown once). */

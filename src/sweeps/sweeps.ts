@@ -7,7 +7,7 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
-import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
+import { BLOCKED_BY_SQL, eventPayload, freeClaimSql } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
@@ -24,9 +24,10 @@ export interface SweepResult {
 }
 
 /**
- * Reopens in-progress items whose last progress is older than `claim_lease` (0 disables), with
- * the same assignment, owner cleared: `todo`, or `dependency-blocked` when a dependency is
- * unfinished. Batches of 1,000, `FOR UPDATE SKIP LOCKED`, one transaction per batch with its events.
+ * Reopens the free claims nobody has taken over (`freeClaimSql`: in-progress items whose last
+ * progress is older than `claim_lease`, 0 disables; `claim` and `next` take them over from their
+ * deadline on), with the same assignment, owner cleared: `todo`, or `dependency-blocked` when a
+ * dependency is unfinished. Batches of 1,000, `FOR UPDATE SKIP LOCKED`, one transaction per batch with its events.
  * Graph subtasks are left to {@link sweepGraphInterruptions}: a stranded dispatch becomes FAILED
  * `interrupted`, never READY (design brief §8).
  */
@@ -38,14 +39,12 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
     const n = await withTx(sql, async (tx) => {
       const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
         with x as (
-          select id, owner from todos
-           where status = 'in-progress' and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
-             and scope not like 'graph:%' and scope not like 'metagit:%'
-           order by progress_at limit ${BATCH} for update skip locked)
+          select t.id, t.owner from todos t
+           where ${freeClaimSql(tx, leaseMs)}
+           order by t.progress_at limit ${BATCH} for update skip locked)
         update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
           from x
-         where t.id = x.id and t.status = 'in-progress'
-           and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
+         where t.id = x.id and ${freeClaimSql(tx, leaseMs)}
         returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
                   ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
       await appendEvents(

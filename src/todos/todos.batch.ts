@@ -12,7 +12,7 @@ import type { Db, Sql } from '../db/client.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { ringAfterCommit } from '../events/doorbell.js';
 import { emitsFor, topicOf } from '../events/events.repo.js';
-import { derivedColumns, itemColumns, leaseColumns, storedColumns, type TodoRow } from './todos.view.js';
+import { derivedColumns, freeClaimSql, itemColumns, leaseColumns, storedColumns, takesOverExpiredClaims, type TodoRow } from './todos.view.js';
 
 /** One `next`: the caller's session claims in `scope`. */
 export interface NextRequest {
@@ -60,7 +60,7 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
       const { scope, emit, leaseMs } = reqs[0];
       const rows = await sql<(TodoRow & { retry: boolean })[]>`
         select ${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
-          from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit})
+          from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit}, ${leaseMs}::float8)
                with ordinality f(o_item, o_retry, ord)
                cross join lateral (select (f.o_item).*) t
          order by f.ord`;
@@ -96,16 +96,27 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
 }
 
 /**
- * The `claimed` event of the claim CTE `c`, written by the claim statement itself (one round
- * trip, same transaction). `emit` is the scope's `emit_events` decision.
+ * The events of the claim CTE `c` (the claimed row plus `former_owner`, the owner of the expired
+ * claim it took over, or null), written by the claim statement itself (one round trip, same
+ * transaction), in order: for a take-over first `todo` (reason `lease-expired`, `formerOwner`,
+ * revision − 1: what the lease sweep would have written), then `claimed`. `emit` is the scope's
+ * `emit_events` decision. migrations/0009 writes the same events for a batch.
  */
 export function claimedEvent(db: Db, emit: boolean) {
   return db`ev as (
       insert into events (topic, event, subject_id, payload)
-      select 'todo:' || c.scope, 'claimed', c.id,
-             jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
-                                'owner', c.owner, 'revision', c.revision)
-        from c where ${emit})`;
+      select 'todo:' || c.scope, e.event, c.id, e.payload
+        from c cross join lateral (
+          select 1 as step, 'todo' as event,
+                 jsonb_build_object('event', 'todo', 'id', c.id, 'scope', c.scope, 'status', 'todo',
+                                    'revision', c.revision - 1, 'reason', 'lease-expired', 'formerOwner', c.former_owner) as payload
+           where c.former_owner is not null
+          union all
+          select 2, 'claimed',
+                 jsonb_build_object('event', 'claimed', 'id', c.id, 'scope', c.scope, 'status', 'in-progress',
+                                    'owner', c.owner, 'revision', c.revision)) e
+       where ${emit}
+       order by e.step)`;
 }
 
 /**
@@ -121,27 +132,43 @@ export function liveSession(db: Db, actor: string) {
 }
 
 /**
- * One `next` alone, one statement: the lowest (position, id) eligible item, `FOR UPDATE SKIP
- * LOCKED` on the ready index, the guarded UPDATE and its `claimed` event, while the session is
- * active (`live`). Resolves with the claimed row or null.
+ * One `next` alone, one statement: the lowest (position, id) eligible item, a ready one (the
+ * ready index) or a free claim (an expired lease, `freeClaimSql`), each `FOR UPDATE SKIP LOCKED`;
+ * the guarded UPDATE (a take-over moves revision by 2) and its events (`claimedEvent`), while the
+ * session is active (`live`). Resolves with the claimed row or null.
  */
 async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | null> {
+  const takesOver = req.leaseMs > 0 && takesOverExpiredClaims(req.scope);
   const rows = await sql<TodoRow[]>`
     with ${liveSession(sql, req.actor)},
-    pick as (
-      select id from todos
-       where scope = ${req.scope} and status = 'todo' and owner is null and unfinished_deps = 0
-         and (assignee is null or assignee = ${req.actor})
+    ready as (
+      select t.id, t.position, null::text as former_owner from todos t
+       where t.scope = ${req.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
+         and (t.assignee is null or t.assignee = ${req.actor})
          and exists (select 1 from live)
-       order by position, id
+       order by t.position, t.id
        limit 1
        for update skip locked),
+    expired as (
+      select t.id, t.position, t.owner as former_owner from todos t
+       where ${takesOver} and ${freeClaimSql(sql, req.leaseMs)} and t.scope = ${req.scope} and t.unfinished_deps = 0
+         and (t.assignee is null or t.assignee = ${req.actor})
+         and exists (select 1 from live)
+       order by t.position, t.id
+       limit 1
+       for update skip locked),
+    pick as (
+      select id, former_owner from (select * from ready union all select * from expired) u
+       order by u.position, u.id
+       limit 1),
     c as (
-      update todos t set status = 'in-progress', owner = ${req.actor}, revision = t.revision + 1,
+      update todos t set status = 'in-progress', owner = ${req.actor},
+                         revision = t.revision + case when t.status = 'in-progress' then 2 else 1 end,
                          updated_at = now(), progress_at = now()
         from pick
-       where t.id = pick.id and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
-      returning t.*),
+       where t.id = pick.id and t.unfinished_deps = 0
+         and ((t.status = 'todo' and t.owner is null) or ${freeClaimSql(sql, req.leaseMs)})
+      returning t.*, pick.former_owner),
     ${claimedEvent(sql, req.emit)}
     select ${itemColumns(sql, req.leaseMs)} from c t`;
   if (rows[0] && req.emit) ringAfterCommit(sql, [topicOf(req.scope)]);

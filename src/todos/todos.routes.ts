@@ -68,7 +68,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           201: ItemEnvelope,
           ...problemResponses('no_session_context', 'invalid_scope', 'forbidden', 'scope_not_found', 'payload_too_large', 'malformed_json', 'managed_by_graph',
             'title_required', 'title_too_long', 'note_too_long', 'parent_not_found', 'hierarchy_too_deep', 'parent_scope_mismatch',
-            'dependency_empty', 'dependency_not_found', 'dependency_scope_mismatch'),
+            'dependency_empty', 'dependency_not_found', 'dependency_scope_mismatch', 'invalid_assignee'),
         },
       },
     },
@@ -243,11 +243,13 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
       schema: {
         tags,
         summary: 'Assign or unassign an item',
-        description: 'Override authority (subtree root, scenario orchestrator) or a user. `null` unassigns.',
+        description:
+          'Override authority (subtree root, scenario orchestrator) or a user. The assignee must be an active session that may claim in the item’s scope ' +
+          '(else 422 invalid_assignee, the same for a missing session and another team’s); `null` unassigns.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: z.strictObject({ assignee: z.string().max(100).nullable() }),
-        response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'revision_mismatch', 'managed_by_graph') },
+        response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'revision_mismatch', 'managed_by_graph', 'invalid_assignee') },
       },
     },
     async (req, reply) => withEtag(reply, await assignTodo(ctx(req), req.params.id, req.body.assignee, parseIfMatch(req.headers['if-match']))),

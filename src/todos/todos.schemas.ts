@@ -8,8 +8,8 @@ export const TodoItem = z
     scope: z.string().describe('`session:<root>`, `scenario:<id>` or `graph:<id>`'),
     title: z.string(),
     note: z.string().optional(),
-    status: TodoStatus.describe('Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`)'),
-    ready: z.boolean().describe('Stored todo, unowned, every dependency done: the claim predicate'),
+    status: TodoStatus.describe('Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over'),
+    ready: z.boolean().describe('Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate'),
     owner: z.string().optional().describe('The session that claimed it'),
     assignee: z.string().optional().describe('The session it is reserved for'),
     parentId: z.string().optional(),
@@ -22,8 +22,8 @@ export const TodoItem = z
     createdBy: z.string(),
     createdAt: z.string(),
     updatedAt: z.string(),
-    leaseExpiresAt: z.string().optional().describe('In-progress items: last progress + claim_lease (database clock)'),
-    leaseExpired: z.boolean().optional(),
+    leaseExpiresAt: z.string().optional().describe('Claimed items: last progress + claim_lease (database clock)'),
+    leaseExpired: z.boolean().optional().describe('True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted)'),
   })
   .meta({ id: 'TodoItem' });
 
@@ -35,7 +35,7 @@ export const AddTodoBody = z
     note: z.string().max(16384).optional().describe('≤ max_note bytes (default 2000); not trimmed'),
     tags: z.array(z.string().max(200)).max(100).optional().describe('Trimmed, de-duplicated, sorted'),
     parentId: z.string().max(100).optional().describe('Makes this a sub-item (one level deep, same scope)'),
-    assignee: z.string().max(100).optional().describe('Reserve for a session; another session than yourself needs override authority'),
+    assignee: z.string().max(100).optional().describe('Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority'),
     dependsOn: z.array(z.string().max(100)).max(1000).optional().describe('Dependency ids in the same scope; duplicates fold'),
     scope: z.string().max(300).optional().describe('Default: the caller’s subtree root scope'),
   })

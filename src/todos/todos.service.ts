@@ -15,6 +15,7 @@
  *   the cycle check.
  */
 import { STOPPED_OR_UNKNOWN, unauthorized } from '../auth/auth.plugin.js';
+import { activeSessionPrincipal } from '../auth/tokens.js';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
@@ -30,7 +31,7 @@ const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, completeMany, liveSession } from './todos.batch.js';
-import { effectiveStatus, eventPayload, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
 export interface Ctx {
@@ -223,6 +224,7 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
   }
   const id = newId('td');
   const row = await withTx(ctx.sql, async (tx) => {
+    if (assignee) await assertAssignable(tx, access.scope, assignee);
     if (input.parentId !== undefined) {
       const [parent] = await tx<{ scope: string; parent_id: string | null }[]>`
         select scope, parent_id from todos where id = ${input.parentId} for share`;
@@ -286,14 +288,18 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
     const access = await resolveScope(sql, ctx.principal, input.scope);
     scopeCond = sql`t.scope = ${access.scope}`;
   }
+  // A free claim (expired lease) lists as what it reads: `todo` or `blocked`, no owner.
+  const free = freeClaimSql(sql, lease(ctx));
   const statusCond =
     input.status === undefined
       ? sql`true`
       : input.status === 'todo'
-        ? sql`t.status = 'todo' and t.unfinished_deps = 0`
+        ? sql`(t.status = 'todo' or ${free}) and t.unfinished_deps = 0`
         : input.status === 'blocked'
-          ? sql`(t.status = 'blocked' or (t.status = 'todo' and t.unfinished_deps > 0))`
-          : sql`t.status = ${input.status}`;
+          ? sql`(t.status = 'blocked' or ((t.status = 'todo' or ${free}) and t.unfinished_deps > 0))`
+          : input.status === 'in-progress'
+            ? sql`t.status = 'in-progress' and not ${free}`
+            : sql`t.status = ${input.status}`;
   const owner = input.owner === 'me' ? ctx.principal.id : input.owner;
   const after = input.cursor ? decodeCursor(input.cursor, input.all ? [ANY_TEXT, 'int', TODO_ID] : ['int', TODO_ID]) : undefined;
   const cursorCond = !after
@@ -305,7 +311,7 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
     select ${itemColumns(sql, lease(ctx))} from todos t
      where ${scopeCond} and ${statusCond} and ${cursorCond}
        ${input.tag !== undefined ? sql`and ${input.tag} = any(t.tags)` : sql``}
-       ${owner !== undefined ? sql`and t.owner = ${owner}` : sql``}
+       ${owner !== undefined ? sql`and t.owner = ${owner} and not ${free}` : sql``}
        ${input.assignee !== undefined ? sql`and t.assignee = ${input.assignee}` : sql``}
      order by ${input.all ? sql`t.scope, ` : sql``}t.position, t.id
      limit ${limit + 1}`;
@@ -342,34 +348,43 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   // Lost, or never claimable: say which, from a fresh read.
   await refuseStoppedSession(ctx.sql, self);
   const { row: now } = await visibleRow(ctx, ctx.sql, id);
-  if (now.status === 'todo' && now.owner === null && now.unfinished_deps > 0) {
+  const unowned = (now.status === 'todo' && now.owner === null) || isFreeClaim(now);
+  if (unowned && now.unfinished_deps > 0) {
     throw new DomainError('dependency_blocked', `todo "${id}" is blocked by unfinished dependencies: ${now.blocked_by.join(', ')}`, { blockedBy: now.blocked_by });
   }
-  if (now.status === 'todo' && now.owner === null && now.assignee && now.assignee !== self && !override) {
+  if (unowned && now.assignee && now.assignee !== self && !override) {
     fail('reserved_for_assignee', `todo "${id}" is reserved for its assignee ${now.assignee}`, { assignee: now.assignee });
   }
   void row;
-  throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${effectiveStatus(now.status, now.unfinished_deps)}${now.owner ? `, owner ${now.owner}` : ''}).`, { itemStatus: effectiveStatus(now.status, now.unfinished_deps), ...(now.owner ? { owner: now.owner } : {}) });
+  const status = effectiveStatus(now.status, now.unfinished_deps, isFreeClaim(now));
+  const owner = effectiveOwner(now);
+  throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${status}${owner ? `, owner ${owner}` : ''}).`, { itemStatus: status, ...(owner ? { owner } : {}) });
 }
 
 /**
  * The claim, one statement (design brief §1: the one claim path): the guarded compare-and-set
- * `todo ∧ unowned ∧ every dependency done ∧ (unassigned ∨ assigned to the actor ∨ override)` →
- * in-progress, owned by `actor`, while the actor's session is active (`liveSession`), with its
- * `claimed` event when `emit`. Resolves with the claimed row (item columns), or undefined when
+ * `(todo ∧ unowned ∨ a free claim) ∧ every dependency done ∧ (unassigned ∨ assigned to the actor ∨
+ * override)` → in-progress, owned by `actor`, while the actor's session is active
+ * (`liveSession`), with its events when `emit` (`claimedEvent`: a take-over of a free claim, an
+ * expired lease in a plain scope, writes `todo` with reason lease-expired, then `claimed`). Resolves with the claimed row (item columns), or undefined when
  * the guard did not hold. `db` may be a transaction (Task Graph dispatch claims under the graph
  * lock through this same statement); the caller rings the doorbell after commit.
  */
 export async function guardedClaim(db: Db, c: { id: string; actor: string; override: boolean; emit: boolean; leaseMs: number }): Promise<TodoRow | undefined> {
   const rows = await db<TodoRow[]>`
     with ${liveSession(db, c.actor)},
+    o as (select t.id, case when t.status = 'in-progress' then t.owner end as former_owner
+            from todos t where t.id = ${c.id} for update),
     c as (
-      update todos set status = 'in-progress', owner = ${c.actor}, revision = revision + 1,
-                       updated_at = now(), progress_at = now()
-       where id = ${c.id} and status = 'todo' and owner is null and unfinished_deps = 0
-         and (assignee is null or assignee = ${c.actor} or ${c.override})
+      update todos t set status = 'in-progress', owner = ${c.actor},
+                         revision = t.revision + case when t.status = 'in-progress' then 2 else 1 end,
+                         updated_at = now(), progress_at = now()
+        from o
+       where t.id = o.id and t.unfinished_deps = 0
+         and ((t.status = 'todo' and t.owner is null) or ${freeClaimSql(db, c.leaseMs)})
+         and (t.assignee is null or t.assignee = ${c.actor} or ${c.override})
          and exists (select 1 from live)
-      returning *),
+      returning t.*, o.former_owner),
     ${claimedEvent(db, c.emit)}
     select ${itemColumns(db, c.leaseMs)} from c t`;
   return rows[0];
@@ -611,8 +626,23 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
 }
 
 /**
+ * An assignee must be a session that may claim in `scope` (issue 18 #10): active, a member of
+ * the scope, and not a Task Graph dispatch's own session (its token may only heartbeat). The
+ * seed checks nothing; an unchecked id could reserve an item for nobody, or for another team's
+ * session. A missing session and one outside the scope get the same answer, so existence does
+ * not leak. (A session stopped later keeps its reservations, as the seed keeps assignments.)
+ * Errors: 422 invalid_assignee.
+ */
+async function assertAssignable(tx: Db, scope: string, assignee: string): Promise<void> {
+  const who = await activeSessionPrincipal(tx, assignee);
+  if (who && who.graphId === null && (await accessToScope(tx, who, scope)).inScope) return;
+  fail('invalid_assignee', `assignee "${assignee}" is not an active session that may claim in ${scope}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);
+}
+
+/**
  * Assigns (or with `null` unassigns) an item. Override authority or a user only (seed 000
- * "Ownership rules"); the assignee is not checked against known sessions, as in the seed.
+ * "Ownership rules"). The assignee must be a session that may claim in the item's scope
+ * (`assertAssignable`: 422 invalid_assignee).
  */
 export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, ifMatch?: number): Promise<TodoItem> {
   const value = assignee?.trim() || null;
@@ -623,6 +653,7 @@ export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, 
     if (ifMatch !== undefined && ifMatch !== row.revision) {
       throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
     }
+    if (value) await assertAssignable(tx, row.scope, value);
     await tx`update todos set assignee = ${value}, revision = revision + 1, updated_at = now() where id = ${id}`;
     const [fresh] = await selectItems(tx, lease(ctx), [id]);
     await appendEvents(tx, emitted(ctx, fresh.scope, [{ event: 'assigned', row: fresh }]));
@@ -671,12 +702,13 @@ export async function readiness(ctx: Ctx, id: string) {
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
   const self = me(ctx);
   const reasons: { code: string; message: string; ids?: string[] }[] = [];
-  if (row.status !== 'todo') reasons.push({ code: `status_${row.status.replace('-', '_')}`, message: `stored status is ${row.status}${row.owner ? `, owned by ${row.owner}` : ''}` });
+  const free = isFreeClaim(row);
+  if (row.status !== 'todo' && !free) reasons.push({ code: `status_${row.status.replace('-', '_')}`, message: `stored status is ${row.status}${row.owner ? `, owned by ${row.owner}` : ''}` });
   if (row.blocked_by.length) reasons.push({ code: 'dependencies_unfinished', message: `dependencies: ${row.blocked_by.join(',')}`, ids: row.blocked_by });
   if (row.status === 'blocked' && row.note) reasons.push({ code: 'manual_block', message: row.note });
-  const ready = row.status === 'todo' && row.owner === null && row.unfinished_deps === 0;
+  const ready = isReady(row);
   const reservedForOther = !!row.assignee && row.assignee !== self && !override;
   if (ready && reservedForOther) reasons.push({ code: 'reserved_for_assignee', message: `reserved for ${row.assignee}` });
   if (!self) reasons.push({ code: 'claim_requires_session', message: 'the caller is not a session' });
-  return { id, ready, claimable: ready && !reservedForOther && self !== null, status: effectiveStatus(row.status, row.unfinished_deps), reasons };
+  return { id, ready, claimable: ready && !reservedForOther && self !== null, status: effectiveStatus(row.status, row.unfinished_deps, free), reasons };
 }

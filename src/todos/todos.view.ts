@@ -36,9 +36,9 @@ export interface TodoItem {
   scope: string;
   title: string;
   note?: string;
-  /** Effective status: a stored todo waiting on dependencies reads `blocked`. */
+  /** Effective status: a stored todo waiting on dependencies reads `blocked`; a free claim reads `todo` or `blocked`. */
   status: StoredStatus;
-  /** True when the item is stored `todo`, unowned and every dependency is done. */
+  /** True when `claim` would take it: stored `todo` and unowned, or a free claim (its lease expired), every dependency done. */
   ready: boolean;
   owner?: string;
   assignee?: string;
@@ -105,9 +105,53 @@ export function leaseColumns(sql: Db, leaseMs: number): postgres.PendingQuery<po
          and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()) as lease_expired`;
 }
 
-/** Effective status from the stored status and the unfinished-dependency count. */
-export function effectiveStatus(stored: StoredStatus, unfinishedDeps: number): StoredStatus {
+/**
+ * Scopes whose expired claims are free (lease take-over, issue 18): every scope but a graph
+ * contract's. A Task Graph v1 dispatch (`graph:`) that outlives its lease is FAILED `interrupted`
+ * and a metagit node (`metagit:`) is left to its contract; neither is ever taken over.
+ */
+export function takesOverExpiredClaims(scope: string): boolean {
+  return !scope.startsWith('graph:') && !scope.startsWith('metagit:');
+}
+
+/**
+ * True when the row is a free claim: in progress, its lease past its deadline (database clock),
+ * in a scope that takes expired claims over. From its deadline on such a claim reads as the sweep
+ * will leave it (`todo`, or `blocked` on unfinished dependencies; no owner), and `claim`/`next`
+ * take it over (migrations/0009).
+ */
+export function isFreeClaim(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired'>): boolean {
+  return r.status === 'in-progress' && r.lease_expired && takesOverExpiredClaims(r.scope);
+}
+
+/**
+ * SQL over alias `t`, true for a free claim ({@link isFreeClaim}): the predicate the claim, `next`,
+ * the lists and the sweep agree on. `leaseMs` is `claim_lease` in ms (0: no lease, never true).
+ */
+export function freeClaimSql(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(t.status = 'in-progress' and ${leaseMs}::float8 > 0
+              and t.progress_at <= now() - make_interval(secs => ${leaseMs}::float8 / 1000)
+              and t.scope not like 'graph:%' and t.scope not like 'metagit:%')`;
+}
+
+/**
+ * Effective status from the stored status and the unfinished-dependency count: a stored todo
+ * waiting on dependencies reads `blocked`; a free claim (`freeClaim`) reads as the sweep will
+ * leave it, `todo` or `blocked`.
+ */
+export function effectiveStatus(stored: StoredStatus, unfinishedDeps: number, freeClaim = false): StoredStatus {
+  if (freeClaim) return unfinishedDeps > 0 ? 'blocked' : 'todo';
   return stored === 'todo' && unfinishedDeps > 0 ? 'blocked' : stored;
+}
+
+/** The stored owner as it reads: none for a free claim. */
+export function effectiveOwner(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired' | 'owner'>): string | null {
+  return isFreeClaim(r) ? null : r.owner;
+}
+
+/** Ready: stored `todo` and unowned, or a free claim, with every dependency done (the claim's predicate). */
+export function isReady(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired' | 'owner' | 'unfinished_deps'>): boolean {
+  return r.unfinished_deps === 0 && ((r.status === 'todo' && r.owner === null) || isFreeClaim(r));
 }
 
 /** The seed's WHY BLOCKED text: `dependencies: a,b` joined with the note by `; ` (note only when blocked). */
@@ -119,13 +163,14 @@ export function whyBlocked(effective: StoredStatus, blockedBy: string[], note: s
 }
 
 export function toItem(r: TodoRow): TodoItem {
-  const status = effectiveStatus(r.status, r.unfinished_deps);
+  const status = effectiveStatus(r.status, r.unfinished_deps, isFreeClaim(r));
+  const owner = effectiveOwner(r);
   const item: TodoItem = {
     id: r.id,
     scope: r.scope,
     title: r.title,
     status,
-    ready: r.status === 'todo' && r.owner === null && r.unfinished_deps === 0,
+    ready: isReady(r),
     tags: r.tags,
     dependsOn: r.depends_on,
     blockedBy: r.blocked_by,
@@ -136,7 +181,7 @@ export function toItem(r: TodoRow): TodoItem {
     updatedAt: r.updated_at.toISOString(),
   };
   if (r.note !== null) item.note = r.note;
-  if (r.owner !== null) item.owner = r.owner;
+  if (owner !== null) item.owner = owner;
   if (r.assignee !== null) item.assignee = r.assignee;
   if (r.parent_id !== null) item.parentId = r.parent_id;
   const why = whyBlocked(status, r.blocked_by, r.note);

@@ -188,3 +188,43 @@ describe('issue 18 #3: text that is not valid Unicode is refused with 400 and no
     expect(got.body.scenario.members.find((m: { name: string }) => m.name === 'a').result).toBe('ok');
   });
 });
+
+describe('issue 18 #10: only a session that may claim in the item’s scope can be its assignee', () => {
+  it('should refuse an unknown id, another team’s session, a stopped session and an operator with one 422, writing nothing', async () => {
+    const root = await t.session();
+    const member = await t.session({ parentId: root.id, by: root.client });
+    const otherTeam = await t.session();
+    const stopped = await t.session({ parentId: root.id, by: root.client });
+    await stopped.client.post(`/v1/sessions/${stopped.id}/stop`);
+    const item = (await root.client.post('/v1/todos', { title: 'x' })).body.item;
+    const [{ id: operatorId }] = await t.sql<{ id: string }[]>`select id from users limit 1`;
+    const before = await count();
+    for (const bad of ['s-nobody', otherTeam.id, stopped.id, operatorId]) {
+      const add = await root.client.post('/v1/todos', { title: 'y', assignee: bad });
+      expect([bad, add.status, add.body.code]).toEqual([bad, 422, 'invalid_assignee']);
+      const assign = await root.client.put(`/v1/todos/${item.id}/assignee`, { assignee: bad });
+      expect([bad, assign.status, assign.body.code]).toEqual([bad, 422, 'invalid_assignee']);
+      // The same words for every kind of bad id: a missing session cannot be told from another team's.
+      expect(assign.body.detail.replace(bad, '<id>')).toBe(`assignee "<id>" is not an active session that may claim in session:${root.id}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);
+      expect(add.body.detail).toBe(assign.body.detail);
+    }
+    expect(await count()).toBe(before);
+    expect((await root.client.get(`/v1/todos/${item.id}`)).body.item).toMatchObject({ revision: item.revision });
+    expect((await root.client.get(`/v1/todos/${item.id}`)).body.item.assignee).toBeUndefined();
+    // A member of the list is accepted, by add and by assign; null still unassigns.
+    expect((await root.client.post('/v1/todos', { title: 'z', assignee: member.id })).body.item.assignee).toBe(member.id);
+    expect((await root.client.put(`/v1/todos/${item.id}/assignee`, { assignee: member.id })).body.item.assignee).toBe(member.id);
+    expect((await root.client.put(`/v1/todos/${item.id}/assignee`, { assignee: null })).status).toBe(200);
+  });
+
+  it('should accept a scenario member in its scenario and refuse it elsewhere', async () => {
+    const s = await t.admin.post('/v1/scenarios', { name: `asg-${Date.now()}`, members: [{ name: 'm1' }] });
+    expect(s.status).toBe(201);
+    const m1 = s.body.scenario.members.find((m: { name: string }) => m.name === 'm1');
+    const scope = s.body.scenario.scope;
+    expect((await t.admin.post('/v1/todos', { title: 'x', scope, assignee: m1.sessionId })).status).toBe(201);
+    const root = await t.session();
+    const elsewhere = await t.admin.post('/v1/todos', { title: 'x', scope: `session:${root.id}`, assignee: m1.sessionId });
+    expect([elsewhere.status, elsewhere.body.code]).toEqual([422, 'invalid_assignee']);
+  });
+});

@@ -829,7 +829,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: dependency_empty, dependency_not_found, dependency_scope_mismatch, hierarchy_too_deep, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long */
+                /** @description Problem codes: dependency_empty, dependency_not_found, dependency_scope_mismatch, hierarchy_too_deep, invalid_assignee, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -1960,7 +1960,7 @@ export interface paths {
         get?: never;
         /**
          * Assign or unassign an item
-         * @description Override authority (subtree root, scenario orchestrator) or a user. `null` unassigns.
+         * @description Override authority (subtree root, scenario orchestrator) or a user. The assignee must be an active session that may claim in the item’s scope (else 422 invalid_assignee, the same for a missing session and another team’s); `null` unassigns.
          */
         put: {
             parameters: {
@@ -2040,6 +2040,15 @@ export interface paths {
                 };
                 /** @description Problem codes: revision_mismatch */
                 412: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: invalid_assignee */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6138,9 +6147,9 @@ export interface components {
             scope: string;
             title: string;
             note?: string;
-            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`) */
+            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
             status: components["schemas"]["TodoStatusInput"];
-            /** @description Stored todo, unowned, every dependency done: the claim predicate */
+            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
             ready: boolean;
             /** @description The session that claimed it */
             owner?: string;
@@ -6160,8 +6169,9 @@ export interface components {
             createdBy: string;
             createdAt: string;
             updatedAt: string;
-            /** @description In-progress items: last progress + claim_lease (database clock) */
+            /** @description Claimed items: last progress + claim_lease (database clock) */
             leaseExpiresAt?: string;
+            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
             leaseExpired?: boolean;
         };
         AddTodoInput: {
@@ -6173,7 +6183,7 @@ export interface components {
             tags?: string[];
             /** @description Makes this a sub-item (one level deep, same scope) */
             parentId?: string;
-            /** @description Reserve for a session; another session than yourself needs override authority */
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
             assignee?: string;
             /** @description Dependency ids in the same scope; duplicates fold */
             dependsOn?: string[];
@@ -7483,9 +7493,9 @@ export interface components {
             scope: string;
             title: string;
             note?: string;
-            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`) */
+            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
             status: components["schemas"]["TodoStatus"];
-            /** @description Stored todo, unowned, every dependency done: the claim predicate */
+            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
             ready: boolean;
             /** @description The session that claimed it */
             owner?: string;
@@ -7505,8 +7515,9 @@ export interface components {
             createdBy: string;
             createdAt: string;
             updatedAt: string;
-            /** @description In-progress items: last progress + claim_lease (database clock) */
+            /** @description Claimed items: last progress + claim_lease (database clock) */
             leaseExpiresAt?: string;
+            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
             leaseExpired?: boolean;
         };
         AddTodo: {
@@ -7518,7 +7529,7 @@ export interface components {
             tags?: string[];
             /** @description Makes this a sub-item (one level deep, same scope) */
             parentId?: string;
-            /** @description Reserve for a session; another session than yourself needs override authority */
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
             assignee?: string;
             /** @description Dependency ids in the same scope; duplicates fold */
             dependsOn?: string[];
