@@ -14,6 +14,8 @@ ENV NODE_ENV=production \
 # Dependencies first, for layer caching (the sdk workspace's manifest is part of the lockfile).
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
+# A patched dependency (postgres.js: a crash when a connection closes mid-write; patches/README.md).
+COPY patches ./patches
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json drizzle.config.ts ./
