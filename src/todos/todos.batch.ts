@@ -120,6 +120,25 @@ export function claimedEvent(db: Db, emit: boolean) {
 }
 
 /**
+ * The claim's guarded UPDATE, the CTE `c`, over the one-row CTE `target` (the `id` to claim,
+ * locked, and its `former_owner`: the owner of the expired claim it takes over, or null): the
+ * seed's compare-and-set `(todo ∧ unowned ∨ a free claim) ∧ every dependency done` → in-progress,
+ * owned by `actor`, progress now; a take-over moves the revision by 2 (one per event,
+ * `claimedEvent`). `guard` adds the caller's own conditions. Returns the row and `former_owner`.
+ */
+export function claimUpdate(db: Db, actor: string, leaseMs: number, guard: postgres.PendingQuery<postgres.Row[]> = db``) {
+  return db`c as (
+      update todos t set status = 'in-progress', owner = ${actor},
+                         revision = t.revision + case when t.status = 'in-progress' then 2 else 1 end,
+                         updated_at = now(), progress_at = now()
+        from target
+       where t.id = target.id and t.unfinished_deps = 0
+         and ((t.status = 'todo' and t.owner is null) or ${freeClaimSql(db, leaseMs)})
+         ${guard}
+      returning t.*, target.former_owner)`;
+}
+
+/**
  * The CTE `live`: the claiming session's row, if it is still active, locked `FOR SHARE` until the
  * claim commits. A stop (or soft delete) updates that row and then reopens what the session owns,
  * so the two serialise: a claim that locked first commits before the stop's reopen runs (which then
@@ -139,36 +158,25 @@ export function liveSession(db: Db, actor: string) {
  */
 async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | null> {
   const takesOver = req.leaseMs > 0 && takesOverExpiredClaims(req.scope);
+  // The first eligible row of each kind, locked; `former_owner` is the expired claim's owner.
+  const first = (name: string, kind: postgres.PendingQuery<postgres.Row[]>, formerOwner: postgres.PendingQuery<postgres.Row[]>) => sql`
+    ${sql(name)} as (
+      select t.id, t.position, ${formerOwner} as former_owner from todos t
+       where t.scope = ${req.scope} and t.unfinished_deps = 0 and ${kind}
+         and (t.assignee is null or t.assignee = ${req.actor})
+         and exists (select 1 from live)
+       order by t.position, t.id
+       limit 1
+       for update skip locked)`;
   const rows = await sql<TodoRow[]>`
     with ${liveSession(sql, req.actor)},
-    ready as (
-      select t.id, t.position, null::text as former_owner from todos t
-       where t.scope = ${req.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
-         and (t.assignee is null or t.assignee = ${req.actor})
-         and exists (select 1 from live)
-       order by t.position, t.id
-       limit 1
-       for update skip locked),
-    expired as (
-      select t.id, t.position, t.owner as former_owner from todos t
-       where ${takesOver} and ${freeClaimSql(sql, req.leaseMs)} and t.scope = ${req.scope} and t.unfinished_deps = 0
-         and (t.assignee is null or t.assignee = ${req.actor})
-         and exists (select 1 from live)
-       order by t.position, t.id
-       limit 1
-       for update skip locked),
-    pick as (
+    ${first('ready', sql`t.status = 'todo' and t.owner is null`, sql`null::text`)},
+    ${first('expired', sql`${takesOver} and ${freeClaimSql(sql, req.leaseMs)}`, sql`t.owner`)},
+    target as (
       select id, former_owner from (select * from ready union all select * from expired) u
        order by u.position, u.id
        limit 1),
-    c as (
-      update todos t set status = 'in-progress', owner = ${req.actor},
-                         revision = t.revision + case when t.status = 'in-progress' then 2 else 1 end,
-                         updated_at = now(), progress_at = now()
-        from pick
-       where t.id = pick.id and t.unfinished_deps = 0
-         and ((t.status = 'todo' and t.owner is null) or ${freeClaimSql(sql, req.leaseMs)})
-      returning t.*, pick.former_owner),
+    ${claimUpdate(sql, req.actor, req.leaseMs)},
     ${claimedEvent(sql, req.emit)}
     select ${itemColumns(sql, req.leaseMs)} from c t`;
   if (rows[0] && req.emit) ringAfterCommit(sql, [topicOf(req.scope)]);

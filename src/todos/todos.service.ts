@@ -30,7 +30,7 @@ import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
-import { batchedDone, batchedNext, claimedEvent, completeMany, liveSession } from './todos.batch.js';
+import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession } from './todos.batch.js';
 import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -373,18 +373,9 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
 export async function guardedClaim(db: Db, c: { id: string; actor: string; override: boolean; emit: boolean; leaseMs: number }): Promise<TodoRow | undefined> {
   const rows = await db<TodoRow[]>`
     with ${liveSession(db, c.actor)},
-    o as (select t.id, case when t.status = 'in-progress' then t.owner end as former_owner
-            from todos t where t.id = ${c.id} for update),
-    c as (
-      update todos t set status = 'in-progress', owner = ${c.actor},
-                         revision = t.revision + case when t.status = 'in-progress' then 2 else 1 end,
-                         updated_at = now(), progress_at = now()
-        from o
-       where t.id = o.id and t.unfinished_deps = 0
-         and ((t.status = 'todo' and t.owner is null) or ${freeClaimSql(db, c.leaseMs)})
-         and (t.assignee is null or t.assignee = ${c.actor} or ${c.override})
-         and exists (select 1 from live)
-      returning t.*, o.former_owner),
+    target as (select t.id, case when t.status = 'in-progress' then t.owner end as former_owner
+                 from todos t where t.id = ${c.id} for update),
+    ${claimUpdate(db, c.actor, c.leaseMs, db`and (t.assignee is null or t.assignee = ${c.actor} or ${c.override}) and exists (select 1 from live)`)},
     ${claimedEvent(db, c.emit)}
     select ${itemColumns(db, c.leaseMs)} from c t`;
   return rows[0];
