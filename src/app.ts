@@ -15,8 +15,7 @@ import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
-import { DomainError } from './http/errors.js';
-import { findUnstorable } from './http/text.js';
+import { refuseUnstorableText } from './http/text.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
@@ -77,18 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
-  // Text Postgres cannot store (an unpaired surrogate, NUL) is refused before any route runs,
-  // wherever it sits in a JSON body, values and keys alike (issue 18 #3): 400, nothing written.
-  // Task Graph v1 routes are exempt: their contract checks the same text in its own stages and
-  // answers with seed 002's TASK_GRAPH_INVALID naming the stage (src/http/text.ts StoredText).
-  app.addHook('preValidation', async (req) => {
-    if (req.body === undefined || req.body === null || req.routeOptions.url?.startsWith('/v1/graphs')) return;
-    const bad = findUnstorable(req.body);
-    if (bad) {
-      const message = `must be valid Unicode text: found ${bad.problem}`;
-      throw new DomainError('validation_failed', `${bad.path}: ${message}`, { errors: [{ path: bad.path, message }] });
-    }
-  });
+  refuseUnstorableText(app);
   // JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
 

@@ -105,6 +105,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       bodyLimit: GRAPH_BODY_LIMIT,
       validatorCompiler: rawBody,
+      config: { checksOwnText: true }, // the contract refuses unstorable text as TASK_GRAPH_INVALID
       schema: {
         tags,
         summary: 'Validate a Task Graph (and Intent Map) without writing',
@@ -126,6 +127,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       bodyLimit: GRAPH_BODY_LIMIT,
       validatorCompiler: rawBody,
+      config: { checksOwnText: true }, // the contract refuses unstorable text as TASK_GRAPH_INVALID
       schema: {
         tags,
         summary: 'Create a Task Graph',

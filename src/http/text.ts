@@ -3,7 +3,9 @@
  * and the one schema for it, so a body with an unpaired surrogate or NUL is a 400 at the schema,
  * never a 500 at the database.
  */
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { DomainError } from './errors.js';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -45,4 +47,31 @@ export function findUnstorable(body: unknown): { path: string; problem: string }
     }
   }
   return null;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * The route's own validation refuses text Coord cannot store, in its seed's error shape
+     * (Task Graph v1 validate and create: 400 `TASK_GRAPH_INVALID` naming the stage), so the
+     * refusal of {@link refuseUnstorableText} leaves its body to it.
+     */
+    checksOwnText?: boolean;
+  }
+}
+
+/**
+ * Refuses text Postgres cannot store (an unpaired surrogate, NUL) before any route runs, wherever
+ * it sits in a JSON body, values and keys alike (issue 18 #3): 400 `validation_failed` naming the
+ * path, nothing written. A route whose contract checks the text itself sets `checksOwnText`.
+ */
+export function refuseUnstorableText(app: FastifyInstance): void {
+  app.addHook('preValidation', async (req) => {
+    if (req.body === undefined || req.body === null || req.routeOptions.config?.checksOwnText) return;
+    const bad = findUnstorable(req.body);
+    if (bad) {
+      const message = `must be valid Unicode text: found ${bad.problem}`;
+      throw new DomainError('validation_failed', `${bad.path}: ${message}`, { errors: [{ path: bad.path, message }] });
+    }
+  });
 }
