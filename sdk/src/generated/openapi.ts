@@ -5947,7 +5947,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness */
+        /** Liveness: the process answers */
         get: {
             parameters: {
                 query?: never;
@@ -5986,7 +5986,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: database reachable and migrated */
+        /**
+         * Readiness: database reachable and migrated; the fleet’s sweep health
+         * @description 503 `database_unavailable` when the database is unreachable or not migrated: take this replica out of the load balancer. Otherwise 200, with `status: degraded` when a sweep step (lease, retention, …) has not succeeded on any replica within 3 × sweep_interval. Degraded stays 200 on purpose: every replica reports the same fleet-wide fact, and a 503 would take the whole fleet out of service for a background job; alert on it instead (`coord_sweep_stale` in /metrics).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6002,19 +6005,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ready";
-                        };
+                        "application/json": components["schemas"]["ServiceReadiness"];
                     };
                 };
-                /** @description Default Response */
+                /** @description Problem codes: database_unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/problem+json": unknown;
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
             };
@@ -6034,7 +6034,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description Prometheus text format; docs/operations.md lists every series.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6095,6 +6098,39 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        SweepHealthInput: {
+            /**
+             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @enum {string}
+             */
+            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
+            lastSuccessAt: string | null;
+            /** @description How long that success took, in ms */
+            durationMs: number | null;
+            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
+            changed: number | null;
+            /** @description Database time of its last failure on any replica; null when it never failed */
+            lastFailureAt: string | null;
+            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
+            stale: boolean;
+        };
+        ServiceReadinessInput: {
+            /**
+             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
+             * @enum {string}
+             */
+            status: "ready" | "degraded";
+            /** @description What is degraded and what to check */
+            detail?: string;
+            /** @description `[todo] sweep_interval` of this replica, in ms */
+            sweepIntervalMs: number;
+            /** @description 3 × sweepIntervalMs */
+            staleAfterMs: number;
+            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
+            runsSweeps: boolean;
+            sweeps: components["schemas"]["SweepHealthInput"][];
         };
         SessionInput: {
             id: string;
@@ -7440,6 +7476,39 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        SweepHealth: {
+            /**
+             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @enum {string}
+             */
+            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
+            lastSuccessAt: string | null;
+            /** @description How long that success took, in ms */
+            durationMs: number | null;
+            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
+            changed: number | null;
+            /** @description Database time of its last failure on any replica; null when it never failed */
+            lastFailureAt: string | null;
+            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
+            stale: boolean;
+        };
+        ServiceReadiness: {
+            /**
+             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
+             * @enum {string}
+             */
+            status: "ready" | "degraded";
+            /** @description What is degraded and what to check */
+            detail?: string;
+            /** @description `[todo] sweep_interval` of this replica, in ms */
+            sweepIntervalMs: number;
+            /** @description 3 × sweepIntervalMs */
+            staleAfterMs: number;
+            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
+            runsSweeps: boolean;
+            sweeps: components["schemas"]["SweepHealth"][];
         };
         Session: {
             id: string;
