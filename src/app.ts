@@ -16,6 +16,7 @@ import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
 import { DomainError } from './http/errors.js';
+import { registerRateLimit } from './http/rate-limit.js';
 import { findUnstorable } from './http/text.js';
 import { Metrics } from './metrics/metrics.js';
 import { registerMetricsHooks } from './metrics/metrics.hooks.js';
@@ -118,6 +119,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transformObject: (input) => problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Before the routes: the limiter attaches itself to each route added after it.
+  await registerRateLimit(app, config);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const startedAt = performance.now();

@@ -36,6 +36,7 @@ export const ERROR_CATALOGUE = {
   payload_too_large: { status: 413, title: 'The request body is too large' },
   uri_too_long: { status: 414, title: 'A path segment is too long' },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
+  rate_limited: { status: 429, title: 'Too many requests' },
   title_required: { status: 422, title: 'The title is empty' },
   title_too_long: { status: 422, title: 'The title is too long' },
   note_too_long: { status: 422, title: 'The note is too long' },

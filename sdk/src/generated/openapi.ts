@@ -66,6 +66,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable, too_many_streams */
                 503: {
                     headers: {
@@ -151,6 +160,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -219,6 +237,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -329,6 +356,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -396,6 +432,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -473,6 +518,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -569,6 +623,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -631,6 +694,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -728,6 +800,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -838,6 +919,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -921,6 +1011,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -995,6 +1094,15 @@ export interface paths {
                 };
                 /** @description Problem codes: managed_by_graph, todo_referenced */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1111,6 +1219,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1184,6 +1301,15 @@ export interface paths {
                 };
                 /** @description Problem codes: todo_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1316,6 +1442,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1414,6 +1549,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1497,6 +1641,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1607,6 +1760,15 @@ export interface paths {
                 };
                 /** @description Problem codes: note_too_long */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1726,6 +1888,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1836,6 +2007,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1926,6 +2106,15 @@ export interface paths {
                 };
                 /** @description Problem codes: invalid_transition, lease_expired */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2047,6 +2236,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2122,6 +2320,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2214,6 +2421,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2336,6 +2552,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2416,6 +2641,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scenario_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2506,6 +2740,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scenario_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2616,6 +2859,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2703,6 +2955,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2767,6 +3028,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2859,6 +3129,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2938,6 +3217,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3000,6 +3288,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3074,6 +3371,15 @@ export interface paths {
                 };
                 /** @description Problem codes: payload_too_large */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3168,6 +3474,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3253,6 +3568,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -3342,6 +3666,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -3446,6 +3779,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3548,6 +3890,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3648,6 +3999,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -3770,6 +4130,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3872,6 +4241,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3970,6 +4348,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -4072,6 +4459,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4170,6 +4566,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -4272,6 +4677,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4369,6 +4783,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -4472,6 +4895,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4532,6 +4964,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4612,6 +5053,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4680,6 +5130,15 @@ export interface paths {
                 };
                 /** @description Problem codes: intent_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4765,6 +5224,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4834,6 +5302,15 @@ export interface paths {
                 };
                 /** @description Problem codes: payload_too_large */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4916,6 +5393,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4987,6 +5473,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5073,6 +5568,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5143,6 +5647,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5263,6 +5776,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5331,6 +5853,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found, task_node_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5437,6 +5968,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5527,6 +6067,15 @@ export interface paths {
                 };
                 /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5631,6 +6180,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5712,6 +6270,15 @@ export interface paths {
                 };
                 /** @description Problem codes: invalid_transition */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5827,6 +6394,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5915,6 +6491,15 @@ export interface paths {
                 };
                 /** @description Problem codes: invalid_transition */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
