@@ -225,7 +225,7 @@ async function main(): Promise<void> {
       backlogs: BACKLOGS,
       agents: AGENTS,
       poolMaxPerContender: 20,
-      coordServer: 'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_MAX_STREAMS=2000',
+      coordServer: 'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_MAX_STREAMS=2000, COORD_RATE_LIMIT=0',
       ...(serverRoot ? { serverRoot } : {}),
       ...(compareRoot ? { compareRoot } : {}),
       clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',

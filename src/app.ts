@@ -15,7 +15,10 @@ import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';
+import { Metrics } from './metrics/metrics.js';
+import { registerMetricsHooks } from './metrics/metrics.hooks.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
@@ -104,32 +107,36 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     transformObject: (input) => problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
+  // Before the routes: the limiter attaches itself to each route added after it.
+  await registerRateLimit(app, config);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
+  const startedAt = performance.now();
   const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) => app.log.error({ err }, 'event hub read failed'));
+  let openStreams = () => 0;
+  const metrics = new Metrics({
+    sql,
+    openStreams: () => openStreams(),
+    topics: () => hub.topicCount,
+    listenCount: () => hub.listenCount,
+    groupCommit: () => groupCommitStats(sql),
+    poolMax: config.dbPoolMax,
+    sweepIntervalMs: config.todo.sweepIntervalMs,
+    runsSweeps: config.sweeps,
+    startedAt,
+  });
+  // Before any route: the hooks find the claim routes as they are added.
+  registerMetricsHooks(app, sql, metrics);
   const principals = new PrincipalCache(config.principalCacheMs);
   hub.onSessionStopped((id) => principals.evictSession(id));
   registerAuth(app, sql, principals);
-  const events = eventsRoutes(app, { sql, hub, config });
+  const events = eventsRoutes(app, { sql, hub, config, metrics });
+  openStreams = events.openStreams;
   sessionsRoutes(app, { sql, config });
   todosRoutes(app, { sql, config });
   adminRoutes(app, { config });
   for (const m of extraModules) await m(app, { sql, config });
-  healthRoutes(app, {
-    sql,
-    metrics: () => {
-      const gc = groupCommitStats(sql);
-      return {
-        coord_sse_open_streams: events.openStreams(),
-        coord_sse_topics: hub.topicCount,
-        coord_event_listen_count: hub.listenCount,
-        coord_group_commit_next_batches_total: gc.next?.batches ?? 0,
-        coord_group_commit_next_requests_total: gc.next?.requests ?? 0,
-        coord_group_commit_done_batches_total: gc.done?.batches ?? 0,
-        coord_group_commit_done_requests_total: gc.done?.requests ?? 0,
-      };
-    },
-  });
+  healthRoutes(app, { sql, config, metrics, startedAt });
 
   if (!deps.documentOnly) {
     app.addHook('onReady', async () => hub.start());

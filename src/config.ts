@@ -67,8 +67,23 @@ export interface Config {
   principalCacheMs: number;
   /** Most `next` (or `done`) requests sent to Postgres as one batch (1 = every request alone). */
   groupCommitMax: number;
+  /**
+   * Requests one bearer token (or, without one, one client address) may make per
+   * `rateLimitWindowMs` on this replica; 0 turns rate limiting off. Health routes are exempt.
+   */
+  rateLimit: number;
+  /** The rate limit's window in ms (a fixed window per key). */
+  rateLimitWindowMs: number;
   todo: TodoConfig;
 }
+
+/**
+ * Default rate limit: 6,000 requests per minute per token and replica (100/s sustained, bursts up
+ * to the whole minute's budget). An LLM-driven agent makes a few requests per second at most; the
+ * limit only stops a runaway loop (one token alone reaches ~1,000 requests/s here, README
+ * "Performance") from taking a replica from the rest of the fleet.
+ */
+export const RATE_LIMIT_DEFAULT = 6000;
 
 export const TODO_DEFAULTS: TodoConfig = {
   emitEvents: 'all',
@@ -153,6 +168,8 @@ const EnvSchema = z.object({
   COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
   COORD_PRINCIPAL_CACHE: duration('COORD_PRINCIPAL_CACHE', { maxMs: 60_000, allowZero: true }).default(5000),
   COORD_GROUP_COMMIT: z.coerce.number().int().min(1).max(1000).default(64),
+  COORD_RATE_LIMIT: z.coerce.number().int('COORD_RATE_LIMIT must be a whole number (0 turns rate limiting off)').min(0).max(100_000_000).default(RATE_LIMIT_DEFAULT),
+  COORD_RATE_LIMIT_WINDOW: duration('COORD_RATE_LIMIT_WINDOW', { minMs: 1000, maxMs: 86_400_000 }).default(60_000),
 });
 
 function formatIssues(err: z.ZodError, where: string): string {
@@ -228,6 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweeps: e.COORD_SWEEPS === 'on',
     principalCacheMs: e.COORD_PRINCIPAL_CACHE,
     groupCommitMax: e.COORD_GROUP_COMMIT,
+    rateLimit: e.COORD_RATE_LIMIT,
+    rateLimitWindowMs: e.COORD_RATE_LIMIT_WINDOW,
     todo: loadTodoConfig(env, configFile),
   };
 }
@@ -247,6 +266,9 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     sweeps: false,
     principalCacheMs: 5000,
     groupCommitMax: 64,
+    // Tests drive one token hard on purpose; the rate-limit tests turn it on.
+    rateLimit: 0,
+    rateLimitWindowMs: 60_000,
     ...overrides,
     todo: { ...TODO_DEFAULTS, ...(overrides.todo ?? {}) },
   };

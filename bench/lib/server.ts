@@ -56,6 +56,9 @@ export async function startCoordServer(opts: StartServerOptions): Promise<CoordS
     COORD_ADMIN_TOKEN: adminToken,
     COORD_LOG_LEVEL: 'info',
     COORD_MAX_STREAMS: '2000',
+    // One bench agent drives its token at ~1,000 requests/s on purpose, past the default rate
+    // limit (6,000/min per token): the benchmark measures the claim path, not the limiter.
+    COORD_RATE_LIMIT: '0',
     ...(opts.env ?? {}),
   });
   const args = ['--import', 'tsx', ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), 'src/server.ts'];

@@ -13,6 +13,7 @@
  * | `NotFound`          | 404                | (`todo_not_found`, `session_not_found`, `scope_not_found`, …)       |
  * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive`, `TaskStateConflict` |
  * | `RevisionMismatch`  | 412                |                                                                     |
+ * | `RateLimited`       | 429                | (`rate_limited`; `retryAfterMs`)                                    |
  * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `too_many_streams`; `retryAfterMs`) |
  * | `ServerError`       | other 5xx          |                                                                     |
  * | `ConnectionFailed`  | — (client side)    | the server could not be reached (`status` 0)                        |
@@ -125,6 +126,11 @@ export class TaskStateConflict extends Conflict {
 }
 /** 412 `revision_mismatch`: `If-Match` named a revision the item has moved past; re-read and retry. */
 export class RevisionMismatch extends CoordError {}
+/** 429 `rate_limited`: this token made too many requests on this replica; nothing was done, retry after `retryAfterMs`. */
+export class RateLimited extends CoordError {
+  /** From the `Retry-After` header, in milliseconds. */
+  retryAfterMs?: number;
+}
 /** 503: busy, database unavailable or too many streams; retry after `retryAfterMs`. */
 export class Unavailable extends CoordError {
   /** From the `Retry-After` header, in milliseconds, when the server sent one. */
@@ -160,6 +166,7 @@ const BY_CODE: Record<string, ErrorClass> = {
   session_not_active: SessionNotActive,
   TASK_STATE_CONFLICT: TaskStateConflict,
   revision_mismatch: RevisionMismatch,
+  rate_limited: RateLimited,
 };
 
 function familyFor(status: number): ErrorClass {
@@ -169,6 +176,7 @@ function familyFor(status: number): ErrorClass {
   if (status === 404) return NotFound;
   if (status === 409) return Conflict;
   if (status === 412) return RevisionMismatch;
+  if (status === 429) return RateLimited;
   if (status === 503) return Unavailable;
   if (status >= 500) return ServerError;
   return InvalidRequest;
@@ -185,7 +193,7 @@ export function errorFromProblem(status: number, body: unknown, opts: { request?
       : { code: `http_${status}`, title: `HTTP ${status}`, status, detail: typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${status}` };
   const Cls = BY_CODE[problem.code] ?? familyFor(status);
   const err = new Cls(status, problem, opts.request);
-  if (err instanceof Unavailable) {
+  if (err instanceof Unavailable || err instanceof RateLimited) {
     const ra = opts.headers?.get('retry-after');
     if (ra && /^\d+$/.test(ra)) err.retryAfterMs = Number(ra) * 1000;
   }

@@ -9,7 +9,7 @@
  * state, then keep consuming).
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { ConnectionFailed, CoordError, InvalidRequest, NotFound, Unauthorized, Forbidden, errorFromResponse, Unavailable } from './errors.js';
+import { ConnectionFailed, CoordError, InvalidRequest, NotFound, Unauthorized, Forbidden, errorFromResponse, RateLimited, Unavailable } from './errors.js';
 import type { Transport } from './transport.js';
 import type { EventLogPage } from './types.js';
 
@@ -52,7 +52,7 @@ export interface EventStream extends AsyncIterable<CoordEvent> {
 /** Statuses that mean "try again later" rather than "this request is wrong". */
 function retryable(err: CoordError): boolean {
   if (err instanceof Unauthorized || err instanceof Forbidden || err instanceof NotFound || err instanceof InvalidRequest) return false;
-  return err instanceof Unavailable || err.status >= 500 || err.status === 0;
+  return err instanceof Unavailable || err instanceof RateLimited || err.status >= 500 || err.status === 0;
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -144,7 +144,7 @@ export class EventsApi {
             if (!res.ok || !res.body) {
               const err = await errorFromResponse(res, 'GET /v1/events');
               if (!retryable(err)) throw err;
-              await backoff(err, err instanceof Unavailable ? (err.retryAfterMs ?? 0) : 0);
+              await backoff(err, err instanceof Unavailable || err instanceof RateLimited ? (err.retryAfterMs ?? 0) : 0);
               continue;
             }
             attempt = 0;

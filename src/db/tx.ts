@@ -5,6 +5,19 @@ import type { Sql } from './client.js';
 /** SQLSTATEs worth retrying a whole transaction for: serialization failure, deadlock. */
 const RETRYABLE = new Set(['40001', '40P01']);
 
+const startObservers = new WeakMap<Sql, (seconds: number) => void>();
+
+/**
+ * Installs (or with `undefined` removes) a pool's transaction-start observer: for every attempt
+ * of {@link withTx} it gets the seconds from asking for the transaction to running its first
+ * statement, which is the wait for a free pool connection plus the BEGIN round trip (postgres.js
+ * exposes no pool statistics of its own). The metrics module installs it.
+ */
+export function observeTxStart(sql: Sql, observer: ((seconds: number) => void) | undefined): void {
+  if (observer) startObservers.set(sql, observer);
+  else startObservers.delete(sql);
+}
+
 /**
  * Runs `fn` in one transaction (READ COMMITTED unless told otherwise), retrying it on
  * serialization failure or deadlock up to 5 times with jittered backoff. Everything `fn` writes,
@@ -19,7 +32,12 @@ export async function withTx<T>(
     try {
       const mode = opts.isolation ? `isolation level ${opts.isolation}` : '';
       let txRef: object | undefined;
-      const body = (tx: postgres.TransactionSql) => ((txRef = tx), fn(tx));
+      const asked = performance.now();
+      const body = (tx: postgres.TransactionSql) => {
+        startObservers.get(sql)?.((performance.now() - asked) / 1000);
+        txRef = tx;
+        return fn(tx);
+      };
       const result = (await (mode ? sql.begin(mode, body) : sql.begin(body))) as T;
       // Committed: ring the topics its events went to (src/events/doorbell.ts).
       if (txRef) ringCommitted(sql, txRef);

@@ -7,6 +7,7 @@ import { DomainError, fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
 import { principalForToken } from '../auth/tokens.js';
 import { accessToScope, canonicalScope } from '../scopes/scopes.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { EventHub, Subscriber } from './events.hub.js';
 import { cursorFor, headCursor, headId, readAfter, type Cursor, type EventRow } from './events.repo.js';
 
@@ -58,8 +59,8 @@ function parseAfter(raw: string | undefined): number | undefined {
  * `GET /v1/events` (SSE) and `GET /v1/events/log` (JSON page). Both deliver a topic's events in
  * the same order; resuming from a sequence number is gap-free and duplicate-free (events.repo.ts).
  */
-export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config }) {
-  const { sql, hub, config } = deps;
+export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config; metrics?: Metrics }) {
+  const { sql, hub, config, metrics } = deps;
   const open = new Set<() => void>();
   const r = app.withTypeProvider<ZodTypeProvider>();
 
@@ -131,6 +132,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         res.end();
       };
       open.add(end);
+      metrics?.sseOpened.inc();
       res.on('close', end);
       if (req.principal.kind === 'session') untrack = hub.trackSessionStream(req.principal.id, end);
       const sub: Subscriber = {
@@ -138,6 +140,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         deliver(events) {
           if (closed) return false;
           res.write(events.map(frame).join(''));
+          metrics?.sseDelivered.inc(events.length);
           const last = events[events.length - 1];
           sub.cursor = { tx: last.tx, id: last.id };
           // A consumer more than 1 MiB behind is cut off; it resumes with Last-Event-ID.

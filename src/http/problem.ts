@@ -34,11 +34,13 @@ export function problemBody(code: string, detail: string | undefined, status?: n
 
 /**
  * The `response` entries a route declares for its error codes, so the OpenAPI document lists
- * every problem a route can return. The codes go into the description, which the catalogue test reads.
+ * every problem a route can return (with the ones every authenticated route can: `unauthorized`,
+ * `validation_failed`, `rate_limited`, `busy`, `database_unavailable`). The codes go into the
+ * description, which the catalogue test reads.
  */
 export function problemResponses(...codes: ErrorCode[]): Record<number, z.ZodType> {
   const byStatus = new Map<number, string[]>();
-  for (const c of ['unauthorized', 'validation_failed', 'busy', 'database_unavailable', ...codes] as ErrorCode[]) {
+  for (const c of ['unauthorized', 'validation_failed', 'rate_limited', 'busy', 'database_unavailable', ...codes] as ErrorCode[]) {
     const s = ERROR_CATALOGUE[c].status;
     byStatus.set(s, [...new Set([...(byStatus.get(s) ?? []), c])]);
   }

@@ -46,8 +46,12 @@ export async function startSweeper(
   const everyS = config.todo.sweepIntervalMs / 1000;
   await boss.work(SWEEP_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => {
     try {
-      const r = await runSweep(sql, config);
-      if (r.leaseReopened || r.retained || r.eventsDeleted) log.info({ ...r }, 'sweep');
+      // A failed step is recorded in sweep_runs (/readyz reports it); the log says why.
+      const r = await runSweep(sql, config).catch((err) => {
+        log.error({ err }, 'sweep failed');
+        throw err;
+      });
+      if (r.leaseReopened || r.retained || r.eventsDeleted) log.info({ leaseReopened: r.leaseReopened, retained: r.retained, eventsDeleted: r.eventsDeleted }, 'sweep');
       for (const w of waiters.splice(0)) w(r);
     } finally {
       await boss.send(SWEEP_QUEUE, {}, { startAfter: everyS }).catch(() => null);

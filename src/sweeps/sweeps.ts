@@ -2,6 +2,11 @@
  * The lease and retention sweeps (seed 000 "Reclaiming stranded work", retention; seeds-notes
  * §1.9, §1.10), plus event retention. Each step is a guarded statement, so running it twice, or
  * on two replicas at once, changes each row once and writes one event per change.
+ *
+ * A tick runs every step even when an earlier one fails (a broken retention must not stop leases
+ * from being reclaimed), records each step's outcome in `sweep_runs` (read by sweeps.health.ts for what
+ * `/readyz` and `/metrics` report for the whole fleet), tells this process's observers (the
+ * metrics), and then fails if any step failed, so pg-boss and the log see it.
  */
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
@@ -11,6 +16,9 @@ import { BLOCKED_BY_SQL, eventPayload, freeClaimSql } from '../todos/todos.view.
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
+import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
+
+export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
 
 const BATCH = 1000;
 
@@ -21,6 +29,16 @@ export interface SweepResult {
   retained: number;
   /** Event rows deleted by event retention. */
   eventsDeleted: number;
+  /** Every step's outcome, in run order. */
+  steps: SweepStep[];
+}
+
+/** Thrown by {@link runSweep} after a tick in which a step failed; the other steps still ran. */
+export class SweepFailed extends Error {
+  constructor(readonly steps: SweepStep[]) {
+    const failed = steps.filter((s) => !s.ok);
+    super(`sweep step${failed.length > 1 ? 's' : ''} failed: ${failed.map((s) => `${s.sweep} (${(s.error as Error)?.message ?? String(s.error)})`).join('; ')}`);
+  }
 }
 
 /**
@@ -138,12 +156,50 @@ export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise
   return total;
 }
 
-/** One sweep tick: leases, graph interruptions, stranded metagit starts, retention, event retention, scenario completion. */
+/**
+ * What each step does and how many rows it changed: items reopened (`lease`), graph subtasks
+ * recorded FAILED `interrupted` (`graph-interruptions`), metagit starts reopened
+ * (`metagit-stranded`), done items deleted (`retention`), event rows deleted (`event-retention`),
+ * scenarios recorded complete (`scenario-completion`: the backstop for derived completion, the
+ * todo engine has no scenario hook; see scenarios.service.ts).
+ */
+export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promise<number>> = {
+  lease: sweepLeases,
+  'graph-interruptions': sweepGraphInterruptions,
+  'metagit-stranded': sweepStrandedNodes,
+  retention: sweepRetention,
+  'event-retention': (sql, config) => deleteOldEvents(sql, config.eventRetentionMs),
+  'scenario-completion': async (sql, config) => (await completeScenarios(sql, config)).length,
+};
+
+/**
+ * One sweep tick: every step of {@link SWEEPS} in order, each recorded in `sweep_runs` and
+ * reported to {@link observeSweeps} listeners. Resolves with the counts; rejects with
+ * {@link SweepFailed} when a step failed (after recording), or with the database error when the
+ * recording itself failed.
+ */
 export async function runSweep(sql: Sql, config: Config): Promise<SweepResult> {
-  const leaseReopened = (await sweepLeases(sql, config)) + (await sweepGraphInterruptions(sql, config)) + (await sweepStrandedNodes(sql, config));
-  const retained = await sweepRetention(sql, config);
-  const eventsDeleted = await deleteOldEvents(sql, config.eventRetentionMs);
-  // Backstop for derived scenario completion (the todo engine has no scenario hook): see scenarios.service.ts.
-  await completeScenarios(sql, config);
-  return { leaseReopened, retained, eventsDeleted };
+  const steps: SweepStep[] = [];
+  for (const sweep of SWEEPS) {
+    const started = performance.now();
+    try {
+      const changed = await SWEEP_STEPS[sweep](sql, config);
+      steps.push({ sweep, ok: true, durationMs: performance.now() - started, changed });
+    } catch (error) {
+      steps.push({ sweep, ok: false, durationMs: performance.now() - started, changed: 0, error });
+    }
+  }
+  try {
+    await recordSweepSteps(sql, steps);
+  } finally {
+    notifySweepObservers(sql, steps);
+  }
+  if (steps.some((s) => !s.ok)) throw new SweepFailed(steps);
+  const n = (name: SweepName) => steps.find((s) => s.sweep === name)!.changed;
+  return {
+    leaseReopened: n('lease') + n('graph-interruptions') + n('metagit-stranded'),
+    retained: n('retention'),
+    eventsDeleted: n('event-retention'),
+    steps,
+  };
 }

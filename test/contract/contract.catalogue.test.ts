@@ -4,7 +4,7 @@ import { renderOpenApi, OPENAPI_FILE } from '../../scripts/gen-openapi.js';
 import { ERROR_CATALOGUE } from '../../src/http/errors.js';
 
 /** Codes every route can return whatever it declares (auth, validation, database). */
-const UNIVERSAL = ['unauthorized', 'validation_failed', 'busy', 'database_unavailable'];
+const UNIVERSAL = ['unauthorized', 'validation_failed', 'rate_limited', 'busy', 'database_unavailable'];
 
 describe('contract artifacts', () => {
   it('should keep the committed OpenAPI document equal to the one the routes generate', async () => {

@@ -66,6 +66,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable, too_many_streams */
                 503: {
                     headers: {
@@ -151,6 +160,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -219,6 +237,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -329,6 +356,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -396,6 +432,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -473,6 +518,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -569,6 +623,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -631,6 +694,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -728,6 +800,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -838,6 +919,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -921,6 +1011,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -995,6 +1094,15 @@ export interface paths {
                 };
                 /** @description Problem codes: managed_by_graph, todo_referenced */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1111,6 +1219,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1184,6 +1301,15 @@ export interface paths {
                 };
                 /** @description Problem codes: todo_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1316,6 +1442,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1414,6 +1549,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1497,6 +1641,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1607,6 +1760,15 @@ export interface paths {
                 };
                 /** @description Problem codes: note_too_long */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1726,6 +1888,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1836,6 +2007,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -1926,6 +2106,15 @@ export interface paths {
                 };
                 /** @description Problem codes: invalid_transition, lease_expired */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2056,6 +2245,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2131,6 +2329,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2223,6 +2430,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2345,6 +2561,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2425,6 +2650,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scenario_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2515,6 +2749,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scenario_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2625,6 +2868,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2712,6 +2964,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2776,6 +3037,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2868,6 +3138,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -2947,6 +3226,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3009,6 +3297,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3083,6 +3380,15 @@ export interface paths {
                 };
                 /** @description Problem codes: payload_too_large */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3177,6 +3483,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3262,6 +3577,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -3351,6 +3675,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -3455,6 +3788,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3557,6 +3899,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3657,6 +4008,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -3779,6 +4139,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3881,6 +4250,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -3979,6 +4357,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -4081,6 +4468,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4179,6 +4575,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -4281,6 +4686,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4378,6 +4792,15 @@ export interface paths {
                     };
                     content: {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
                 /** @description Problem codes: busy, database_unavailable */
@@ -4481,6 +4904,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4541,6 +4973,15 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4621,6 +5062,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4689,6 +5139,15 @@ export interface paths {
                 };
                 /** @description Problem codes: intent_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4774,6 +5233,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4843,6 +5311,15 @@ export interface paths {
                 };
                 /** @description Problem codes: payload_too_large */
                 413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -4925,6 +5402,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -4996,6 +5482,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5082,6 +5577,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5152,6 +5656,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5272,6 +5785,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5340,6 +5862,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found, task_node_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5446,6 +5977,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5536,6 +6076,15 @@ export interface paths {
                 };
                 /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5640,6 +6189,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5721,6 +6279,15 @@ export interface paths {
                 };
                 /** @description Problem codes: invalid_transition */
                 409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5836,6 +6403,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5931,6 +6507,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Problem codes: busy, database_unavailable */
                 503: {
                     headers: {
@@ -5956,7 +6541,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness */
+        /** Liveness: the process answers */
         get: {
             parameters: {
                 query?: never;
@@ -5995,7 +6580,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: database reachable and migrated */
+        /**
+         * Readiness: database reachable and migrated; the fleet’s sweep health
+         * @description 503 `database_unavailable` when the database is unreachable or not migrated: take this replica out of the load balancer. Otherwise 200, with `status: degraded` when a sweep step (lease, retention, …) has not succeeded on any replica within 3 × sweep_interval. Degraded stays 200 on purpose: every replica reports the same fleet-wide fact, and a 503 would take the whole fleet out of service for a background job; alert on it instead (`coord_sweep_stale` in /metrics).
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6011,19 +6599,16 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ready";
-                        };
+                        "application/json": components["schemas"]["ServiceReadiness"];
                     };
                 };
-                /** @description Default Response */
+                /** @description Problem codes: database_unavailable */
                 503: {
                     headers: {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/problem+json": unknown;
+                        "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
             };
@@ -6043,7 +6628,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics */
+        /**
+         * Prometheus metrics
+         * @description Prometheus text format; docs/operations.md lists every series.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -6104,6 +6692,39 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        SweepHealthInput: {
+            /**
+             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @enum {string}
+             */
+            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
+            lastSuccessAt: string | null;
+            /** @description How long that success took, in ms */
+            durationMs: number | null;
+            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
+            changed: number | null;
+            /** @description Database time of its last failure on any replica; null when it never failed */
+            lastFailureAt: string | null;
+            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
+            stale: boolean;
+        };
+        ServiceReadinessInput: {
+            /**
+             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
+             * @enum {string}
+             */
+            status: "ready" | "degraded";
+            /** @description What is degraded and what to check */
+            detail?: string;
+            /** @description `[todo] sweep_interval` of this replica, in ms */
+            sweepIntervalMs: number;
+            /** @description 3 × sweepIntervalMs */
+            staleAfterMs: number;
+            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
+            runsSweeps: boolean;
+            sweeps: components["schemas"]["SweepHealthInput"][];
         };
         SessionInput: {
             id: string;
@@ -7450,6 +8071,39 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
+        };
+        SweepHealth: {
+            /**
+             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @enum {string}
+             */
+            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
+            lastSuccessAt: string | null;
+            /** @description How long that success took, in ms */
+            durationMs: number | null;
+            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
+            changed: number | null;
+            /** @description Database time of its last failure on any replica; null when it never failed */
+            lastFailureAt: string | null;
+            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
+            stale: boolean;
+        };
+        ServiceReadiness: {
+            /**
+             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
+             * @enum {string}
+             */
+            status: "ready" | "degraded";
+            /** @description What is degraded and what to check */
+            detail?: string;
+            /** @description `[todo] sweep_interval` of this replica, in ms */
+            sweepIntervalMs: number;
+            /** @description 3 × sweepIntervalMs */
+            staleAfterMs: number;
+            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
+            runsSweeps: boolean;
+            sweeps: components["schemas"]["SweepHealth"][];
         };
         Session: {
             id: string;
