@@ -191,9 +191,24 @@ export function loadTodoConfig(env: NodeJS.ProcessEnv, configFile: string | unde
     } catch (err) {
       throw new ConfigError(`cannot read config file ${configFile}: ${(err as Error).message}`);
     }
+    // Only `[todo]` is Coord's: a misspelt section or a key outside it would otherwise be
+    // ignored silently, and a reload would put the defaults back.
+    const stray = Object.keys(parsed as object).filter((k) => k !== 'todo');
+    if (stray.length) {
+      const what = (k: string) => {
+        const v = (parsed as Record<string, unknown>)[k];
+        return `${v !== null && typeof v === 'object' && !Array.isArray(v) ? 'section' : 'key'} "${k}"`;
+      };
+      throw new ConfigError(`invalid config file ${configFile}: unknown ${stray.map(what).join(', ')}; Coord reads only the [todo] section`);
+    }
     const file = FileSchema.safeParse(parsed);
     if (!file.success) throw new ConfigError(`invalid config file ${configFile}:\n${formatIssues(file.error, '[todo]')}`);
     block = { ...((parsed as { todo?: Record<string, unknown> }).todo ?? {}) };
+  }
+  const known = new Set(Object.keys(TodoBlockSchema.shape).map((k) => `COORD_TODO_${k.toUpperCase()}`));
+  const strayEnv = Object.keys(env).filter((k) => k.startsWith('COORD_TODO_') && !known.has(k));
+  if (strayEnv.length) {
+    throw new ConfigError(`unknown ${strayEnv.join(', ')}: the [todo] overrides are ${[...known].join(', ')}`);
   }
   for (const key of Object.keys(TodoBlockSchema.shape)) {
     const v = env[`COORD_TODO_${key.toUpperCase()}`];

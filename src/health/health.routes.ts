@@ -64,7 +64,7 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       },
     },
     async (_req, reply) => {
-      const unavailable = (detail: string) => reply.status(503).type('application/problem+json').send(problemBody('database_unavailable', detail, 503));
+      const unavailable = (detail: string) => reply.status(503).header('retry-after', '1').type('application/problem+json').send(problemBody('database_unavailable', detail, 503));
       try {
         await sql`select 1`;
       } catch {

@@ -23,7 +23,7 @@ import { judgeSweeps, readSweepRuns, STALE_AFTER_INTERVALS } from '../sweeps/swe
 
 let processRegistry: Registry | undefined;
 
-/** The process-wide registry of `collectDefaultMetrics` (created on first use). */
+/** The process-wide registry of `collectDefaultMetrics` (created with the first app's metrics). */
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
@@ -138,6 +138,9 @@ export class Metrics {
   };
 
   constructor(private readonly sources: MetricSources) {
+    // Start the process collectors now: their CPU counter and GC/event-loop observers count from
+    // the moment they are created, so waiting for the first scrape would miss the start-up.
+    processMetrics();
     const s = sources;
     const gauge = (name: string, help: string, read: () => number) =>
       new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });

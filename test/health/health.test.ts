@@ -13,6 +13,7 @@ describe('health and routing edges', () => {
       const r = await app.inject({ url: '/readyz' });
       expect(r.statusCode).toBe(503);
       expect(r.json()).toMatchObject({ code: 'database_unavailable', detail: 'the database is unreachable' });
+      expect(r.headers['retry-after']).toBe('1'); // like every other 503 database_unavailable
       const long = await app.inject({ url: `/v1/todos/td-${'x'.repeat(300)}` });
       expect(long.statusCode).toBe(401); // reached the route's auth hook: a problem document, not Fastify's 414
       expect(long.headers['content-type']).toContain('application/problem+json');

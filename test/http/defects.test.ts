@@ -9,7 +9,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reloadTodoConfig, testConfig, TODO_DEFAULTS } from '../../src/config.js';
+import { loadTodoConfig, reloadTodoConfig, testConfig, TODO_DEFAULTS } from '../../src/config.js';
 import { addItem, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -187,6 +187,21 @@ describe('issue 18 #3: text that is not valid Unicode is refused with 400 and no
     const got = await t.admin.get(`/v1/scenarios/${name}`);
     expect(got.body.scenario.members.find((m: { name: string }) => m.name === 'a').result).toBe('ok');
   });
+
+  it('should refuse a result nested deeper than 100 levels with 400 (it overflowed JSON.stringify into a 500), and keep the old result', async () => {
+    const name = `deep-${Date.now()}`;
+    const created = await t.admin.post('/v1/scenarios', { name, members: [{ name: 'a', requiresResult: true }] });
+    const a = t.admin.as(created.body.tokens.a);
+    const nested = (d: number) => `{"result":${'['.repeat(d)}${']'.repeat(d)}}`;
+    expect((await a.post(`/v1/scenarios/${name}/members/a/result`, nested(99))).status).toBe(200);
+    for (const d of [101, 5000, 100_000]) {
+      const r = await a.post(`/v1/scenarios/${name}/members/a/result`, nested(d));
+      expect([d, r.status, r.body.code]).toEqual([d, 400, 'validation_failed']);
+      expect(r.body.errors[0].message).toBe('must not nest deeper than 100 levels');
+    }
+    const got = await t.admin.get(`/v1/scenarios/${name}`);
+    expect(JSON.stringify(got.body.scenario.members[0].result)).toBe('['.repeat(99) + ']'.repeat(99));
+  });
 });
 
 describe('issue 18 #10: only a session that may claim in the item’s scope can be its assignee', () => {
@@ -226,5 +241,23 @@ describe('issue 18 #10: only a session that may claim in the item’s scope can 
     const root = await t.session();
     const elsewhere = await t.admin.post('/v1/todos', { title: 'x', scope: `session:${root.id}`, assignee: m1.sessionId });
     expect([elsewhere.status, elsewhere.body.code]).toEqual([422, 'invalid_assignee']);
+  });
+});
+
+describe('configuration typos are refused, not ignored (fresh-user review of issue 18)', () => {
+  it('should refuse an unknown section, a key outside [todo] and an unknown COORD_TODO_ variable, naming them', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'coord-cfg-'));
+    try {
+      const file = path.join(dir, 'coord.toml');
+      writeFileSync(file, '[tood]\nclaim_lease = "5m"\n');
+      expect(() => loadTodoConfig({}, file)).toThrow(/unknown section "tood"; Coord reads only the \[todo\] section/);
+      writeFileSync(file, 'claim_lease = "5m"\n');
+      expect(() => loadTodoConfig({}, file)).toThrow(/unknown key "claim_lease"/);
+      expect(() => loadTodoConfig({ COORD_TODO_FOO: '1' }, undefined)).toThrow(/unknown COORD_TODO_FOO/);
+      writeFileSync(file, '[todo]\nclaim_lease = "5m"\n');
+      expect(loadTodoConfig({}, file).claimLeaseMs).toBe(300_000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
