@@ -188,3 +188,31 @@ describe('issue 18 #3: text that is not valid Unicode is refused with 400 and no
     expect(got.body.scenario.members.find((m: { name: string }) => m.name === 'a').result).toBe('ok');
   });
 });
+
+describe('issue 18 (found by test/http/fuzz.test.ts): client input that reached the database', () => {
+  it('should answer an empty parentId of a new session with 404 session_not_found and write nothing', async () => {
+    const sessions = async () => (await t.sql`select count(*)::int as n from sessions`)[0].n as number;
+    const before = await sessions();
+    const r = await t.admin.post('/v1/sessions', { name: 'x', parentId: '' });
+    expect([r.status, r.body.code]).toEqual([404, 'session_not_found']);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+    expect(await sessions()).toBe(before);
+  });
+
+  it('should refuse a write-intent pattern with an unpaired surrogate at intent-map-validation, on validate and create alike', async () => {
+    for (const id of ['codex', 'agent-a']) await t.admin.post('/v1/agents', { id });
+    const graphs = async () => (await t.sql`select count(*)::int as n from graphs`)[0].n as number;
+    const before = await graphs();
+    const body = {
+      graph: { schemaVersion: 1, parentTask: { id: 'task-lone', title: 'T', planner: 'codex', reviewer: 'codex' }, subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }], maxConcurrency: 1 },
+      intentMap: { schemaVersion: 1, parentTaskId: 'task-lone', subtasks: [{ id: 'a', writeIntent: ['src/\ud800/**'] }] },
+    };
+    for (const path of ['/v1/graphs/validate', '/v1/graphs']) {
+      const r = await t.admin.post(path, body);
+      expect(r.status, path).toBe(400);
+      expect(r.body).toMatchObject({ code: 'TASK_GRAPH_INVALID', stage: 'intent-map-validation', recoverable: false, details: { parentTaskId: 'task-lone', subtaskId: 'a' } });
+      expect(r.body.message).toContain('unpaired UTF-16 surrogate');
+    }
+    expect(await graphs()).toBe(before);
+  });
+});
