@@ -268,3 +268,26 @@ describe('issue 18 #11: an outsider cannot tell another subtree’s object from 
     expect(invisible.body).toEqual(visible.body);
   });
 });
+
+describe('issue 18 (found building the suites): a dispatch session never claims', () => {
+  it('should answer next in its graph with claimed:false and leave the sibling READY', async () => {
+    for (const id of ['codex', 'agent-n']) await t.admin.post('/v1/agents', { id });
+    const owner = await t.session();
+    const graph = {
+      schemaVersion: 1,
+      parentTask: { id: 'task-next-by-dispatch', title: 'T', planner: 'codex', reviewer: 'codex' },
+      subtasks: [{ id: 'a', implementer: 'agent-n', spec: 'Do a.' }, { id: 'b', implementer: 'agent-n', spec: 'Do b.' }],
+      maxConcurrency: 2,
+    };
+    expect((await owner.client.post('/v1/graphs', graph)).status).toBe(201);
+    const claim = await owner.client.post('/v1/graphs/task-next-by-dispatch/subtasks/a/claim', { baseCommit: 'a'.repeat(40) });
+    expect(claim.status).toBe(200);
+    const implementer = t.admin.as(claim.body.dispatch.session.token);
+    const next = await implementer.post('/v1/todos/next', { scope: 'graph:task-next-by-dispatch' });
+    expect(next.status).toBe(200);
+    expect(next.body.claimed).toBe(false);
+    expect(next.body.reason).toContain("dispatch's own session");
+    const status = await owner.client.get('/v1/graphs/task-next-by-dispatch');
+    expect(status.body.graph.subtasks.map((s: { id: string; state: string }) => `${s.id}=${s.state}`)).toEqual(['a=RUNNING', 'b=READY']);
+  });
+});
