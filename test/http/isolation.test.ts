@@ -28,7 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../../scripts/gen-openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { operations, send, type Answer, type FuzzRequest, type Operation } from './openapi-fuzz.js';
-import { admin, buildWorld, fingerprint, InjectClient, newSession, registerWorldAgents, worldGraph, type Principal, type World } from './world.js';
+import { admin, buildWorld, fingerprint, InjectClient, newSession, registerWorldAgents, worldGraph, type Caller, type World } from './world.js';
 
 const doc = JSON.parse(await renderOpenApi());
 const ops = operations(doc).filter((op) => op.params.some((p) => p.in === 'path'));
@@ -39,7 +39,7 @@ let w: World;
 let twin: World;
 /** The stranger's own world: its owner, child, scenario member and dispatch session are outsiders. */
 let s: World;
-let otherWorker: Principal;
+let otherWorker: Caller;
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -54,8 +54,8 @@ afterAll(async () => t?.close());
 type Domain = 'owner' | 'scenario' | 'graph';
 
 /** The outsiders of a domain (see the file header). */
-function outsiders(domain: Domain): [string, Principal][] {
-  const general: [string, Principal][] = [
+function outsiders(domain: Domain): [string, Caller][] {
+  const general: [string, Caller][] = [
     ['stranger', s.owner],
     ['stranger child', s.child],
     ['stranger scenario member', s.scenario.members.a],
@@ -324,6 +324,9 @@ describe('isolation of ids that travel in queries and bodies', () => {
   it('should answer the owner’s sessions as parents, orchestrators and shared members like missing ones', async () => {
     const c = new InjectClient(t.app, s.owner.token);
     const fp = await fingerprint(t.sql);
+    // 403, yet no leak: "a session may register children of itself only" and "a session may start
+    // a scenario only as its own orchestrator" are decided before any lookup, the same for an id
+    // that does not exist (src/sessions/sessions.service.ts, src/scenarios/scenarios.service.ts).
     await expectIndistinguishable(c, 'POST', (id) => ['/v1/sessions', { name: 'x', parentId: id }], w.owner.id, MISSING.session, 403);
     await expectIndistinguishable(c, 'POST', (id) => ['/v1/scenarios', { name: 'iso-orch', orchestrator: id, members: [{ name: 'a' }] }], w.owner.id, MISSING.session, 403);
     for (const id of [w.owner.id, w.child.id, w.stopped.id]) {

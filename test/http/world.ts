@@ -56,7 +56,7 @@ export async function registerWorldAgents(admin: Client): Promise<void> {
   }
 }
 
-export interface Principal {
+export interface Caller {
   id: string;
   token: string;
   client: Client;
@@ -65,16 +65,16 @@ export interface Principal {
 export interface World {
   /** A short unique tag; every name in the world carries it. */
   tag: string;
-  owner: Principal;
-  child: Principal;
+  owner: Caller;
+  child: Caller;
   /** A session bound to `agent-fz`, the implementer of the world's graphs (a worker). */
-  worker: Principal;
+  worker: Caller;
   /** The dispatch session of `graph/backend` (an implementer's own token). */
-  dispatch: Principal;
+  dispatch: Caller;
   /** A stopped session of the owner's subtree: its token no longer authenticates. */
-  stopped: Principal;
+  stopped: Caller;
   todos: { plain: string; sub: string; dependent: string; claimed: string; done: string };
-  scenario: { id: string; name: string; scope: string; members: Record<'a' | 'b', Principal & { seedId: string }> };
+  scenario: { id: string; name: string; scope: string; members: Record<'a' | 'b', Caller & { seedId: string }> };
   /** `graph` has run once (backend RUNNING with `dispatch`); `idle` never ran. */
   graphs: { graph: string; idle: string; base: string };
   metagit: { graph: string; nodes: string[]; intent: string };
@@ -90,7 +90,7 @@ async function must<T = any>(p: Promise<{ status: number; body: any }>, status: 
 export const admin = (t: TestApp) => new InjectClient(t.app, t.admin.token);
 
 /** A root session (or a child of `parent`, registered by it), as `{id, token, client}`. */
-export async function newSession(t: TestApp, o: { name?: string; parent?: Principal; agentId?: string } = {}): Promise<Principal> {
+export async function newSession(t: TestApp, o: { name?: string; parent?: Caller; agentId?: string } = {}): Promise<Caller> {
   const by = o.parent?.client ?? admin(t);
   const body = await must(by.post('/v1/sessions', { name: o.name, ...(o.agentId ? { agentId: o.agentId } : {}) }), 201, `session ${o.name}`);
   return { id: body.session.id, token: body.token, client: by.as(body.token) };
