@@ -21,7 +21,7 @@ export class ScenariosApi {
     return this.t.unwrap('POST /v1/scenarios', this.t.api.POST('/v1/scenarios', { body: input }));
   }
 
-  /** A scenario by name or id (`GET /v1/scenarios/{name}`). Errors: `NotFound` (scenario_not_found), `Forbidden` (not a member). */
+  /** A scenario by name or id (`GET /v1/scenarios/{name}`). Errors: `NotFound` (scenario_not_found, also when the caller is not a member). */
   async get(name: string): Promise<Scenario> {
     const r = await this.t.unwrap('GET /v1/scenarios/{name}', this.t.api.GET('/v1/scenarios/{name}', { params: { path: { name } } }));
     return r.scenario;
@@ -30,7 +30,7 @@ export class ScenariosApi {
   /**
    * Derived completion (`GET /v1/scenarios/{name}/status`): per member `done/total` (or `—` for no
    * tracked work), `complete`, `waitingOn` (the seed's WAITING ON, alias `blockedBy`); the scenario
-   * is complete when every tracked member is. Errors: `NotFound`, `Forbidden`.
+   * is complete when every tracked member is. Errors: `NotFound` (also when the caller is not a member).
    */
   async status(name: string): Promise<ScenarioStatus> {
     return this.t.unwrap(
@@ -52,7 +52,7 @@ export class ScenariosApi {
    * Publishes (or replaces) a member's result (`POST /v1/scenarios/{name}/members/{member}/result`);
    * `result` is any JSON value. A member with `requiresResult` completes only once it is published.
    * Who: the member's session, the orchestrator or a user. Errors: `NotFound` (scenario_not_found,
-   * scenario_member_not_found), `Forbidden`.
+   * scenario_member_not_found), `Forbidden` (a member publishing another member's result).
    */
   async publishResult(name: string, member: string, result: unknown): Promise<PublishedResult> {
     return this.t.unwrap(

@@ -196,7 +196,7 @@ export class TodosApi {
    * Exports a whole scope (`GET /v1/scopes/{scope}/export`; seed 000 `gr todo export`), streamed
    * by the server page by page so it is never cut at list_limit. `markdown` (default): the seed's
    * `# Todo export: <scope>` document; `json`: every item, as `list` returns them.
-   * Errors: `InvalidRequest` (invalid_scope), `Forbidden`, `NotFound` (scope_not_found).
+   * Errors: `InvalidRequest` (invalid_scope), `NotFound` (scope_not_found, also for a scope the caller is not in).
    */
   async export(scope: string, format?: 'markdown'): Promise<string>;
   async export(scope: string, format: 'json'): Promise<TodoItem[]>;

@@ -23,7 +23,7 @@ export function exportRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
           '(never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title ' +
           'and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, ' +
           '`_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be ' +
-          'in the scope; `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).',
+          'in the scope (a scope it is not in is the 404 of one that does not exist); `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).',
         params: z.object({ scope: z.string().min(3).max(300) }),
         querystring: z.strictObject({ format: z.enum(['markdown', 'json']).default('markdown') }),
         response: {
@@ -31,7 +31,7 @@ export function exportRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
             description: 'The export, streamed (`Content-Disposition` names the seed’s file name)',
             content: { 'text/markdown': { schema: z.string() }, 'application/json': { schema: z.array(TodoItem) } },
           },
-          ...problemResponses('invalid_scope', 'forbidden', 'scope_not_found'),
+          ...problemResponses('invalid_scope', 'scope_not_found'),
         },
       },
     },

@@ -185,10 +185,11 @@ async function configuredAgents(db: Db, graph: unknown): Promise<Set<string>> {
 
 /**
  * Coord's one addition to the contract's checks, after them: Postgres text is UTF-8 without
- * U+0000, so a title or spec holding U+0000 or an unpaired surrogate (legal in JSON, not in
- * Unicode text) is refused at stage `graph-validation` instead of failing or changing in storage.
- * Validate runs it too, so validate accepts exactly what create accepts. Every other stored field
- * is an id the contract restricts to `[A-Za-z0-9_-]`.
+ * U+0000, so a title, spec or write-intent pattern holding U+0000 or an unpaired surrogate (legal
+ * in JSON, not in Unicode text) is refused at its stage (`graph-validation`, or
+ * `intent-map-validation` for a pattern) instead of failing or changing in storage. Validate runs
+ * it too, so validate accepts exactly what create accepts. Every other stored field is an id the
+ * contract restricts to `[A-Za-z0-9_-]`.
  */
 function checkStorable(graph: NormalizedGraph): void {
   const parentTaskId = graph.parentTaskId;
@@ -205,9 +206,25 @@ function checkStorable(graph: NormalizedGraph): void {
 }
 
 /**
+ * {@link checkStorable} for the Intent Map: the contract refuses control characters in a pattern
+ * (so NUL), but an unpaired surrogate passes it and then failed the jsonb insert with a 500
+ * (issue 18, found by test/http/fuzz.test.ts).
+ */
+function checkStorableIntentMap(map: NormalizedIntentMap | null): void {
+  for (const s of map?.subtasks ?? []) {
+    for (const pattern of s.writeIntent) {
+      const why = unstorable(pattern);
+      if (why) {
+        invalid(taskGraphInvalid('intent-map-validation', `Intent Map v1 writeIntent pattern of subtask "${s.id}" contains ${why}, which Coord cannot store.`, { parentTaskId: map!.parentTaskId, subtaskId: s.id }));
+      }
+    }
+  }
+}
+
+/**
  * Runs the contract's validators in order: the graph (stage `graph-validation`, seeds-notes §3.2)
  * against the configured Agents, then the optional Intent Map (stage `intent-map-validation`,
- * §3.5), with {@link checkStorable} after the graph's checks. Throws 400 `TASK_GRAPH_INVALID` with
+ * §3.5), with {@link checkStorable} after the graph's checks and {@link checkStorableIntentMap} after the map's. Throws 400 `TASK_GRAPH_INVALID` with
  * `stage`, `details`, `taskId`, `recoverable:false`.
  */
 async function validateRequest(db: Db, request: GraphRequest): Promise<{ graph: NormalizedGraph; intentMap: NormalizedIntentMap | null }> {
@@ -217,6 +234,7 @@ async function validateRequest(db: Db, request: GraphRequest): Promise<{ graph: 
   checkStorable(graph.value);
   const intentMap = validateIntentMap(request.intentMap, graph.value);
   if (!intentMap.ok) invalid(intentMap.error);
+  checkStorableIntentMap(intentMap.value);
   return { graph: graph.value, intentMap: intentMap.value };
 }
 

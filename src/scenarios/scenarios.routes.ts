@@ -63,9 +63,11 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
       schema: {
         tags,
         summary: 'Get a scenario',
-        description: 'By name or id. Readable by users, the orchestrator and members; others get 403 (the seed names the refusal).',
+        description:
+          'By name or id. Readable by users, the orchestrator and members; anyone else gets the 404 of a scenario that does not ' +
+          'exist (existence is not leaked).',
         params: ScenarioParams,
-        response: { 200: z.object({ scenario: Scenario }), ...problemResponses('scenario_not_found', 'forbidden') },
+        response: { 200: z.object({ scenario: Scenario }), ...problemResponses('scenario_not_found') },
       },
     },
     async (req) => ({ scenario: await getScenario(ctx(req), req.params.name) }),
@@ -90,7 +92,7 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
             description: 'The status (JSON), or the table as text/plain with `format=text`',
             content: { 'application/json': { schema: ScenarioStatus }, 'text/plain': { schema: z.string() } },
           },
-          ...problemResponses('scenario_not_found', 'forbidden'),
+          ...problemResponses('scenario_not_found'),
         },
       },
     },

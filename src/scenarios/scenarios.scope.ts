@@ -5,7 +5,8 @@
  *   name or id after `scenario:` (ids are tried first; names can never look like ids).
  * - In scope: users, the orchestrator, and every member (created or shared).
  * - Override authority: users and the orchestrator. Members, shared or not, are not.
- * - Outsiders are refused with the seed's message (403 `forbidden`).
+ * - Outsiders get the 404 of a scenario that does not exist (`scope_not_found` through
+ *   src/scopes/scopes.ts, `scenario_not_found` on the scenario routes; issue 18 #11).
  *
  * Importing this module registers the kind; `scenarios.routes.ts` imports it, and `src/modules.ts`
  * registers the routes, so the kind exists whenever the app is built.
@@ -42,8 +43,14 @@ export async function scenarioAccess(db: Db, p: Principal, scenarioId: string): 
   return { inScope: row.orchestrator || row.member, override: row.orchestrator };
 }
 
-/** The seed's refusal for a caller outside the scenario. */
-export const scenarioRefusal = (name: string) => `not authorized for scenario "${name}"'s todo list`;
+/**
+ * The refusal of a scenario that does not exist *or* that the caller may not read, word for word
+ * the same (issue 18 #11: an outsider cannot tell another orchestrator's scenario from a missing
+ * one). The seed names the outsider's refusal ("not authorized for scenario "x"'s todo list",
+ * seeds-notes §1.2); its wording survives in the message, its 403 does not (design brief §2).
+ */
+export const scenarioNotFound = (nameOrId: string) =>
+  `scenario "${nameOrId}" not found, or not authorized for its todo list (its orchestrator, its members and operators read it)`;
 
 registerScopeKind('scenario', {
   async resolve(db, name) {
@@ -51,5 +58,4 @@ registerScopeKind('scenario', {
     return id ? { scope: scenarioScope(id), key: id } : undefined;
   },
   access: scenarioAccess,
-  refusal: scenarioRefusal,
 });

@@ -24,7 +24,7 @@ import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.view.js';
 import { checkMembers, type MemberInput } from './scenarios.plan.js';
-import { findScenarioId, scenarioAccess, scenarioRefusal, scenarioScope } from './scenarios.scope.js';
+import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
 
 export interface ScenarioCtx {
   sql: Sql;
@@ -154,8 +154,8 @@ interface SessionRef {
  *
  * Who: a user (any orchestrator; without one a new `orchestrator` system session is created), or
  * a session, which becomes the orchestrator itself and may name as shared members only sessions
- * of its own subtree or its descendants.
- * Errors: 403 forbidden; 404 session_not_found; 409 session_not_active, scenario_name_taken;
+ * of its own subtree or its descendants (any other reads as not found).
+ * Errors: 403 forbidden (a session naming another orchestrator); 404 session_not_found; 409 session_not_active, scenario_name_taken;
  * 422 scenario_member_*, scenario_dependency_*, scenario_dependent_without_task, title_required,
  * title_too_long.
  */
@@ -215,11 +215,17 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
       for (const m of input.members) {
         if (m.session === undefined) continue;
         const s = found.get(m.session);
-        if (!s) throw new DomainError('session_not_found', `session "${m.session}" of scenario member "${m.name}" not found`, { member: m.name });
-        if (s.status !== 'active') fail('session_not_active', `session "${m.session}" of scenario member "${m.name}" is ${s.status}`, { member: m.name });
-        if (p.kind === 'session' && s.root_id !== p.rootId && !reachable.has(s.id)) {
-          fail('forbidden', `a session may name as shared members only sessions of its own subtree ("${m.name}": ${m.session})`);
+        // A session names only sessions of its own subtree; any other is one it cannot see, so it
+        // gets the answer of a session that does not exist, before anything about its state
+        // (issue 18 #11: a 403 here told an outsider the session existed).
+        if (!s || (p.kind === 'session' && s.root_id !== p.rootId && !reachable.has(s.id))) {
+          throw new DomainError(
+            'session_not_found',
+            `session "${m.session}" of scenario member "${m.name}" not found${p.kind === 'session' ? ' (a session may name as shared members only sessions of its own subtree)' : ''}`,
+            { member: m.name },
+          );
         }
+        if (s.status !== 'active') fail('session_not_active', `session "${m.session}" of scenario member "${m.name}" is ${s.status}`, { member: m.name });
       }
     }
 
@@ -316,7 +322,8 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
 
 /**
  * Resolves a scenario by name or id and checks the caller may read it (users, the orchestrator,
- * members). 404 `scenario_not_found`; 403 `forbidden` with the seed's refusal for outsiders.
+ * members). 404 `scenario_not_found`, the same for a scenario that does not exist and for one the
+ * caller may not read ({@link scenarioNotFound}).
  */
 async function visibleScenario(ctx: ScenarioCtx, db: Db, nameOrId: string, forUpdate = false): Promise<{ row: ScenarioRow; override: boolean }> {
   const id = await findScenarioId(db, nameOrId);
@@ -325,15 +332,14 @@ async function visibleScenario(ctx: ScenarioCtx, db: Db, nameOrId: string, forUp
       ? await db<ScenarioRow[]>`select * from scenarios where id = ${id} for update`
       : await db<ScenarioRow[]>`select * from scenarios where id = ${id}`
     : [];
-  if (!rows[0]) throw new DomainError('scenario_not_found', `scenario "${nameOrId}" not found`);
-  const a = await scenarioAccess(db, ctx.principal, rows[0].id);
-  if (!a.inScope) fail('forbidden', scenarioRefusal(nameOrId));
+  const a = rows[0] ? await scenarioAccess(db, ctx.principal, rows[0].id) : undefined;
+  if (!rows[0] || !a?.inScope) throw new DomainError('scenario_not_found', scenarioNotFound(nameOrId));
   return { row: rows[0], override: a.override };
 }
 
 /**
  * A scenario with its members (`GET /v1/scenarios/{name}`). Evaluates derived completion first,
- * so `completedAt` is current. Errors: 404 scenario_not_found, 403 forbidden.
+ * so `completedAt` is current. Errors: 404 scenario_not_found (also for a caller who may not read it).
  */
 export async function getScenario(ctx: ScenarioCtx, nameOrId: string): Promise<ScenarioView> {
   const { row } = await visibleScenario(ctx, ctx.sql, nameOrId);
@@ -380,7 +386,7 @@ export interface ScenarioStatus {
  * Per-member progress and WAITING ON (`gr scenario status`, seed 000 "In scenarios"): done/total
  * from the items assigned to each member, `—` when a member has no tracked work, and the
  * unfinished upstream members. Evaluates (and, the first time it holds, records) completion.
- * Errors: 404 scenario_not_found, 403 forbidden.
+ * Errors: 404 scenario_not_found (also for a caller who may not read it).
  */
 export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promise<ScenarioStatus> {
   const { row } = await visibleScenario(ctx, ctx.sql, nameOrId);

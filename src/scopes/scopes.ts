@@ -27,11 +27,6 @@ export interface ScopeKind {
   resolve(db: Db, name: string): Promise<{ scope: string; key: string } | undefined>;
   access(db: Db, principal: Principal, key: string): Promise<{ inScope: boolean; override: boolean }>;
   /**
-   * Message for a caller outside the scope, when the kind's seed names this refusal (then it is a
-   * 403). Without one, an outsider gets the same 404 as for a scope that does not exist.
-   */
-  refusal?(name: string): string;
-  /**
    * `next` in this kind's scopes, when the kind claims by rules of its own (graphs: the locked
    * claim of Task Graph v1). Without it, `next` is the engine's.
    */
@@ -92,11 +87,28 @@ export async function accessToScope(db: Db, p: Principal, scope: string): Promis
 }
 
 /**
+ * The refusal of a scope that does not exist *or* that the caller is not in: one answer for both,
+ * word for word, so an outsider cannot tell another subtree's list (or a scenario it is not a
+ * member of) from a missing one (design brief §2; issue 18 #11). The todo seed names the
+ * outsider's refusal ("not authorized for that session's task list", "… for scenario "x"'s todo
+ * list"; seeds-notes §1.2) for a local daemon, where existence is no secret; over the network the
+ * brief's rule wins and the seed's wording survives in the message.
+ */
+export function scopeNotFound(kind: string, name: string): never {
+  throw new DomainError(
+    'scope_not_found',
+    `${kind} "${name}" not found, or not authorized for its todo list; check the scope (GET /v1/me names your own)`,
+  );
+}
+
+/**
  * Resolves a requested scope (or the default) and checks the caller is in it.
  * - no scope and a user caller → 400 `no_session_context` (seed: "specify --session or --scenario");
  * - `session:<id>` resolves that session's subtree root; a session caller must anchor to the same
- *   root, else 403 `forbidden` ("not authorized for that session's task list"; seed 000, §1.2);
- * - `scenario:<name|id>` / `graph:<id>` are resolved by their registered kind; unknown → 404.
+ *   root (seed 000, §1.2);
+ * - `scenario:<name|id>` / `graph:<id>` / `metagit:<id>` are resolved by their registered kind;
+ * - a scope that does not exist and one the caller is not in are the same 404 `scope_not_found`
+ *   ({@link scopeNotFound}).
  */
 export async function resolveScope(db: Db, p: Principal, requested?: string): Promise<ScopeAccess> {
   if (!requested) {
@@ -112,19 +124,14 @@ export async function resolveScope(db: Db, p: Principal, requested?: string): Pr
   const name = requested.slice(i + 1);
   if (kind === 'session') {
     const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name}`;
-    if (!row) throw new DomainError('scope_not_found', `session "${name}" not found`);
-    const a = sessionAccess(p, row.root_id);
-    if (!a.inScope) fail('forbidden', "not authorized for that session's task list");
+    const a = row ? sessionAccess(p, row.root_id) : undefined;
+    if (!row || !a?.inScope) scopeNotFound(kind, name);
     return { scope: `session:${row.root_id}`, ...a };
   }
   const impl = kinds.get(kind);
   if (!impl) fail('invalid_scope', `unknown scope kind "${kind}" (use session:, scenario: or graph:)`);
   const found = await impl.resolve(db, name);
-  if (!found) throw new DomainError('scope_not_found', `${kind} "${name}" not found`);
-  const a = await impl.access(db, p, found.key);
-  if (!a.inScope) {
-    if (!impl.refusal) throw new DomainError('scope_not_found', `${kind} "${name}" not found`);
-    fail('forbidden', impl.refusal(name));
-  }
+  const a = found ? await impl.access(db, p, found.key) : undefined;
+  if (!found || !a?.inScope) scopeNotFound(kind, name);
   return { scope: found.scope, ...a };
 }

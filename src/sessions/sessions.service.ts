@@ -111,7 +111,9 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
   }
   let rootId: string | undefined;
   const id = newId('s');
-  if (parentId) {
+  // `!== null`, not truthiness: an empty `parentId` is a parent that does not exist (404), never
+  // a root session with a dangling parent (it reached the foreign key as a 409; issue 18 fuzz).
+  if (parentId !== null) {
     const [parent] = await sql<{ id: string; root_id: string; system_kind: string | null; status: string }[]>`
       select id, root_id, system_kind, status from sessions where id = ${parentId}`;
     if (!parent) throw new DomainError('session_not_found', `parent session "${parentId}" not found`);

@@ -261,3 +261,106 @@ describe('configuration typos are refused, not ignored (fresh-user review of iss
     }
   });
 });
+
+describe('issue 18 (found by test/http/fuzz.test.ts): client input that reached the database', () => {
+  it('should answer an empty parentId of a new session with 404 session_not_found and write nothing', async () => {
+    const sessions = async () => (await t.sql`select count(*)::int as n from sessions`)[0].n as number;
+    const before = await sessions();
+    const r = await t.admin.post('/v1/sessions', { name: 'x', parentId: '' });
+    expect([r.status, r.body.code]).toEqual([404, 'session_not_found']);
+    expect(r.headers.get('content-type')).toContain('application/problem+json');
+    expect(await sessions()).toBe(before);
+  });
+
+  it('should refuse a write-intent pattern with an unpaired surrogate at intent-map-validation, on validate and create alike', async () => {
+    for (const id of ['codex', 'agent-a']) await t.admin.post('/v1/agents', { id });
+    const graphs = async () => (await t.sql`select count(*)::int as n from graphs`)[0].n as number;
+    const before = await graphs();
+    const body = {
+      graph: { schemaVersion: 1, parentTask: { id: 'task-lone', title: 'T', planner: 'codex', reviewer: 'codex' }, subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }], maxConcurrency: 1 },
+      intentMap: { schemaVersion: 1, parentTaskId: 'task-lone', subtasks: [{ id: 'a', writeIntent: ['src/\ud800/**'] }] },
+    };
+    for (const path of ['/v1/graphs/validate', '/v1/graphs']) {
+      const r = await t.admin.post(path, body);
+      expect(r.status, path).toBe(400);
+      expect(r.body).toMatchObject({ code: 'TASK_GRAPH_INVALID', stage: 'intent-map-validation', recoverable: false, details: { parentTaskId: 'task-lone', subtaskId: 'a' } });
+      expect(r.body.message).toContain('unpaired UTF-16 surrogate');
+    }
+    expect(await graphs()).toBe(before);
+  });
+});
+
+describe('issue 18 #11: an outsider cannot tell another subtree’s object from a missing one', () => {
+  /** `a`'s body with `real` swapped for `missing`: what a missing object answers, if nothing leaks. */
+  const swapped = (body: unknown, real: string, missing: string) => JSON.parse(JSON.stringify(body).split(real).join(missing));
+
+  it('should answer another orchestrator’s scenario exactly as an unknown one, on every scenario route', async () => {
+    const orch = await t.session();
+    const name = `leak-${Date.now()}`;
+    expect((await orch.client.post('/v1/scenarios', { name, members: [{ name: 'a', task: 'x' }] })).status).toBe(201);
+    const outsider = await t.session();
+    for (const [method, path] of [['GET', ''], ['GET', '/status'], ['POST', '/members/a/result']] as const) {
+      const body = method === 'POST' ? { result: 1 } : undefined;
+      const real = await outsider.client.req(method, `/v1/scenarios/${name}${path}`, body);
+      const missing = await outsider.client.req(method, `/v1/scenarios/no-such-${name}${path}`, body);
+      expect([real.status, real.body.code], path).toEqual([404, 'scenario_not_found']);
+      expect(swapped(real.body, name, `no-such-${name}`)).toEqual(missing.body);
+    }
+  });
+
+  it('should answer another subtree’s or scenario’s scope exactly as an unknown one', async () => {
+    const owner = await t.session();
+    const name = `leak-scope-${Date.now()}`;
+    const sc = (await owner.client.post('/v1/scenarios', { name, members: [{ name: 'a' }] })).body.scenario;
+    const outsider = await t.session();
+    for (const [real, missing] of [[`session:${owner.id}`, 'session:s-0000000000000000'], [`scenario:${name}`, 'scenario:no-such'], [sc.scope, 'scenario:sc-0000000000000000']]) {
+      const a = await outsider.client.get(`/v1/todos?scope=${encodeURIComponent(real)}`);
+      const b = await outsider.client.get(`/v1/todos?scope=${encodeURIComponent(missing)}`);
+      expect([a.status, a.body.code]).toEqual([404, 'scope_not_found']);
+      expect(swapped(a.body, real.slice(real.indexOf(':') + 1), missing.slice(missing.indexOf(':') + 1))).toEqual(b.body);
+    }
+  });
+
+  it('should answer a shared member from another subtree exactly as a session that does not exist', async () => {
+    const other = await t.session();
+    const caller = await t.session();
+    const real = await caller.client.post('/v1/scenarios', { name: `leak-m-${Date.now()}`, members: [{ name: 'a', session: other.id }] });
+    const missing = await caller.client.post('/v1/scenarios', { name: `leak-m-${Date.now()}`, members: [{ name: 'a', session: 's-0000000000000000' }] });
+    expect([real.status, real.body.code]).toEqual([404, 'session_not_found']);
+    expect(swapped(real.body, other.id, 's-0000000000000000')).toEqual(missing.body);
+  });
+
+  it('should answer a graph create with another subtree’s id exactly as with the caller’s own id', async () => {
+    for (const id of ['codex', 'agent-a']) await t.admin.post('/v1/agents', { id });
+    const graph = { schemaVersion: 1, parentTask: { id: 'task-taken', title: 'T', planner: 'codex', reviewer: 'codex' }, subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }], maxConcurrency: 1 };
+    const owner = await t.session();
+    expect((await owner.client.post('/v1/graphs', graph)).status).toBe(201);
+    const visible = await owner.client.post('/v1/graphs', graph);
+    const invisible = await (await t.session()).client.post('/v1/graphs', graph);
+    expect([visible.status, visible.body.code]).toEqual([409, 'TASK_STATE_CONFLICT']);
+    expect(invisible.body).toEqual(visible.body);
+  });
+});
+
+describe('issue 18 (found building the suites): a dispatch session never claims', () => {
+  it('should answer next in its graph with claimed:false and leave the sibling READY', async () => {
+    for (const id of ['codex', 'agent-n']) await t.admin.post('/v1/agents', { id });
+    const owner = await t.session();
+    const graph = {
+      schemaVersion: 1,
+      parentTask: { id: 'task-next-by-dispatch', title: 'T', planner: 'codex', reviewer: 'codex' },
+      subtasks: [{ id: 'a', implementer: 'agent-n', spec: 'Do a.' }, { id: 'b', implementer: 'agent-n', spec: 'Do b.' }],
+      maxConcurrency: 2,
+    };
+    expect((await owner.client.post('/v1/graphs', graph)).status).toBe(201);
+    const claim = await owner.client.post('/v1/graphs/task-next-by-dispatch/subtasks/a/claim', { baseCommit: 'a'.repeat(40) });
+    expect(claim.status).toBe(200);
+    const implementer = t.admin.as(claim.body.dispatch.session.token);
+    const next = await implementer.post('/v1/todos/next', { scope: 'graph:task-next-by-dispatch' });
+    expect(next.status).toBe(200);
+    expect(next.body.claimed).toBe(false);
+    expect(next.body.reason).toContain("dispatch's own session");
+    const status = await owner.client.get('/v1/graphs/task-next-by-dispatch');
+    expect(status.body.graph.subtasks.map((s: { id: string; state: string }) => `${s.id}=${s.state}`)).toEqual(['a=RUNNING', 'b=READY']);
+  });
+});

@@ -154,7 +154,7 @@ describe('derived completion (seed 000 “In scenarios”)', () => {
     const bySibling = await s.clients.b.post(`/v1/scenarios/${s.name}/members/a/result`, { result: 1 });
     expect(bySibling.status).toBe(403);
     const outsider = await t.session();
-    expect((await outsider.client.post(`/v1/scenarios/${s.name}/members/a/result`, { result: 1 })).status).toBe(403);
+    expect((await outsider.client.post(`/v1/scenarios/${s.name}/members/a/result`, { result: 1 })).status).toBe(404);
     const unknown = await s.orch.post(`/v1/scenarios/${s.name}/members/nobody/result`, { result: 1 });
     expect(unknown.status).toBe(404);
     expect(unknown.body.code).toBe('scenario_member_not_found');

@@ -98,7 +98,8 @@ describe('scenario creation (seed 000 “In scenarios”)', () => {
     const asOther = await orch.client.post('/v1/scenarios', { name: uniq('s'), orchestrator: other.id, members: [{ name: 'a' }] });
     expect(asOther.status).toBe(403);
     const withStranger = await orch.client.post('/v1/scenarios', { name: uniq('s'), members: [{ name: 'a', session: stranger.id, task: 'x' }] });
-    expect(withStranger.status).toBe(403);
+    // A session outside its subtree is one it cannot see: the 404 of a missing one (issue 18 #11).
+    expect([withStranger.status, withStranger.body.code]).toEqual([404, 'session_not_found']);
     const ok = await orch.client.post('/v1/scenarios', { name: uniq('s'), members: [{ name: 'a', session: mine.id, task: 'x' }, { name: 'b', task: 'y' }] });
     expect(ok.status).toBe(201);
     expect(ok.body.scenario.orchestratorId).toBe(orch.id);
@@ -129,16 +130,20 @@ describe('scenario scope (seeds-notes §1.15, ops)', () => {
     expect(byId.body.item.scope).toBe(s.scenario.scope);
     const outsider = await t.session();
     const refused = await outsider.client.post('/v1/todos', { title: 'x', scope: `scenario:${s.name}` });
-    expect(refused.status).toBe(403);
-    expect(refused.body.detail).toBe(`not authorized for scenario "${s.name}"'s todo list`);
+    // The seed's refusal, as the 404 of a scenario that does not exist (issue 18 #11).
+    expect(refused.status).toBe(404);
+    expect(refused.body.detail).toBe(`scenario "${s.name}" not found, or not authorized for its todo list; check the scope (GET /v1/me names your own)`);
+    expect((await outsider.client.post('/v1/todos', { title: 'x', scope: 'scenario:no-such-scenario' })).body.detail).toBe(
+      refused.body.detail.replace(s.name, 'no-such-scenario'),
+    );
   });
 
   it('should hide scenario items, lists, status and events from an outsider', async () => {
     const s = await start([{ name: 'a', task: 'x' }]);
     const outsider = await t.session();
     expect((await outsider.client.get(`/v1/todos/${s.member('a').seedId}`)).status).toBe(404);
-    expect((await outsider.client.get(`/v1/todos?scope=scenario:${s.name}`)).status).toBe(403);
-    expect((await outsider.client.get(`/v1/scenarios/${s.name}/status`)).status).toBe(403);
+    expect((await outsider.client.get(`/v1/todos?scope=scenario:${s.name}`)).status).toBe(404);
+    expect((await outsider.client.get(`/v1/scenarios/${s.name}/status`)).status).toBe(404);
     expect((await outsider.client.get(`/v1/events/log?topic=todo:${s.scenario.scope}&after=0`)).status).toBe(404);
     expect((await s.clients.a.get(`/v1/events/log?topic=todo:${s.scenario.scope}&after=0`)).status).toBe(200);
   });
@@ -204,14 +209,16 @@ describe('scenario scope (seeds-notes §1.15, ops)', () => {
     expect(status.members.find((m: any) => m.name === 'b')).toMatchObject({ done: 0, total: 2 });
   });
 
-  it('should let a member read the scenario, and refuse an outsider with the seed’s message', async () => {
+  it('should let a member read the scenario, and answer an outsider as for a scenario that does not exist', async () => {
     const s = await start([{ name: 'a', task: 'x' }]);
     const r = await s.clients.a.get(`/v1/scenarios/${s.scenario.id}`);
     expect(r.status).toBe(200);
     expect(r.body.scenario).toMatchObject({ name: s.name, orchestratorId: s.scenario.orchestratorId });
     const outsider = await t.session();
     const refused = await outsider.client.get(`/v1/scenarios/${s.name}`);
-    expect(refused.status).toBe(403);
-    expect(refused.body.detail).toContain('not authorized for scenario');
+    expect([refused.status, refused.body.code]).toEqual([404, 'scenario_not_found']);
+    expect(refused.body.detail).toContain('not authorized for its todo list');
+    const missing = await outsider.client.get('/v1/scenarios/no-such-scenario');
+    expect(missing.body).toEqual({ ...refused.body, detail: refused.body.detail.replace(s.name, 'no-such-scenario') });
   });
 });

@@ -2596,7 +2596,7 @@ export interface paths {
         };
         /**
          * Get a scenario
-         * @description By name or id. Readable by users, the orchestrator and members; others get 403 (the seed names the refusal).
+         * @description By name or id. Readable by users, the orchestrator and members; anyone else gets the 404 of a scenario that does not exist (existence is not leaked).
          */
         get: {
             parameters: {
@@ -2632,15 +2632,6 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2731,15 +2722,6 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2903,7 +2885,7 @@ export interface paths {
         };
         /**
          * Export a whole scope as Markdown or JSON
-         * @description Streams every item of the scope in position order, paging internally, so the export is complete however large the scope (never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, `_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be in the scope; `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).
+         * @description Streams every item of the scope in position order, paging internally, so the export is complete however large the scope (never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, `_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be in the scope (a scope it is not in is the 404 of one that does not exist); `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).
          */
         get: {
             parameters: {
@@ -2939,15 +2921,6 @@ export interface paths {
                 };
                 /** @description Problem codes: unauthorized */
                 401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
                     headers: {
                         [name: string]: unknown;
                     };

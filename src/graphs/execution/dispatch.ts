@@ -247,7 +247,8 @@ export async function claimGraphSubtask(ctx: Ctx, id: string, subtaskId: string,
  * `next` in scope `graph:<id>` (POST /v1/todos/next): the first subtask in byte order of id that
  * is implemented by the caller's Agent and passes the claim guard, claimed through
  * {@link claimSubtask}; `{claimed:false}` when there is none (capacity, write intent and
- * dependencies all count). Needs a session bound to an Agent; the graph must have its base (a
+ * dependencies all count). Needs a session bound to an Agent, other than a dispatch's own
+ * session; the graph must have its base (a
  * first `run` or `claim` with `baseCommit` fixes it), else `{claimed:false}` with the reason.
  */
 export async function nextGraphSubtask(ctx: Ctx, id: string) {
@@ -255,6 +256,12 @@ export async function nextGraphSubtask(ctx: Ctx, id: string) {
   const agent = p.kind === 'session' ? p.agentId : null;
   const out = await withLockedGraph<{ dispatch: Dispatch | null; reason: string | null }>(ctx, id, async (g) => {
     if (!agent) return { result: { dispatch: null as Dispatch | null, reason: 'the caller is not a session bound to an Agent (agentId)' } };
+    // A dispatch's own session is bound to its implementer's Agent too, but it never claims
+    // (authority.ts; `requireClaimer` refuses it on the claim route): without this, an
+    // implementer's token took its siblings' work through `next` (found building issue 18's suites).
+    if (p.kind === 'session' && p.graphId !== null) {
+      return { result: { dispatch: null, reason: "a dispatch's own session (an implementer's token) cannot claim; its runner or the graph's owners do" } };
+    }
     if (!g.graph.base_commit) return { result: { dispatch: null, reason: `Task Graph ${id} has no base commit yet; a first run fixes it` } };
     const state = await claimState(g);
     const candidates = g.derived.filter((s) => s.state === 'READY' && g.row(s.id).implementer === agent).map((s) => s.id);
