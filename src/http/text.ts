@@ -29,18 +29,16 @@ export const MAX_JSON_DEPTH = 100;
 
 /**
  * The first place in a parsed JSON body (a string value or an object key) that Coord cannot store,
- * as `{ path, problem }` with a dotted path (`body.members.0.result`), or null; with `text: false`
- * only the nesting is checked. Nesting deeper than {@link MAX_JSON_DEPTH} is refused too: a
- * stored value is serialised recursively (`JSON.stringify`, jsonb), which a few thousand levels
- * overflow. Iterative, so a deeply nested body cannot overflow the stack here.
+ * as `{ path, problem }` with a dotted path (`body.members.0.result`), or null. Nesting deeper
+ * than {@link MAX_JSON_DEPTH} is refused too: a stored value is serialised recursively
+ * (`JSON.stringify`, jsonb), which a few thousand levels overflow. Iterative, so a deeply nested body cannot overflow the stack here.
  */
-export function findUnstorable(body: unknown, opts: { text?: boolean } = {}): { path: string; problem: string } | null {
-  const text = opts.text ?? true;
+export function findUnstorable(body: unknown): { path: string; problem: string } | null {
   const stack: [unknown, string, number][] = [[body, 'body', 0]];
   while (stack.length) {
     const [v, at, depth] = stack.pop() as [unknown, string, number];
     if (typeof v === 'string') {
-      const problem = text ? unstorable(v) : null;
+      const problem = unstorable(v);
       if (problem) return { path: at, problem };
     } else if (v !== null && typeof v === 'object') {
       if (depth >= MAX_JSON_DEPTH) return { path: at, problem: `nesting deeper than ${MAX_JSON_DEPTH} levels` };
@@ -48,7 +46,7 @@ export function findUnstorable(body: unknown, opts: { text?: boolean } = {}): { 
         for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${at}.${i}`, depth + 1]);
       } else {
         for (const [k, x] of Object.entries(v)) {
-          const problem = text ? unstorable(k) : null;
+          const problem = unstorable(k);
           if (problem) return { path: at, problem: `${problem} in a key` };
           stack.push([x, `${at}.${k}`, depth + 1]);
         }
@@ -73,13 +71,13 @@ declare module 'fastify' {
  * Refuses what Coord cannot store before any route runs: text Postgres cannot hold (an unpaired
  * surrogate, NUL) wherever it sits in a JSON body, values and keys alike (issue 18 #3), and
  * nesting deeper than {@link MAX_JSON_DEPTH}: 400 `validation_failed` naming the path, nothing
- * written. A route whose contract checks the text itself sets `checksOwnText` (its nesting is
- * still checked here).
+ * written. A route whose contract checks its body itself sets `checksOwnText` (Task Graph v1
+ * validate and create: the contract's strict shapes refuse deep nesting too, as TASK_GRAPH_INVALID).
  */
 export function refuseUnstorableText(app: FastifyInstance): void {
   app.addHook('preValidation', async (req) => {
-    if (req.body === undefined || req.body === null) return;
-    const bad = findUnstorable(req.body, { text: !req.routeOptions.config?.checksOwnText });
+    if (req.body === undefined || req.body === null || req.routeOptions.config?.checksOwnText) return;
+    const bad = findUnstorable(req.body);
     if (bad) {
       const message = bad.problem.startsWith('nesting') ? `must not nest deeper than ${MAX_JSON_DEPTH} levels` : `must be valid Unicode text: found ${bad.problem}`;
       throw new DomainError('validation_failed', `${bad.path}: ${message}`, { errors: [{ path: bad.path, message }] });
