@@ -23,6 +23,39 @@ export interface Sweeper {
   nextSweep(): Promise<SweepResult>;
 }
 
+/**
+ * Runs `fn` while holding a session advisory lock on a connection reserved from `sql`, so replicas
+ * starting together run pg-boss's start-up one at a time (issue 18 #5). pg-boss 10 serializes
+ * its own schema creation (`contractor.create` under `pg_advisory_xact_lock`, losers' "already
+ * exists" ignored) but not `create_queue()`: that function inserts the queue row `on conflict do
+ * nothing` and then creates, constrains and attaches the queue's partition. Two replicas creating
+ * the same queue at once deadlock: the second's insert holds the queue table's ROW EXCLUSIVE lock
+ * while it waits for the first's row, and the first's foreign key needs SHARE ROW EXCLUSIVE on that
+ * table (3 replicas starting at once on a fresh database: in 4 rounds of 8 one of them failed with
+ * `deadlock detected`).
+ * `boss.start()` creates a queue too (the cron `__pgboss__send-it`), so it runs under the lock as
+ * well. pg-boss uses its own pool, so a transaction-scoped lock cannot cover it: this is a session
+ * lock, released at the end (or when the connection drops).
+ */
+async function withStartLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+  const conn = await sql.reserve();
+  try {
+    await conn`select pg_advisory_lock(hashtextextended('coord:pgboss-start', 0))`;
+    try {
+      return await fn();
+    } finally {
+      await conn`select pg_advisory_unlock(hashtextextended('coord:pgboss-start', 0))`.catch(() => {});
+    }
+  } finally {
+    conn.release();
+  }
+}
+
+/**
+ * Starts pg-boss (its own pool of 4 connections to `databaseUrl`, schema `pgboss`) and the sweep
+ * chain. Safe when several replicas start at once. Rejects when the database refuses pg-boss's
+ * start-up (the server then exits with the message).
+ */
 export async function startSweeper(
   databaseUrl: string,
   sql: Sql,
@@ -40,8 +73,10 @@ export async function startSweeper(
     if (code === '57P01') return log.warn({ code, message: err.message }, 'pg-boss connection terminated by the database');
     log.error({ err }, 'pg-boss error');
   });
-  await boss.start();
-  await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
+  await withStartLock(sql, async () => {
+    await boss.start();
+    await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
+  });
   const waiters: ((r: SweepResult) => void)[] = [];
   const everyS = config.todo.sweepIntervalMs / 1000;
   await boss.work(SWEEP_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => {
