@@ -66,7 +66,9 @@ async function main(): Promise<void> {
     claimDataDir(config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, persistent: true, log: (m) => console.error(`coord: ${m}`) });
     url = embedded.url;
-    console.error(`coord: embedded Postgres in ${embedded.clusterDir}: ${embedded.url.replace(/:[^:@/]+@/, ':***@')} (password: postgres)`);
+    // The password stays in its 0600 file; the log names the file, never the password.
+    console.error(`coord: embedded Postgres in ${embedded.clusterDir}: ${embedded.redactedUrl} (password in ${embedded.passwordFile})`);
+    console.error(`coord: another replica can share it while this one runs: DATABASE_URL="${embedded.urlCommand}" PORT=<another port> npm start`);
   }
   await migrateDatabase(url);
   const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs });
