@@ -12,8 +12,10 @@ ENV NODE_ENV=production \
     COORD_DATA_DIR=/data
 
 # Dependencies first, for layer caching (the sdk workspace's manifest is part of the lockfile).
+# The postinstall script patches postgres.js (porsager/postgres#1208), so it comes first too.
 COPY package.json package-lock.json ./
 COPY sdk/package.json sdk/package.json
+COPY scripts/patch-postgres.mjs scripts/patch-postgres.mjs
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json drizzle.config.ts ./

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { buildApp } from './app.js';
 import { bootstrapAdmin } from './auth/tokens.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
-import { openDb } from './db/client.js';
+import { openDb, postgresDriverPatched } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
 import { migrateDatabase } from './db/migrate.js';
 import { startSweeper, type Sweeper } from './sweeps/boss.js';
@@ -59,6 +59,12 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw err;
+  }
+  if (!postgresDriverPatched()) {
+    console.error(
+      'coord: warning: postgres.js lacks the guard for porsager/postgres#1208, so a Postgres restart can crash this process; ' +
+        'run `node scripts/patch-postgres.mjs` (npm ci and npm install run it, unless scripts are disabled)',
+    );
   }
   let embedded: EmbeddedHandle | undefined;
   let url = config.databaseUrl;

@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import postgres from 'postgres';
 
 /** The postgres.js client every repository uses for hand-written SQL. */
@@ -29,4 +32,16 @@ export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
     },
     transform: { undefined: null },
   });
+}
+
+/**
+ * True when the installed postgres.js carries Coord's guard for porsager/postgres#1208 (applied by
+ * `scripts/patch-postgres.mjs`, the `postinstall` script). Without it a Postgres restart while a
+ * transaction is open crashes the process; the server warns at start-up when it is missing.
+ */
+export function postgresDriverPatched(): boolean {
+  // The CommonJS entry is <pkg>/cjs/src/index.js; the ESM build Coord runs is <pkg>/src.
+  const pkg = path.resolve(path.dirname(createRequire(import.meta.url).resolve('postgres')), '../..');
+  const file = path.join(pkg, 'src', 'connection.js');
+  return existsSync(file) && readFileSync(file, 'utf8').includes('coord patch: porsager/postgres#1208');
 }
