@@ -14,7 +14,7 @@ import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
-import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, isDatabaseUnavailable, registerErrorHandler } from './http/error-handler.js';
 import { DomainError } from './http/errors.js';
 import { findUnstorable } from './http/text.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
@@ -118,7 +118,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) => app.log.error({ err }, 'event hub read failed'));
+  const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) =>
+    // During a database outage every poll fails: one line each, without the stack (issue 18 #6).
+    isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'event hub: database unavailable; polling on') : app.log.error({ err }, 'event hub read failed'),
+  );
   const principals = new PrincipalCache(config.principalCacheMs);
   hub.onSessionStopped((id) => principals.evictSession(id));
   registerAuth(app, sql, principals);

@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     console.error(`coord: another replica can share it while this one runs: DATABASE_URL="${embedded.urlCommand}" PORT=<another port> npm start`);
   }
   await migrateDatabase(url);
-  const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs });
+  const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs });
   const tokenLine = await bootstrapAdmin(sql, config.dataDir, config.adminToken);
   const app = await buildApp({ sql, config });
   let sweeper: Sweeper | undefined;

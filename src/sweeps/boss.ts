@@ -13,6 +13,7 @@
 import PgBoss from 'pg-boss';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
+import { isDatabaseUnavailable } from '../http/error-handler.js';
 import { runSweep, type SweepResult } from './sweeps.js';
 
 export const SWEEP_QUEUE = 'coord.sweep';
@@ -62,7 +63,11 @@ export async function startSweeper(
   config: Config,
   log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
 ): Promise<Sweeper> {
-  const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss' });
+  // connectionTimeoutMillis (passed on to pg's Pool, absent from pg-boss's types): pg's default is
+  // no limit, so a worker's poll could wait forever for a database that does not answer; with it,
+  // the poll fails, pg-boss reports the error and polls again.
+  const options = { connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss', connectionTimeoutMillis: config.dbConnectTimeoutMs };
+  const boss = new PgBoss(options as PgBoss.ConstructorOptions);
   let stopping = false;
   // While stopping, the database going away under pg-boss's pool (57P01) is expected, not an error.
   // A terminal's Ctrl-C also reaches the embedded Postgres (same process group), which may end
@@ -71,6 +76,8 @@ export async function startSweeper(
     const code = (err as { code?: string }).code;
     if (stopping && code === '57P01') return;
     if (code === '57P01') return log.warn({ code, message: err.message }, 'pg-boss connection terminated by the database');
+    // During a database outage every poll fails: one line each, without the stack.
+    if (isDatabaseUnavailable(err)) return log.warn({ code: code ?? err.message }, 'pg-boss: database unavailable; it retries at its next poll');
     log.error({ err }, 'pg-boss error');
   });
   await withStartLock(sql, async () => {
