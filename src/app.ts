@@ -15,6 +15,7 @@ import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { clientErrorHandler, frameworkErrors, isDatabaseUnavailable, registerErrorHandler } from './http/error-handler.js';
+import { registerDrain } from './http/drain.js';
 import { DomainError } from './http/errors.js';
 import { findUnstorable } from './http/text.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
@@ -65,9 +66,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     // Long ids reach the handlers (and get a problem+json 404) instead of Fastify's own 414 text.
     routerOptions: { maxParamLength: 1000 },
-    // SSE clients (undici) keep idle sockets; without this, close waits for them (stack.md #12).
-    forceCloseConnections: true,
-    return503OnClosing: true,
+    // Close drains (src/http/drain.ts): in-flight requests finish, idle sockets close, and the
+    // drain closes whatever is left (e.g. undici's spare idle socket, stack.md #12) at the end.
+    forceCloseConnections: 'idle',
+    // The drain answers requests during close itself, as problem+json `shutting_down`.
+    return503OnClosing: false,
     // What the router and Node's HTTP parser refuse leaves as problem+json too (issue 18 #4).
     frameworkErrors,
     clientErrorHandler,
@@ -77,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  registerDrain(app, config.drainTimeoutMs); // first hooks of all: see drain.ts
   // Text Postgres cannot store (an unpaired surrogate, NUL) is refused before any route runs,
   // wherever it sits in a JSON body, values and keys alike (issue 18 #3): 400, nothing written.
   // Task Graph v1 routes are exempt: their contract checks the same text in its own stages and

@@ -1,12 +1,14 @@
 /**
  * The process: config → database (embedded when DATABASE_URL is unset) → migrations (under an
  * advisory lock) → operator bootstrap → app → sweeps (pg-boss) → listen. Shuts down in order on
- * SIGTERM/SIGINT (stop accepting and end SSE streams → stop pg-boss → close the pool → stop the
- * embedded Postgres); a second signal forces exit. SIGHUP reloads the reloadable `[todo]` keys.
+ * SIGTERM/SIGINT (drain: new requests get 503 `shutting_down`, SSE streams end, in-flight requests
+ * finish within COORD_DRAIN_TIMEOUT → stop pg-boss → close the pool → stop the embedded
+ * Postgres); a second signal forces exit. SIGHUP reloads the reloadable `[todo]` keys.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp } from './app.js';
+import { lastDrain } from './http/drain.js';
 import { bootstrapAdmin } from './auth/tokens.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
 import { openDb, postgresDriverPatched } from './db/client.js';
@@ -97,7 +99,16 @@ async function main(): Promise<void> {
     firstSignalAt = Date.now();
     app.log.info({ signal }, 'shutting down');
     stopping = (async () => {
+      // Drains: new requests get 503 shutting_down, SSE streams end, in-flight requests finish
+      // within COORD_DRAIN_TIMEOUT (src/http/drain.ts).
       await app.close().catch((err) => app.log.error({ err }, 'close failed'));
+      const drain = lastDrain(app);
+      if (drain?.cut) {
+        // Requests cut at the deadline must not commit after their clients saw the connection drop:
+        // end the pool now, which rolls their transactions back.
+        app.log.warn({ cut: drain.cut, ms: drain.ms }, 'drain deadline reached; in-flight requests were cut and their transactions rolled back');
+        await sql.end({ timeout: 0 }).catch(() => {});
+      }
       await sweeper?.stop().catch(() => {});
       await sql.end({ timeout: 5 }).catch(() => {});
       await embedded?.stop();

@@ -13,7 +13,7 @@
  * | `NotFound`          | 404                | (`todo_not_found`, `session_not_found`, `scope_not_found`, …)       |
  * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive`, `TaskStateConflict` |
  * | `RevisionMismatch`  | 412                |                                                                     |
- * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `too_many_streams`; `retryAfterMs`) |
+ * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `shutting_down`, `too_many_streams`; `retryAfterMs`) |
  * | `ServerError`       | other 5xx          |                                                                     |
  * | `ConnectionFailed`  | — (client side)    | the server could not be reached (`status` 0)                        |
  */
@@ -125,7 +125,7 @@ export class TaskStateConflict extends Conflict {
 }
 /** 412 `revision_mismatch`: `If-Match` named a revision the item has moved past; re-read and retry. */
 export class RevisionMismatch extends CoordError {}
-/** 503: busy, database unavailable or too many streams; retry after `retryAfterMs`. */
+/** 503: busy, database unavailable, replica shutting down or too many streams; retry after `retryAfterMs`. */
 export class Unavailable extends CoordError {
   /** From the `Retry-After` header, in milliseconds, when the server sent one. */
   retryAfterMs?: number;
