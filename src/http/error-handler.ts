@@ -20,11 +20,15 @@ const DB_UNAVAILABLE = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
 ]);
 
-/** True when `err` says the database is unreachable (see `DB_UNAVAILABLE`), not that a query was wrong. */
+/**
+ * True when `err` says the database is unreachable (see `DB_UNAVAILABLE`), not that a query was
+ * wrong. Errors without a code are matched by message: pg (pg-boss's driver) says "Connection
+ * terminated unexpectedly" / "Connection terminated due to connection timeout".
+ */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return DB_UNAVAILABLE.has(code);
-  return /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT/.test(String((err as Error | null)?.message ?? ''));
+  return /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|Connection terminated/.test(String((err as Error | null)?.message ?? ''));
 }
 
 /**

@@ -163,7 +163,7 @@ describe('a Postgres restart under load', () => {
 
     const summary = windows.map((w, i) => {
       const inOutage = outcomes.filter((o) => o.at >= w.down && o.at < w.up);
-      const after = outcomes.filter((o) => o.at >= w.up && o.at < (windows[i + 1]?.down ?? Infinity));
+      const after = outcomes.filter((o) => o.at >= w.up && o.at + o.ms < (windows[i + 1]?.down ?? Infinity));
       const lastFailure = after.filter((o) => o.status === 503).map((o) => o.at + o.ms - w.up);
       return (
         `${w.mode}: down ${w.up - w.down} ms, ${inOutage.length} answers meanwhile (${inOutage.filter((o) => o.status === 503).length} × 503), ` +
