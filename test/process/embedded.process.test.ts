@@ -5,6 +5,7 @@
  * the old fixed password to a random one, and a second replica connects with the printed command.
  */
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -117,6 +118,32 @@ describe('the embedded Postgres of a server process', () => {
       if (after !== 200) await new Promise((r) => setTimeout(r, 200));
     }
     expect(after).toBe(200);
+  });
+
+  it('should say so and use another port for one run when its stored port is taken, keeping the stored one', async () => {
+    const dataDir = newDataDir();
+    const first = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
+    const port = first.port;
+    await first.stop();
+    const squatter = net.createServer();
+    await new Promise<void>((r) => squatter.listen(port, '127.0.0.1', r));
+    const logs: string[] = [];
+    try {
+      const second = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: (m) => logs.push(m) });
+      try {
+        expect(second.port).not.toBe(port);
+        expect(logs.join('\n')).toContain(`its port ${port} (from ${second.portFile}) is taken by another process; using ${second.port} for this run`);
+        expect(await tryPassword(second.port, readFileSync(second.passwordFile, 'utf8').trim())).toBe('ok');
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await new Promise((r) => squatter.close(r));
+    }
+    expect(Number(readFileSync(path.join(dataDir, 'pg-port'), 'utf8'))).toBe(port);
+    const third = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
+    expect(third.port).toBe(port);
+    await third.stop();
   });
 
   it('should move a data folder made with the old fixed password to a random one on first start', async () => {
