@@ -297,8 +297,12 @@ export async function withoutNewSignalListeners<T>(fn: () => Promise<T>): Promis
 
 /**
  * Starts (initialising on first use) an embedded Postgres whose cluster lives in
- * `<dataDir>/pg`, listening on 127.0.0.1 only. Returns its URL and an idempotent `stop()`.
- * Throws with an actionable message when, as root, the `postgres` user cannot reach `dataDir`.
+ * `<dataDir>/pg`, listening on 127.0.0.1 only, on the port kept in `pg-port` (`opts.port` when
+ * given), with the superuser password kept in `pg-password` (0600; set on first start, see
+ * `securePassword`), and a watchdog that stops it when this process dies. Returns its URL and an
+ * idempotent `stop()`. Throws with an actionable message when, as root, the `postgres` user cannot
+ * reach `dataDir`, when the port is taken at the moment Postgres binds it, or when no known
+ * password authenticates.
  */
 export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise<EmbeddedHandle> {
   const log = opts.log ?? ((m: string) => console.error(m));
