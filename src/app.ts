@@ -14,7 +14,8 @@ import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
-import { clientErrorHandler, frameworkErrors, registerErrorHandler } from './http/error-handler.js';
+import { clientErrorHandler, frameworkErrors, isDatabaseUnavailable, registerErrorHandler } from './http/error-handler.js';
+import { registerDrain } from './http/drain.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';
 import { Metrics } from './metrics/metrics.js';
@@ -67,9 +68,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     bodyLimit: config.bodyLimit,
     // Long ids reach the handlers (and get a problem+json 404) instead of Fastify's own 414 text.
     routerOptions: { maxParamLength: 1000 },
-    // SSE clients (undici) keep idle sockets; without this, close waits for them (stack.md #12).
-    forceCloseConnections: true,
-    return503OnClosing: true,
+    // Close drains (src/http/drain.ts): in-flight requests finish, idle sockets close, and the
+    // drain closes whatever is left (e.g. undici's spare idle socket, stack.md #12) at the end.
+    forceCloseConnections: 'idle',
+    // The drain answers requests during close itself, as problem+json `shutting_down`.
+    return503OnClosing: false,
     // What the router and Node's HTTP parser refuse leaves as problem+json too (issue 18 #4).
     frameworkErrors,
     clientErrorHandler,
@@ -79,6 +82,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
+  registerDrain(app, config.drainTimeoutMs); // first hooks of all: see drain.ts
   refuseUnstorableText(app);
   // JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');
@@ -112,7 +116,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const startedAt = performance.now();
-  const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) => app.log.error({ err }, 'event hub read failed'));
+  const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) =>
+    // During a database outage every poll fails: one line each, without the stack (issue 18 #6).
+    isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'event hub: database unavailable; polling on') : app.log.error({ err }, 'event hub read failed'),
+  );
   let openStreams = () => 0;
   const metrics = new Metrics({
     sql,

@@ -61,6 +61,16 @@ export interface Config {
   bodyLimit: number;
   /** Postgres pool size per replica. */
   dbPoolMax: number;
+  /**
+   * How long opening a database connection may take, in ms (`COORD_DB_CONNECT_TIMEOUT`, default
+   * 5 s). Bounds how long a request waits for an unreachable database before its 503.
+   */
+  dbConnectTimeoutMs: number;
+  /**
+   * How long a shutdown waits for in-flight requests, in ms (`COORD_DRAIN_TIMEOUT`, default 10 s);
+   * connections still busy after it are closed.
+   */
+  drainTimeoutMs: number;
   /** Run the pg-boss sweeps in this process (tests that drive sweeps directly turn it off). */
   sweeps: boolean;
   /** Token → principal cache lifetime in ms (0 disables); stops evict at once regardless. */
@@ -165,6 +175,8 @@ const EnvSchema = z.object({
   COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(7 * 86_400_000),
   COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
+  COORD_DB_CONNECT_TIMEOUT: duration('COORD_DB_CONNECT_TIMEOUT', { minMs: 500, maxMs: 60_000 }).default(5000),
+  COORD_DRAIN_TIMEOUT: duration('COORD_DRAIN_TIMEOUT', { minMs: 0, maxMs: 10 * 60_000, allowZero: true }).default(10_000),
   COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
   COORD_PRINCIPAL_CACHE: duration('COORD_PRINCIPAL_CACHE', { maxMs: 60_000, allowZero: true }).default(5000),
   COORD_GROUP_COMMIT: z.coerce.number().int().min(1).max(1000).default(64),
@@ -257,6 +269,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionMs: e.COORD_EVENT_RETENTION,
     bodyLimit: e.COORD_BODY_LIMIT,
     dbPoolMax: e.COORD_DB_POOL_MAX,
+    dbConnectTimeoutMs: e.COORD_DB_CONNECT_TIMEOUT,
+    drainTimeoutMs: e.COORD_DRAIN_TIMEOUT,
     sweeps: e.COORD_SWEEPS === 'on',
     principalCacheMs: e.COORD_PRINCIPAL_CACHE,
     groupCommitMax: e.COORD_GROUP_COMMIT,
@@ -278,6 +292,8 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     eventRetentionMs: 7 * 86_400_000,
     bodyLimit: 1024 * 1024,
     dbPoolMax: 20,
+    dbConnectTimeoutMs: 5000,
+    drainTimeoutMs: 10_000,
     sweeps: false,
     principalCacheMs: 5000,
     groupCommitMax: 64,

@@ -1,15 +1,17 @@
 /**
  * The process: config → database (embedded when DATABASE_URL is unset) → migrations (under an
  * advisory lock) → operator bootstrap → app → sweeps (pg-boss) → listen. Shuts down in order on
- * SIGTERM/SIGINT (stop accepting and end SSE streams → stop pg-boss → close the pool → stop the
- * embedded Postgres); a second signal forces exit. SIGHUP reloads the reloadable `[todo]` keys.
+ * SIGTERM/SIGINT (drain: new requests get 503 `shutting_down`, SSE streams end, in-flight requests
+ * finish within COORD_DRAIN_TIMEOUT → stop pg-boss → close the pool → stop the embedded
+ * Postgres); a second signal forces exit. SIGHUP reloads the reloadable `[todo]` keys.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { buildApp } from './app.js';
+import { lastDrain } from './http/drain.js';
 import { bootstrapAdmin } from './auth/tokens.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
-import { openDb } from './db/client.js';
+import { openDb, postgresDriverPatched } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
 import { migrateDatabase } from './db/migrate.js';
 import { startSweeper, type Sweeper } from './sweeps/boss.js';
@@ -60,16 +62,24 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  if (!postgresDriverPatched()) {
+    console.error(
+      'coord: warning: postgres.js lacks the guard for porsager/postgres#1208, so a Postgres restart can crash this process; ' +
+        'run `npx patch-package` (npm ci and npm install run it as postinstall, unless scripts are disabled; patches/README.md)',
+    );
+  }
   let embedded: EmbeddedHandle | undefined;
   let url = config.databaseUrl;
   if (!url) {
     claimDataDir(config.dataDir);
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, persistent: true, log: (m) => console.error(`coord: ${m}`) });
     url = embedded.url;
-    console.error(`coord: embedded Postgres in ${embedded.clusterDir}: ${embedded.url.replace(/:[^:@/]+@/, ':***@')} (password: postgres)`);
+    // The password stays in its 0600 file; the log names the file, never the password.
+    console.error(`coord: embedded Postgres in ${embedded.clusterDir}: ${embedded.redactedUrl} (password in ${embedded.passwordFile})`);
+    console.error(`coord: another replica can share it while this one runs: DATABASE_URL="${embedded.urlCommand}" PORT=<another port> npm start`);
   }
   await migrateDatabase(url);
-  const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs });
+  const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs });
   const tokenLine = await bootstrapAdmin(sql, config.dataDir, config.adminToken);
   const app = await buildApp({ sql, config });
   let sweeper: Sweeper | undefined;
@@ -89,7 +99,16 @@ async function main(): Promise<void> {
     firstSignalAt = Date.now();
     app.log.info({ signal }, 'shutting down');
     stopping = (async () => {
+      // Drains: new requests get 503 shutting_down, SSE streams end, in-flight requests finish
+      // within COORD_DRAIN_TIMEOUT (src/http/drain.ts).
       await app.close().catch((err) => app.log.error({ err }, 'close failed'));
+      const drain = lastDrain(app);
+      if (drain?.cut) {
+        // Requests cut at the deadline must not commit after their clients saw the connection drop:
+        // end the pool now, which rolls their transactions back.
+        app.log.warn({ cut: drain.cut, ms: drain.ms }, 'drain deadline reached; in-flight requests were cut and their transactions rolled back');
+        await sql.end({ timeout: 0 }).catch(() => {});
+      }
       await sweeper?.stop().catch(() => {});
       await sql.end({ timeout: 5 }).catch(() => {});
       await embedded?.stop();

@@ -14,7 +14,7 @@
  * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive`, `TaskStateConflict` |
  * | `RevisionMismatch`  | 412                |                                                                     |
  * | `RateLimited`       | 429                | (`rate_limited`; `retryAfterMs`)                                    |
- * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `too_many_streams`; `retryAfterMs`) |
+ * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `shutting_down`, `too_many_streams`; `retryAfterMs`) |
  * | `ServerError`       | other 5xx          |                                                                     |
  * | `ConnectionFailed`  | — (client side)    | the server could not be reached (`status` 0)                        |
  */
@@ -131,7 +131,7 @@ export class RateLimited extends CoordError {
   /** From the `Retry-After` header, in milliseconds. */
   retryAfterMs?: number;
 }
-/** 503: busy, database unavailable or too many streams; retry after `retryAfterMs`. */
+/** 503: busy, database unavailable, replica shutting down or too many streams; retry after `retryAfterMs`. */
 export class Unavailable extends CoordError {
   /** From the `Retry-After` header, in milliseconds, when the server sent one. */
   retryAfterMs?: number;

@@ -1,7 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db, Sql } from '../db/client.js';
+import { lockXact } from '../db/locks.js';
 import { newId, newToken } from '../lib/ids.js';
 import type { PrincipalCache } from './principal-cache.js';
 import type { Principal, SessionPrincipal } from './principal.js';
@@ -54,37 +55,63 @@ export async function activeSessionPrincipal(db: Db, id: string): Promise<Sessio
   return r ? sessionPrincipal(r) : undefined;
 }
 
-/** Creates an operator and returns its token (shown once). */
-export async function createUser(sql: Sql, name: string, token = newToken()): Promise<{ id: string; token: string }> {
+/** Creates an operator and returns its token (shown once). Accepts the pool or a transaction. */
+export async function createUser(sql: Db, name: string, token = newToken()): Promise<{ id: string; token: string }> {
   const id = newId('u');
   await sql`insert into users (id, name, token_hash) values (${id}, ${name}, ${hashToken(token)})`;
   return { id, token };
 }
 
+/** Writes a token file with mode 0600 through a temporary file and a rename (never half-written). */
+function writeTokenFile(file: string, token: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, token + '\n', { mode: 0o600 });
+  chmodSync(tmp, 0o600);
+  renameSync(tmp, file);
+}
+
 /**
- * First-start bootstrap (design brief §2). With `COORD_ADMIN_TOKEN`, makes sure an operator
- * `admin` holds that token. Otherwise, when no operator exists yet, creates one and writes its
- * token to `<dataDir>/admin-token` with mode 0600. Returns a line for the start-up log.
+ * First-start bootstrap (design brief §2), safe when several replicas start at once on one
+ * database (issue 18 #5). Returns a line for the start-up log; throws only on database errors.
+ *
+ * - With `COORD_ADMIN_TOKEN`: makes sure an operator `admin` holds that token. Replicas given the
+ *   same token insert the same hash; `on conflict do nothing` makes the losers no-ops, so every
+ *   replica shares the one operator.
+ * - Without it: when the database has no operator yet, creates one and writes its token to
+ *   `<dataDir>/admin-token` (mode 0600). The check and the insert run under one
+ *   transaction-scoped advisory lock, so exactly one replica creates the operator. The file is
+ *   written before that transaction commits: an operator never exists without its token on disk
+ *   (a failed commit leaves a file the next start overwrites). Replicas sharing a data folder
+ *   then all name the same file; a replica with its own folder reports that the operator exists
+ *   and where its token went (the creating replica's folder).
  */
 export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: string): Promise<string> {
   if (envToken) {
-    const hash = hashToken(envToken);
-    const [found] = await sql`select id from users where token_hash = ${hash}`;
-    if (!found) await createUser(sql, 'admin', envToken);
+    await sql`insert into users (id, name, token_hash) values (${newId('u')}, 'admin', ${hashToken(envToken)}) on conflict (token_hash) do nothing`;
     return 'operator token: taken from COORD_ADMIN_TOKEN';
   }
   const file = path.join(dataDir, 'admin-token');
-  const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from users`;
-  if (n > 0) {
-    return existsSync(file)
+  return sql.begin(async (tx) => {
+    await lockXact(tx, 'coord:bootstrap-admin');
+    const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from users`;
+    if (n === 0) {
+      const { token } = await createUser(tx, 'admin');
+      writeTokenFile(file, token);
+      return `operator token written to ${file} (mode 0600); use it as: Authorization: Bearer $(cat ${file})`;
+    }
+    if (!existsSync(file)) {
+      return (
+        'operator token: this database already has an operator; its token is in the admin-token file of the data folder ' +
+        'of the replica that created it (or was shown when it was created). Set COORD_ADMIN_TOKEN to give every replica the same one.'
+      );
+    }
+    const [known] = await tx`select 1 from users where token_hash = ${hashToken(readFileSync(file, 'utf8').trim())}`;
+    return known
       ? `operator token: ${file}`
-      : 'operator token: an operator already exists (its token was shown when it was created)';
-  }
-  const { token } = await createUser(sql, 'admin');
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(file, token + '\n', { mode: 0o600 });
-  chmodSync(file, 0o600);
-  return `operator token written to ${file} (mode 0600); use it as: Authorization: Bearer $(cat ${file})`;
+      : `operator token: ${file} holds no operator's token for this database (it was written for another one); ` +
+          'use an operator token of this database, or set COORD_ADMIN_TOKEN';
+  });
 }
 
 /** Reads the token file written by `bootstrapAdmin`, if present. */

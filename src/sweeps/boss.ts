@@ -13,6 +13,7 @@
 import PgBoss from 'pg-boss';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
+import { isDatabaseUnavailable } from '../http/error-handler.js';
 import { runSweep, type SweepResult } from './sweeps.js';
 
 export const SWEEP_QUEUE = 'coord.sweep';
@@ -23,13 +24,50 @@ export interface Sweeper {
   nextSweep(): Promise<SweepResult>;
 }
 
+/**
+ * Runs `fn` while holding a session advisory lock on a connection reserved from `sql`, so replicas
+ * starting together run pg-boss's start-up one at a time (issue 18 #5). pg-boss 10 serializes
+ * its own schema creation (`contractor.create` under `pg_advisory_xact_lock`, losers' "already
+ * exists" ignored) but not `create_queue()`: that function inserts the queue row `on conflict do
+ * nothing` and then creates, constrains and attaches the queue's partition. Two replicas creating
+ * the same queue at once deadlock: the second's insert holds the queue table's ROW EXCLUSIVE lock
+ * while it waits for the first's row, and the first's foreign key needs SHARE ROW EXCLUSIVE on that
+ * table (3 replicas starting at once on a fresh database: in 4 rounds of 8 one of them failed with
+ * `deadlock detected`).
+ * `boss.start()` creates a queue too (the cron `__pgboss__send-it`), so it runs under the lock as
+ * well. pg-boss uses its own pool, so a transaction-scoped lock cannot cover it: this is a session
+ * lock, released at the end (or when the connection drops).
+ */
+async function withStartLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
+  const conn = await sql.reserve();
+  try {
+    await conn`select pg_advisory_lock(hashtextextended('coord:pgboss-start', 0))`;
+    try {
+      return await fn();
+    } finally {
+      await conn`select pg_advisory_unlock(hashtextextended('coord:pgboss-start', 0))`.catch(() => {});
+    }
+  } finally {
+    conn.release();
+  }
+}
+
+/**
+ * Starts pg-boss (its own pool of 4 connections to `databaseUrl`, schema `pgboss`) and the sweep
+ * chain. Safe when several replicas start at once. Rejects when the database refuses pg-boss's
+ * start-up (the server then exits with the message).
+ */
 export async function startSweeper(
   databaseUrl: string,
   sql: Sql,
   config: Config,
   log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
 ): Promise<Sweeper> {
-  const boss = new PgBoss({ connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss' });
+  // connectionTimeoutMillis (passed on to pg's Pool, absent from pg-boss's types): pg's default is
+  // no limit, so a worker's poll could wait forever for a database that does not answer; with it,
+  // the poll fails, pg-boss reports the error and polls again.
+  const options = { connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss', connectionTimeoutMillis: config.dbConnectTimeoutMs };
+  const boss = new PgBoss(options as PgBoss.ConstructorOptions);
   let stopping = false;
   // While stopping, the database going away under pg-boss's pool (57P01) is expected, not an error.
   // A terminal's Ctrl-C also reaches the embedded Postgres (same process group), which may end
@@ -38,10 +76,14 @@ export async function startSweeper(
     const code = (err as { code?: string }).code;
     if (stopping && code === '57P01') return;
     if (code === '57P01') return log.warn({ code, message: err.message }, 'pg-boss connection terminated by the database');
+    // During a database outage every poll fails: one line each, without the stack.
+    if (isDatabaseUnavailable(err)) return log.warn({ code: code ?? err.message }, 'pg-boss: database unavailable; it retries at its next poll');
     log.error({ err }, 'pg-boss error');
   });
-  await boss.start();
-  await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
+  await withStartLock(sql, async () => {
+    await boss.start();
+    await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
+  });
   const waiters: ((r: SweepResult) => void)[] = [];
   const everyS = config.todo.sweepIntervalMs / 1000;
   await boss.work(SWEEP_QUEUE, { pollingIntervalSeconds: 0.5, batchSize: 1 }, async () => {

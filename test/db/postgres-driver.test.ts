@@ -1,0 +1,64 @@
+/**
+ * porsager/postgres#1208 (issue 18 #6): when the backend of a transaction or a reserved connection
+ * dies, postgres.js 3.4.9 writes the next message (the transaction's ROLLBACK, the next query) in a
+ * `setImmediate` to a socket it has already set to null, and the TypeError ends the process.
+ * patches/postgres+3.4.9.patch (patch-package, the postinstall script) guards it; these are the two repros, which
+ * crash the test worker without the patch.
+ */
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresDriverPatched } from '../../src/db/client.js';
+import { createTestDatabase } from '../helpers/db.js';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let killer: postgres.Sql;
+beforeAll(async () => {
+  db = await createTestDatabase();
+  killer = postgres(db.url, { max: 1, onnotice: () => {} });
+});
+afterAll(async () => {
+  await killer.end();
+  await db.drop();
+});
+
+describe('postgres.js when a backend dies under it', () => {
+  it('should carry the guard for porsager/postgres#1208', () => {
+    expect(postgresDriverPatched()).toBe(true);
+  });
+
+  it('should reject a transaction whose backend was terminated, and serve the next query', async () => {
+    const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+    try {
+      const err = await sql
+        .begin(async (tx) => {
+          const [{ pid }] = await tx<{ pid: number }[]>`select pg_backend_pid() as pid`;
+          await killer`select pg_terminate_backend(${pid})`;
+          await new Promise((r) => setTimeout(r, 100));
+          await tx`select 1`;
+        })
+        .then(() => undefined, (e: { code?: string }) => e.code);
+      expect(['CONNECTION_CLOSED', 'ECONNRESET', '57P01']).toContain(err);
+      await new Promise((r) => setTimeout(r, 200)); // the ROLLBACK's deferred write has run by now
+      const [{ one }] = await sql<{ one: number }[]>`select 1 as one`;
+      expect(one).toBe(1);
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+
+  it('should reject every query on a reserved connection whose backend was terminated', { timeout: 15_000 }, async () => {
+    const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+    const reserved = await sql.reserve();
+    try {
+      const [{ pid }] = await reserved<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      await killer`select pg_terminate_backend(${pid})`;
+      const codes = [];
+      for (let i = 0; i < 2; i++) codes.push(await reserved`select 1`.then(() => 'ok', (e: { code?: string }) => e.code));
+      expect(codes.every((c) => c === 'CONNECTION_CLOSED' || c === 'ECONNRESET')).toBe(true);
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      reserved.release();
+      await sql.end({ timeout: 1 });
+    }
+  });
+});
