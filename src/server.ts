@@ -98,6 +98,15 @@ async function main(): Promise<void> {
     }
     firstSignalAt = Date.now();
     app.log.info({ signal }, 'shutting down');
+    // A bound on the whole shutdown: with the database unresponsive (a silent network path, not a
+    // refused connection) closing pg-boss or the pool can wait on a dead socket forever. After the
+    // drain timeout plus 10 s, exit anyway, stopping the embedded Postgres first.
+    const bound = config.drainTimeoutMs + 10_000;
+    setTimeout(() => {
+      console.error(`coord: shutdown did not finish within ${bound} ms (the database does not answer?); exiting now`);
+      embedded?.killNow();
+      process.exit(1);
+    }, bound).unref();
     stopping = (async () => {
       // Drains: new requests get 503 shutting_down, SSE streams end, in-flight requests finish
       // within COORD_DRAIN_TIMEOUT (src/http/drain.ts).
