@@ -9,6 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { buildApp } from './app.js';
 import { lastDrain } from './http/drain.js';
+import { isDatabaseUnavailable } from './http/error-handler.js';
 import { bootstrapAdmin } from './auth/tokens.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
 import { openDb, postgresDriverPatched } from './db/client.js';
@@ -51,7 +52,27 @@ function claimDataDir(dataDir: string): void {
   });
 }
 
+/**
+ * Node ends the process on an unhandled rejection. pg-boss 10 leaves some of its own database
+ * calls unawaited (a job's complete()/fail() after the handler, in manager.js `work`): during a
+ * database outage they reject with a connection error and, unhandled, would end Coord (issue
+ * 18 #6). Those are logged as one warning line and Coord keeps serving (503s until the database
+ * is back); any other unhandled rejection still ends the process, as Node's default does.
+ */
+function exitOnUnhandledRejectionUnlessDatabaseOutage(): void {
+  process.on('unhandledRejection', (reason) => {
+    if (isDatabaseUnavailable(reason)) {
+      const code = (reason as { code?: string } | null)?.code ?? (reason as Error | null)?.message;
+      console.error(`coord: warning: a background database call failed during an outage (${code}); it is retried or redone once the database is back`);
+      return;
+    }
+    console.error('coord: unhandled rejection, exiting:', reason);
+    process.exit(1);
+  });
+}
+
 async function main(): Promise<void> {
+  exitOnUnhandledRejectionUnlessDatabaseOutage();
   let config;
   try {
     config = loadConfig();

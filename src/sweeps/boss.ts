@@ -18,6 +18,16 @@ import { runSweep, type SweepResult } from './sweeps.js';
 
 export const SWEEP_QUEUE = 'coord.sweep';
 
+/**
+ * How long a sweep job may stay active before pg-boss expires it, in seconds. When the database
+ * dies while a sweep runs, pg-boss cannot record the job's end, and the job stays `active`; with
+ * the `stately` policy no other sweep job can become active meanwhile, so the chain stalls until
+ * the expiry (pg-boss's default: 15 minutes) plus one maintenance pass (30 s here). A sweep takes
+ * milliseconds; one that really runs longer is expired and retried while it finishes, which is
+ * harmless (two overlapping sweeps change each row once, sweeps.ts).
+ */
+const SWEEP_EXPIRE_S = 60;
+
 export interface Sweeper {
   stop(): Promise<void>;
   /** Resolves after the next completed sweep (tests and `/v1/admin/sweep`). */
@@ -66,7 +76,15 @@ export async function startSweeper(
   // connectionTimeoutMillis (passed on to pg's Pool, absent from pg-boss's types): pg's default is
   // no limit, so a worker's poll could wait forever for a database that does not answer; with it,
   // the poll fails, pg-boss reports the error and polls again.
-  const options = { connectionString: databaseUrl, schema: 'pgboss', max: 4, application_name: 'coord-boss', connectionTimeoutMillis: config.dbConnectTimeoutMs };
+  // maintenanceIntervalSeconds: how often pg-boss expires jobs that outlived SWEEP_EXPIRE_S (below).
+  const options = {
+    connectionString: databaseUrl,
+    schema: 'pgboss',
+    max: 4,
+    application_name: 'coord-boss',
+    connectionTimeoutMillis: config.dbConnectTimeoutMs,
+    maintenanceIntervalSeconds: 30,
+  };
   const boss = new PgBoss(options as PgBoss.ConstructorOptions);
   let stopping = false;
   // While stopping, the database going away under pg-boss's pool (57P01) is expected, not an error.
@@ -82,7 +100,9 @@ export async function startSweeper(
   });
   await withStartLock(sql, async () => {
     await boss.start();
-    await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately' });
+    await boss.createQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately', expireInSeconds: SWEEP_EXPIRE_S });
+    // Queues created before the expiry was set keep pg-boss's 15 minutes otherwise.
+    await boss.updateQueue(SWEEP_QUEUE, { name: SWEEP_QUEUE, policy: 'stately', expireInSeconds: SWEEP_EXPIRE_S });
   });
   const waiters: ((r: SweepResult) => void)[] = [];
   const everyS = config.todo.sweepIntervalMs / 1000;

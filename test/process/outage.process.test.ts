@@ -174,7 +174,7 @@ describe('a Postgres restart under load', () => {
 
     // No 500, no socket error, no hang: every answer is a success or the outage's 503.
     const bad = outcomes.filter((o) => o.error || (o.status! >= 300 && !(o.status === 503 && o.code === 'database_unavailable')));
-    expect(bad.slice(0, 5), `${bad.length} answers were neither a success nor 503 database_unavailable`).toEqual([]);
+    expect(bad.slice(0, 5), `${bad.length} answers were neither a success nor 503 database_unavailable; the server said:\n${server.output().slice(-3000)}`).toEqual([]);
     for (const o of outcomes.filter((x) => x.status === 503)) {
       expect(o.type).toContain('application/problem+json');
       expect(Number(o.retryAfter)).toBeGreaterThan(0);
@@ -206,7 +206,9 @@ describe('a Postgres restart under load', () => {
       const { item } = (await res.json()) as { item: { id: string } };
       await sse.until((evs) => evs.some((e) => e.data?.id === item.id), 10_000);
 
-      // pg-boss recovered too: a sweep completed after the last restart.
+      // pg-boss recovered too: a sweep completed after the last restart. The one exception is
+      // documented: a sweep running when Postgres died stays active (pg-boss could not record
+      // its end) and holds the stately queue until it expires, 60 s (see SWEEP_EXPIRE_S).
       const since = new Date(windows.at(-1)!.up);
       let swept = false;
       for (let i = 0; i < 100 && !swept; i++) {
@@ -214,10 +216,77 @@ describe('a Postgres restart under load', () => {
         swept = row.n > 0;
         if (!swept) await pause(100);
       }
-      expect(swept, 'a sweep completed after the restart').toBe(true);
+      if (!swept) {
+        const stuck = await db<{ expire: number }[]>`select extract(epoch from expire_in)::int as expire from pgboss.job where name = 'coord.sweep' and state = 'active' and started_on < ${new Date(windows.at(-1)!.down)}`;
+        expect(stuck.map((j) => j.expire), 'no sweep after the restart, and no sweep job left active by the crash').toEqual([60]);
+      }
     } finally {
       sse.close();
       await db.end();
+    }
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('should survive a crash of Postgres while a sweep is running, and serve again after it', { timeout: 120_000 }, async () => {
+    // pg-boss 10 neither awaits nor catches its fail()/complete() of a job: when the database is
+    // gone at that moment the rejection is unhandled, which ends a Node process. A sweep held on a
+    // table lock is running for sure when Postgres dies.
+    pg ??= await startPg(); // running already when the restart test ran first
+    const maint = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await maint`create database coord_sweep`;
+    await maint.end();
+    const url = pg.url.replace(/\/postgres$/, '/coord_sweep');
+    const server = spawnServer(await freePort(), {
+      DATABASE_URL: url,
+      COORD_DATA_DIR: path.join(temp, 'srv-sweep'),
+      COORD_TODO_SWEEP_INTERVAL: '1s',
+      COORD_TODO_BUSY_TIMEOUT: '60s',
+      COORD_LOG_LEVEL: 'fatal',
+    });
+    expect(await waitReady(server), server.output()).toBe(true);
+    const base = `http://127.0.0.1:${server.port}`;
+    const db = postgres(url, { max: 2, onnotice: () => {} });
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const locker = db.begin(async (tx) => {
+      await tx`lock table todos in access exclusive mode`;
+      await held;
+    }).catch(() => {}); // its connection dies with Postgres
+    let blocked = false;
+    for (let i = 0; i < 200 && !blocked; i++) {
+      const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'coord' and wait_event_type = 'Lock'`;
+      blocked = n > 0;
+      if (!blocked) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(blocked, 'a sweep waits for the lock').toBe(true);
+
+    const pid = postmasterPid(pg.clusterDir);
+    process.kill(pid, 'SIGQUIT');
+    expect(await waitGone(pid, 10_000)).toBe(true);
+    release();
+    await locker;
+    await db.end({ timeout: 0 });
+    await new Promise((r) => setTimeout(r, 3000)); // the sweep fails, pg-boss records it (or cannot)
+    expect(server.child.exitCode, server.output()).toBeNull();
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+
+    pg = await startPg();
+    let ready = 0;
+    for (let i = 0; i < 100 && ready !== 200; i++) {
+      ready = (await fetch(`${base}/readyz`)).status;
+      if (ready !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(ready).toBe(200);
+    // pg-boss could not record that sweep's end: it stays active until it expires (the stately
+    // queue runs no other sweep meanwhile). Coord gives sweep jobs 60 s, not pg-boss's 15 min.
+    const check = postgres(url, { max: 1, onnotice: () => {} });
+    try {
+      const stuck = await check<{ expire: number }[]>`select extract(epoch from expire_in)::int as expire from pgboss.job where name = 'coord.sweep' and state = 'active'`;
+      for (const j of stuck) expect(j.expire).toBe(60);
+    } finally {
+      await check.end();
     }
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
