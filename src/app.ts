@@ -140,7 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const events = eventsRoutes(app, { sql, hub, config, metrics });
   openStreams = events.openStreams;
   sessionsRoutes(app, { sql, config });
-  todosRoutes(app, { sql, config });
+  todosRoutes(app, { sql, config, hub });
   adminRoutes(app, { config });
   for (const m of extraModules) await m(app, { sql, config });
   healthRoutes(app, { sql, config, metrics, startedAt });

@@ -37,6 +37,7 @@ export const ERROR_CATALOGUE = {
   uri_too_long: { status: 414, title: 'A path segment is too long' },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   invalid_assignee: { status: 422, title: 'The assignee cannot claim in this scope' },
+  invalid_next_filter: { status: 422, title: 'This scope takes no next filters' },
   rate_limited: { status: 429, title: 'Too many requests' },
   title_required: { status: 422, title: 'The title is empty' },
   title_too_long: { status: 422, title: 'The title is too long' },

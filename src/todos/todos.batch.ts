@@ -14,13 +14,40 @@ import { ringAfterCommit } from '../events/doorbell.js';
 import { emitsFor, topicOf } from '../events/events.repo.js';
 import { derivedColumns, freeClaimSql, itemColumns, leaseColumns, storedColumns, takesOverExpiredClaims, type TodoRow } from './todos.view.js';
 
-/** One `next`: the caller's session claims in `scope`. */
+/**
+ * The filters of `next` (issue 19), each optional, all of them ANDed: `tags` (the item carries
+ * every one), `anyTags` (at least one), `minPriority` (priority ≥), `assignedToMe` (reserved for
+ * the caller). Tags normalised (`normalizeNextFilters`), so equal filters batch together.
+ */
+export interface NextFilters {
+  tags?: string[];
+  anyTags?: string[];
+  minPriority?: number;
+  assignedToMe?: boolean;
+}
+
+/** One `next`: the caller's session claims in `scope`, among the items `filters` admit. */
 export interface NextRequest {
   scope: string;
   actor: string;
   /** The scope's `emit_events` decision. */
   emit: boolean;
   leaseMs: number;
+  filters?: NextFilters;
+}
+
+/** The filters as SQL over alias `t` (true when none): the one definition the lone claim uses; coord_next_many (migrations/0011) spells the same. */
+function filterSql(db: Db, actor: string, f: NextFilters = {}) {
+  return db`
+    ${f.assignedToMe ? db`t.assignee = ${actor}` : db`(t.assignee is null or t.assignee = ${actor})`}
+    ${f.minPriority !== undefined ? db`and t.priority >= ${f.minPriority}` : db``}
+    ${f.tags?.length ? db`and t.tags @> ${f.tags}::text[]` : db``}
+    ${f.anyTags?.length ? db`and t.tags && ${f.anyTags}::text[]` : db``}`;
+}
+
+/** The batch key part of the filters: requests with equal filters share a batch. */
+function filterKey(f: NextFilters = {}): string {
+  return JSON.stringify([f.tags ?? [], f.anyTags ?? [], f.minPriority ?? null, !!f.assignedToMe]);
 }
 
 /** One `done` of item `id` by `actor` (null: an operator, only with override authority). */
@@ -57,10 +84,12 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
     next: new GroupCommit<NextRequest, TodoRow | null>(async (_key, reqs) => {
       // A lone request (an idle replica) takes the one-statement claim: no function call.
       if (reqs.length === 1) return [await claimNextAlone(sql, reqs[0])];
-      const { scope, emit, leaseMs } = reqs[0];
+      const { scope, emit, leaseMs, filters: f = {} } = reqs[0];
       const rows = await sql<(TodoRow & { retry: boolean })[]>`
         select ${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
-          from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit}, ${leaseMs}::float8)
+          from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit}, ${leaseMs}::float8,
+                               ${f.minPriority ?? null}::int, ${f.tags?.length ? f.tags : null}::text[],
+                               ${f.anyTags?.length ? f.anyTags : null}::text[], ${!!f.assignedToMe})
                with ordinality f(o_item, o_retry, ord)
                cross join lateral (select (f.o_item).*) t
          order by f.ord`;
@@ -151,8 +180,9 @@ export function liveSession(db: Db, actor: string) {
 }
 
 /**
- * One `next` alone, one statement: the lowest (position, id) eligible item, a ready one (the
- * ready index) or a free claim (an expired lease, `freeClaimSql`), each `FOR UPDATE SKIP LOCKED`;
+ * One `next` alone, one statement: the first eligible item in (priority desc, position, id) order
+ * among those `req.filters` admit, a ready one (the ready index) or a free claim (an expired
+ * lease, `freeClaimSql`), each `FOR UPDATE SKIP LOCKED`;
  * the guarded UPDATE (a take-over moves revision by 2) and its events (`claimedEvent`), while the
  * session is active (`live`). Resolves with the claimed row or null.
  */
@@ -161,11 +191,11 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
   // The first eligible row of each kind, locked; `former_owner` is the expired claim's owner.
   const first = (name: string, kind: postgres.PendingQuery<postgres.Row[]>, formerOwner: postgres.PendingQuery<postgres.Row[]>) => sql`
     ${sql(name)} as (
-      select t.id, t.position, ${formerOwner} as former_owner from todos t
+      select t.id, t.priority, t.position, ${formerOwner} as former_owner from todos t
        where t.scope = ${req.scope} and t.unfinished_deps = 0 and ${kind}
-         and (t.assignee is null or t.assignee = ${req.actor})
+         and ${filterSql(sql, req.actor, req.filters)}
          and exists (select 1 from live)
-       order by t.position, t.id
+       order by t.priority desc, t.position, t.id
        limit 1
        for update skip locked)`;
   const rows = await sql<TodoRow[]>`
@@ -174,7 +204,7 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
     ${first('expired', sql`${takesOver} and ${freeClaimSql(sql, req.leaseMs)}`, sql`t.owner`)},
     target as (
       select id, former_owner from (select * from ready union all select * from expired) u
-       order by u.position, u.id
+       order by u.priority desc, u.position, u.id
        limit 1),
     ${claimUpdate(sql, req.actor, req.leaseMs)},
     ${claimedEvent(sql, req.emit)}
@@ -212,7 +242,7 @@ export async function completeMany(sql: Sql, reqs: DoneRequest[], override = fal
  */
 export function batchedNext(sql: Sql, maxBatch: number, req: NextRequest): Promise<TodoRow | null> {
   if (maxBatch <= 1) return claimNextAlone(sql, req);
-  return lanes(sql, maxBatch).next.submit(`${req.scope}\u0000${req.emit}\u0000${req.leaseMs}`, req);
+  return lanes(sql, maxBatch).next.submit(`${req.scope}\u0000${req.emit}\u0000${req.leaseMs}\u0000${filterKey(req.filters)}`, req);
 }
 
 /**

@@ -3,6 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
+import type { EventHub } from '../events/events.hub.js';
 import { fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
 import {
@@ -27,10 +28,12 @@ import {
   IfMatchHeaders,
   ItemEnvelope,
   ListTodosQuery,
+  NextBody,
   Readiness,
   TodoList,
 } from './todos.schemas.js';
 import type { TodoItem } from './todos.view.js';
+import { Waiters, waitForNext } from './todos.wait.js';
 
 /** `If-Match: "7"` / `7` / `W/"7"` → 7; `*` or absent → undefined. */
 export function parseIfMatch(h: string | undefined): number | undefined {
@@ -51,7 +54,7 @@ const tags = ['todos'];
  * Todo routes (design brief §7). Each handler parses, calls one service function and maps the
  * result; the rules live in todos.service.ts.
  */
-export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
+export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config; hub: EventHub }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const ctx = (req: { principal: Ctx['principal'] }): Ctx => ({ sql: deps.sql, config: deps.config, principal: req.principal });
   const itemErrors = ['todo_not_found', 'forbidden'] as const;
@@ -119,7 +122,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
       schema: {
         tags,
         summary: 'Edit an item',
-        description: 'Title, note, tags, position and/or dependencies in one revision; `If-Match` guards against lost updates.',
+        description: 'Title, note, tags, position, priority and/or dependencies in one revision; `If-Match` guards against lost updates.',
         params: IdParams,
         headers: IfMatchHeaders,
         body: EditTodoBody,
@@ -184,18 +187,33 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     async (req, reply) => withEtag(reply, await claimTodo(ctx(req), req.params.id)),
   );
 
+  const waiters = new Waiters();
+  app.addHook('preClose', async () => waiters.closeAll());
   r.post(
     '/v1/todos/next',
     {
       schema: {
         tags,
         summary: 'Claim the next eligible item in a scope',
-        description: 'Lowest (position, id) ready item not reserved for someone else. `{claimed:false}` when none.',
-        body: z.strictObject({ scope: z.string().max(300).optional() }).nullish(),
-        response: { 200: ClaimResult, ...problemResponses('claim_requires_session', 'no_session_context', 'invalid_scope', 'forbidden', 'scope_not_found') },
+        description:
+          'The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit ' +
+          '(`tags`: carries every one; `anyTags`: at least one; `minPriority`; `assignedToMe`). `{claimed:false}` when none. ' +
+          'With `waitMs` (≤ 60000) the request is held until an eligible item appears or the time runs out (woken by the scope’s events, ' +
+          'never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; filters and waiting are issue 19’s.',
+        body: NextBody.nullish(),
+        response: {
+          200: ClaimResult,
+          ...problemResponses('claim_requires_session', 'no_session_context', 'invalid_scope', 'forbidden', 'scope_not_found', 'invalid_next_filter'),
+        },
       },
     },
-    async (req) => claimNext(ctx(req), req.body?.scope),
+    async (req, reply) => {
+      const { waitMs = 0, ...input } = req.body ?? {};
+      if (waitMs <= 0) return claimNext(ctx(req), input);
+      const gone = new AbortController();
+      reply.raw.once('close', () => gone.abort());
+      return waitForNext(ctx(req), { hub: deps.hub, waiters }, input, waitMs, gone.signal);
+    },
   );
 
   const transitions = [

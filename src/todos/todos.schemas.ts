@@ -19,6 +19,7 @@ export const TodoItem = z
     whyBlocked: z.string().optional().describe('The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note'),
     revision: z.number().int().describe('Bumped by every mutation; also the ETag'),
     position: z.number().int(),
+    priority: z.number().int().describe('Higher is claimed first by `next`, then (position, id); default 0'),
     createdBy: z.string(),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -29,6 +30,9 @@ export const TodoItem = z
 
 export const ItemEnvelope = z.object({ item: TodoItem });
 
+/** An item's priority: a small integer, higher first (issue 19; the seed has none, so 0 keeps its order). */
+export const Priority = z.number().int().min(-32768).max(32767);
+
 export const AddTodoBody = z
   .strictObject({
     title: z.string().max(4096).describe('Trimmed; 1..max_title bytes (default 500)'),
@@ -38,6 +42,7 @@ export const AddTodoBody = z
     assignee: z.string().max(100).optional().describe('Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority'),
     dependsOn: z.array(z.string().max(100)).max(1000).optional().describe('Dependency ids in the same scope; duplicates fold'),
     scope: z.string().max(300).optional().describe('Default: the caller’s subtree root scope'),
+    priority: Priority.optional().describe('−32768..32767, higher is claimed first by `next`; default 0'),
   })
   .meta({ id: 'AddTodo' });
 
@@ -47,6 +52,7 @@ export const EditTodoBody = z
     note: z.string().max(16384).optional().describe('`""` clears the note'),
     tags: z.array(z.string().max(200)).max(100).optional(),
     position: z.number().int().min(0).max(2_000_000_000).optional(),
+    priority: Priority.optional().describe('−32768..32767, higher is claimed first by `next`'),
     dependsOn: z.array(z.string().max(100)).max(1000).optional().describe('Absent = unchanged; `[]` clears'),
   })
   .meta({ id: 'EditTodo' });
@@ -75,6 +81,26 @@ export const ClaimResult = z
     reason: z.string().optional().describe('Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed'),
   })
   .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' });
+
+/** The longest a waiting `next` may hold its request (ms). */
+export const MAX_NEXT_WAIT_MS = 60_000;
+
+export const NextBody = z
+  .strictObject({
+    scope: z.string().max(300).optional().describe('Default: the caller’s subtree root scope'),
+    tags: z.array(z.string().max(200)).max(100).optional().describe('Only items carrying every one of these tags'),
+    anyTags: z.array(z.string().max(200)).max(100).optional().describe('Only items carrying at least one of these tags'),
+    minPriority: Priority.optional().describe('Only items with priority ≥ this'),
+    assignedToMe: z.boolean().optional().describe('Only items reserved for the caller (its assignee)'),
+    waitMs: z
+      .number()
+      .int()
+      .min(0)
+      .max(MAX_NEXT_WAIT_MS)
+      .optional()
+      .describe('Hold the request up to this many ms (≤ 60000) until an eligible item appears; 0 or absent = answer at once'),
+  })
+  .meta({ id: 'NextRequest' });
 
 export const IdParams = z.object({ id: z.string().max(100) });
 

@@ -30,7 +30,7 @@ import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
-import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession } from './todos.batch.js';
+import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession, type NextFilters } from './todos.batch.js';
 import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -202,6 +202,8 @@ export interface AddInput {
   assignee?: string;
   dependsOn?: string[];
   scope?: string;
+  /** Higher is claimed first by `next` (issue 19); default 0. */
+  priority?: number;
 }
 
 /**
@@ -241,9 +243,9 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
       on conflict (scope) do update set last_position = scopes.last_position + 1
       returning last_position`;
     await tx`
-      insert into todos (id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps)
+      insert into todos (id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
       values (${id}, ${access.scope}, ${title}, ${note}, ${assignee}, ${input.parentId ?? null}, ${tags}::text[],
-              ${ctx.principal.id}, ${last_position}, ${unfinished})`;
+              ${ctx.principal.id}, ${last_position}, ${unfinished}, ${input.priority ?? 0})`;
     if (deps.length) {
       await tx`insert into todo_dependencies (todo_id, dependency_id) select ${id}, d from unnest(${deps}::text[]) d`;
     }
@@ -392,25 +394,58 @@ async function refuseStoppedSession(sql: Sql, self: string): Promise<void> {
   }
 }
 
+/** What `next` takes (`POST /v1/todos/next`): the scope (default: the caller's) and the filters. */
+export interface NextInput extends NextFilters {
+  scope?: string;
+}
+
 /**
- * Claims the lowest (position, id) eligible item of a scope (default: the caller's) in one
- * statement: ready, unowned, not reserved for another assignee, skipping rows another claimer
- * holds (`FOR UPDATE SKIP LOCKED`). Returns `{claimed:false}` when nothing is eligible.
- * Concurrent calls share one round trip and commit (group commit, src/todos/todos.batch.ts).
- * A scope kind with its own claim rule answers instead (`graph:` scopes: the Task Graph's locked
- * claim for the caller's Agent, with the dispatch record).
+ * The filters of a `next` as the claim path takes them: tags normalised (trimmed, de-duplicated,
+ * sorted, empties dropped), empty lists dropped, so equal filters share a batch.
  */
-export async function claimNext(ctx: Ctx, scope?: string): Promise<{ claimed: boolean; item?: TodoItem }> {
+export function normalizeNextFilters(input: NextFilters): NextFilters {
+  const f: NextFilters = {};
+  const tags = normalizeTags(input.tags ?? []);
+  const anyTags = normalizeTags(input.anyTags ?? []);
+  if (tags.length) f.tags = tags;
+  if (anyTags.length) f.anyTags = anyTags;
+  if (input.minPriority !== undefined) f.minPriority = input.minPriority;
+  if (input.assignedToMe) f.assignedToMe = true;
+  return f;
+}
+
+/**
+ * Claims the first eligible item of a scope (default: the caller's) in one statement, in
+ * (priority desc, position, id) order (seed 000 `next`: (position, id); priority is issue 19's,
+ * 0 by default, so the seed's order holds unless priorities are set): ready, unowned, not
+ * reserved for another assignee, admitted by the filters (`tags`: carries every one; `anyTags`:
+ * at least one; `minPriority`; `assignedToMe`: reserved for the caller), skipping rows another
+ * claimer holds (`FOR UPDATE SKIP LOCKED`). Returns `{claimed:false}` when nothing is eligible.
+ * Concurrent calls with equal filters share one round trip and commit (group commit,
+ * src/todos/todos.batch.ts). A scope kind with its own claim rule answers instead (`graph:`
+ * scopes: the Task Graph's locked claim for the caller's Agent, with the dispatch record); it
+ * takes no filters (422 invalid_next_filter).
+ * Errors: 403 claim_requires_session, 400 no_session_context/invalid_scope, 403 forbidden,
+ * 404 scope_not_found, 422 invalid_next_filter.
+ */
+export async function claimNext(ctx: Ctx, input: NextInput = {}): Promise<{ claimed: boolean; item?: TodoItem }> {
   const self = me(ctx);
   if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
-  const access = await resolveScope(ctx.sql, ctx.principal, scope);
+  const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
+  const filters = normalizeNextFilters(input);
   const kind = scopeKindOf(access.scope);
-  if (kind?.next) return (await kind.next(ctx, access.scope.slice(access.scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
+  if (kind?.next) {
+    if (Object.keys(filters).length) {
+      fail('invalid_next_filter', `${access.scope} claims follow its own contract's order; call next there without tags, anyTags, minPriority or assignedToMe`);
+    }
+    return (await kind.next(ctx, access.scope.slice(access.scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
+  }
   const row = await batchedNext(ctx.sql, ctx.config.groupCommitMax, {
     scope: access.scope,
     actor: self,
     emit: emitsFor(access.scope, ctx.config.todo.emitEvents),
     leaseMs: lease(ctx),
+    filters,
   });
   if (row) return { claimed: true, item: toItem(row) };
   await refuseStoppedSession(ctx.sql, self);
@@ -432,10 +467,11 @@ const PRE: Record<Target, StoredStatus[]> = {
  * block (from in-progress; a non-empty note replaces the note in the same statement), reopen
  * (from anything but todo; owner cleared). Who: the owner, the scope's override authority, or a
  * user. Completing cascades to dependents in the same transaction; reopening a done item re-blocks
- * its unclaimed, ready dependents. Errors: 404 todo_not_found, 403 forbidden, 409 lease_expired,
+ * its unclaimed, ready dependents. `reason`, when given, is recorded in the item's event (e.g.
+ * `waiter-gone`). Errors: 404 todo_not_found, 403 forbidden, 409 lease_expired,
  * 409 invalid_transition, 422 note_too_long.
  */
-export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: string): Promise<TodoItem> {
+export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: string, reason?: string): Promise<TodoItem> {
   const newNote = to === 'blocked' && note ? checkNote(ctx, note) : null;
   const self = me(ctx);
   const leaseMs = lease(ctx);
@@ -458,7 +494,9 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
     const name = to === 'todo' ? (fresh.unfinished_deps > 0 ? 'dependency-blocked' : 'todo') : to;
     events.push({ event: name, row: fresh });
     for (const f of flipped) events.push({ event: 'dependency-blocked', row: f });
-    await appendEvents(tx, emitted(ctx, row.scope, events));
+    const written = emitted(ctx, row.scope, events);
+    if (reason && written[0]) written[0].payload = { ...written[0].payload, reason };
+    await appendEvents(tx, written);
     return { item: fresh };
   });
   if ('item' in result) return toItem(result.item!);
@@ -553,6 +591,7 @@ export interface EditInput {
   note?: string;
   tags?: string[];
   position?: number;
+  priority?: number;
   /** Absent = unchanged; `[]` clears (seed 000). */
   dependsOn?: string[];
 }
@@ -570,7 +609,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
   const deps = input.dependsOn !== undefined ? normalizeDependencies(input.dependsOn) : undefined;
   const leaseMs = lease(ctx);
   const self = me(ctx);
-  if (title === undefined && note === undefined && tags === undefined && deps === undefined && input.position === undefined) {
+  if (title === undefined && note === undefined && tags === undefined && deps === undefined && input.position === undefined && input.priority === undefined) {
     // Nothing to change: no revision bump, no event (If-Match is still checked).
     const { row } = await visibleRow(ctx, ctx.sql, id);
     if (ifMatch !== undefined && ifMatch !== row.revision) {
@@ -604,6 +643,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
         note = case when ${note !== undefined} then ${note === '' ? null : (note ?? null)} else note end,
         tags = coalesce(${tags ?? null}::text[], tags),
         position = coalesce(${input.position ?? null}::int, position),
+        priority = coalesce(${input.priority ?? null}::smallint, priority),
         revision = revision + 1, updated_at = now(),
         progress_at = case when ${isOwner} and status = 'in-progress' then now() else progress_at end
       where id = ${id}`;

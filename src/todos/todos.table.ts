@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, primaryKey, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { check, index, integer, pgTable, primaryKey, smallint, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**
  * Work items: the one engine's row for todo items, scenario seeds and graph subtasks alike.
@@ -31,6 +31,8 @@ export const todos = pgTable(
     revision: integer('revision').notNull().default(1),
     position: integer('position').notNull(),
     unfinishedDeps: integer('unfinished_deps').notNull().default(0),
+    /** Claimed first when higher (issue 19): `next` orders by priority desc, then the seed's (position, id). */
+    priority: smallint('priority').notNull().default(0),
   },
   (t) => [
     check('todos_status_check', sql`${t.status} in ('todo', 'in-progress', 'done', 'blocked')`),
@@ -40,9 +42,10 @@ export const todos = pgTable(
     check('todos_note_check', sql`${t.note} is null or octet_length(${t.note}) <= 2000`),
     check('todos_unfinished_check', sql`${t.unfinishedDeps} >= 0`),
     index('todos_scope_position_idx').on(t.scope, t.position, t.id),
-    // The ready set: `next` is one probe of this partial index, whatever the backlog size.
+    // The ready set in `next` order: an unfiltered `next` is one probe of this partial index,
+    // whatever the backlog size.
     index('todos_ready_idx')
-      .on(t.scope, t.position, t.id)
+      .on(t.scope, t.priority.desc(), t.position, t.id)
       .where(sql`${t.status} = 'todo' and ${t.owner} is null and ${t.unfinishedDeps} = 0`),
     index('todos_in_progress_idx').on(t.progressAt).where(sql`${t.status} = 'in-progress'`),
     index('todos_done_idx').on(t.updatedAt).where(sql`${t.status} = 'done'`),

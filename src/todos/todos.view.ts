@@ -23,6 +23,7 @@ export interface TodoRow {
   updated_at: Date;
   revision: number;
   position: number;
+  priority: number;
   unfinished_deps: number;
   depends_on: string[];
   blocked_by: string[];
@@ -49,6 +50,8 @@ export interface TodoItem {
   whyBlocked?: string;
   revision: number;
   position: number;
+  /** Higher is claimed first by `next` (issue 19); default 0. */
+  priority: number;
   createdBy: string;
   createdAt: string;
   updatedAt: string;
@@ -90,7 +93,7 @@ export function derivedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
 export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
-    t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps`;
+    t.created_at, t.updated_at, t.revision, t.position, t.priority, t.unfinished_deps`;
 }
 
 /**
@@ -176,6 +179,7 @@ export function toItem(r: TodoRow): TodoItem {
     blockedBy: r.blocked_by,
     revision: r.revision,
     position: r.position,
+    priority: r.priority,
     createdBy: r.created_by,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
