@@ -187,7 +187,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     async (req, reply) => withEtag(reply, await claimTodo(ctx(req), req.params.id)),
   );
 
-  const waiters = new Waiters();
+  const waiters = new Waiters(deps.hub, deps.sql);
   app.addHook('preClose', async () => waiters.closeAll());
   r.post(
     '/v1/todos/next',

@@ -383,17 +383,6 @@ export async function guardedClaim(db: Db, c: { id: string; actor: string; overr
   return rows[0];
 }
 
-/**
- * 401 `unauthorized` when the session stopped after its request was authenticated (the claim
- * statement found it no longer active; see `liveSession`).
- */
-async function refuseStoppedSession(sql: Sql, self: string): Promise<void> {
-  const [s] = await sql<{ status: string }[]>`select status from sessions where id = ${self}`;
-  if (s?.status !== 'active') {
-    throw unauthorized(STOPPED_OR_UNKNOWN);
-  }
-}
-
 /** What `next` takes (`POST /v1/todos/next`): the scope (default: the caller's) and the filters. */
 export interface NextInput extends NextFilters {
   scope?: string;
@@ -429,27 +418,61 @@ export function normalizeNextFilters(input: NextFilters): NextFilters {
  * 404 scope_not_found, 422 invalid_next_filter.
  */
 export async function claimNext(ctx: Ctx, input: NextInput = {}): Promise<{ claimed: boolean; item?: TodoItem }> {
+  const target = await nextTarget(ctx, input);
+  const r = await claimNextIn(ctx, target);
+  if (!r.claimed) await refuseStoppedSession(ctx.sql, target.actor);
+  return r;
+}
+
+/** A `next` checked once: the caller's session, the resolved scope and the normalised filters. */
+export interface NextTarget {
+  actor: string;
+  scope: string;
+  filters: NextFilters;
+}
+
+/**
+ * Checks a `next` once (session caller, scope access, filters the scope takes): what a waiting
+ * `next` (todos.wait.ts) checks before it claims many times. Errors: those of `claimNext`.
+ */
+export async function nextTarget(ctx: Ctx, input: NextInput): Promise<NextTarget> {
   const self = me(ctx);
   if (!self) fail('claim_requires_session', 'claiming a todo requires a session identity');
   const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
   const filters = normalizeNextFilters(input);
-  const kind = scopeKindOf(access.scope);
-  if (kind?.next) {
-    if (Object.keys(filters).length) {
-      fail('invalid_next_filter', `${access.scope} claims follow its own contract's order; call next there without tags, anyTags, minPriority or assignedToMe`);
-    }
-    return (await kind.next(ctx, access.scope.slice(access.scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
+  if (scopeKindOf(access.scope)?.next && Object.keys(filters).length) {
+    fail('invalid_next_filter', `${access.scope} claims follow its own contract's order; call next there without tags, anyTags, minPriority or assignedToMe`);
   }
+  return { actor: self, scope: access.scope, filters };
+}
+
+/**
+ * One claim attempt of a checked `next` (the one claim path; a scope kind with its own claim rule
+ * answers instead). `{claimed:false}` when nothing is eligible, also when the session stopped
+ * (the claim statement claims nothing for a stopped session; `claimNext` then says 401).
+ */
+export async function claimNextIn(ctx: Ctx, target: NextTarget): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
+  const kind = scopeKindOf(target.scope);
+  if (kind?.next) return (await kind.next(ctx, target.scope.slice(target.scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
   const row = await batchedNext(ctx.sql, ctx.config.groupCommitMax, {
-    scope: access.scope,
-    actor: self,
-    emit: emitsFor(access.scope, ctx.config.todo.emitEvents),
+    scope: target.scope,
+    actor: target.actor,
+    emit: emitsFor(target.scope, ctx.config.todo.emitEvents),
     leaseMs: lease(ctx),
-    filters,
+    filters: target.filters,
   });
-  if (row) return { claimed: true, item: toItem(row) };
-  await refuseStoppedSession(ctx.sql, self);
-  return { claimed: false };
+  return row ? { claimed: true, item: toItem(row) } : { claimed: false };
+}
+
+/**
+ * 401 `unauthorized` when the session stopped after its request was authenticated (the claim
+ * statement found it no longer active; see `liveSession`).
+ */
+export async function refuseStoppedSession(sql: Sql, self: string): Promise<void> {
+  const [s] = await sql<{ status: string }[]>`select status from sessions where id = ${self}`;
+  if (s?.status !== 'active') {
+    throw unauthorized(STOPPED_OR_UNKNOWN);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

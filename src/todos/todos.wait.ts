@@ -8,9 +8,15 @@
  * (`claimNext`) once at the start and again after each batch of events that could have made an
  * item eligible (anything but `claimed`). It subscribes *before* its first try, at the head, so an
  * item committed after that point reaches it as an event and one committed before is seen by the
- * try. Waiters woken together reach `next` together and share its group-commit batch; the claim's
- * guarded UPDATE hands each item to exactly one of them. A waiter holds no database connection
- * while it waits.
+ * try. The claim's guarded UPDATE hands each item to exactly one waiter.
+ *
+ * Without a herd: the waiters of a scope on one replica form one queue (one feed subscription),
+ * oldest first. A batch of k events that could each have made an item eligible wakes the k
+ * oldest sleepers, one event each. A woken waiter that claims nothing passes its wake on to the
+ * next sleeper that has not tried since that event (an item only some waiters may take, by its
+ * assignee or their filters, still reaches one of them), and a waiter whose try overlapped new
+ * events tries again. So 32 items added one by one to 32 waiters cost about 32 claims, not 32²/2,
+ * and the longest waiter is served first. A waiter holds no database connection while it waits.
  *
  * A waiter whose client has gone (the connection closed) stops waiting and claims nothing; one
  * whose client went while its claim was committing hands the item straight back (`todo`, reason
@@ -21,42 +27,154 @@
  * lease sweep records it (`todo`, reason `lease-expired`), within `sweep_interval`.
  */
 import type { EventHub, Subscriber } from '../events/events.hub.js';
-import { headCursor, topicOf } from '../events/events.repo.js';
-import { resolveScope } from '../scopes/scopes.js';
-import { claimNext, transitionTodo, type Ctx, type NextInput } from './todos.service.js';
+import type { Sql } from '../db/client.js';
+import { headCursor, topicOf, type EventRow } from '../events/events.repo.js';
+import { claimNextIn, nextTarget, refuseStoppedSession, transitionTodo, type Ctx, type NextInput } from './todos.service.js';
 import type { TodoItem } from './todos.view.js';
 
-/** Every wait of one replica, so closing it can end them. */
+/** Events that cannot make an item eligible (a batch's own claims wake nobody). */
+const NOT_A_WAKE = new Set(['claimed']);
+
+/** One waiting request. */
+class Waiter {
+  /** The queue generation when its last try started. */
+  triedGen = -1;
+  /** The queue generation when it last went to sleep. */
+  sleptGen = -1;
+  /** Woken by an event's wake (to pass on if it claims nothing). */
+  token = false;
+  over = false;
+  private resume: (() => void) | undefined;
+
+  /** Resolves when woken (with a token) or ended. */
+  sleep(): Promise<void> {
+    return new Promise((resolve) => (this.resume = resolve));
+  }
+
+  wake(token: boolean): void {
+    if (token) this.token = true;
+    const r = this.resume;
+    this.resume = undefined;
+    r?.();
+  }
+
+  end(): void {
+    this.over = true;
+    this.wake(false);
+  }
+}
+
+/** The waiters of one topic on this replica, oldest sleeper first, on one feed subscription. */
+class TopicQueue {
+  /** Bumped by every delivered batch holding a wake event. */
+  gen = 0;
+  private sleepers: Waiter[] = [];
+  members = 0;
+  leave: (() => void) | undefined;
+  readonly ready: Promise<void>;
+
+  constructor(hub: EventHub, sql: Sql, topic: string) {
+    this.ready = (async () => {
+      const sub: Subscriber = {
+        cursor: await headCursor(sql),
+        deliver: (events) => {
+          const last = events[events.length - 1];
+          sub.cursor = { tx: last.tx, id: last.id };
+          this.onEvents(events);
+          return this.members > 0;
+        },
+      };
+      this.leave = await hub.catchUp(topic, sub, () => this.members > 0);
+    })();
+  }
+
+  private onEvents(events: EventRow[]): void {
+    const k = events.filter((e) => !NOT_A_WAKE.has(e.event)).length;
+    if (k === 0) return;
+    this.gen++;
+    for (let i = 0; i < k && this.sleepers.length > 0; i++) this.sleepers.shift()!.wake(true);
+  }
+
+  /** Passes a wake on to the oldest sleeper that has not tried since the latest wake event. */
+  pass(): void {
+    const next = this.sleepers[0];
+    if (next && next.sleptGen < this.gen) {
+      this.sleepers.shift();
+      next.wake(true);
+    }
+  }
+
+  sleep(w: Waiter): Promise<void> {
+    w.sleptGen = this.gen;
+    this.sleepers.push(w);
+    return w.sleep();
+  }
+
+  remove(w: Waiter): void {
+    const i = this.sleepers.indexOf(w);
+    if (i >= 0) this.sleepers.splice(i, 1);
+  }
+}
+
+/** Every wait of one replica, queued per topic, so closing the replica can end them. */
 export class Waiters {
-  private readonly ends = new Set<() => void>();
+  private readonly queues = new Map<string, TopicQueue>();
+  private readonly all = new Set<Waiter>();
   private closing = false;
+
+  constructor(
+    private readonly hub: EventHub,
+    private readonly sql: Sql,
+  ) {}
 
   /** Ends every wait now (the replica is closing); later waits answer at once. */
   closeAll(): void {
     this.closing = true;
-    for (const end of this.ends) end();
+    for (const w of this.all) w.end();
   }
 
+  /** Waits in progress on this replica. */
   get size(): number {
-    return this.ends.size;
+    return this.all.size;
   }
 
   /** @internal */
-  track(end: () => void): () => void {
-    if (this.closing) queueMicrotask(end);
-    this.ends.add(end);
-    return () => this.ends.delete(end);
+  async join(topic: string, w: Waiter): Promise<TopicQueue> {
+    this.all.add(w);
+    if (this.closing) w.end();
+    let q = this.queues.get(topic);
+    if (!q) this.queues.set(topic, (q = new TopicQueue(this.hub, this.sql, topic)));
+    q.members++;
+    try {
+      await q.ready;
+    } catch (err) {
+      // The feed could not be joined (the database is unavailable): this queue is dead for all.
+      this.leave(topic, q, w);
+      if (this.queues.get(topic) === q) this.queues.delete(topic);
+      throw err;
+    }
+    return q;
+  }
+
+  /** @internal */
+  leave(topic: string, q: TopicQueue, w: Waiter): void {
+    this.all.delete(w);
+    q.remove(w);
+    if (w.token) q.pass();
+    if (--q.members === 0 && this.queues.get(topic) === q) {
+      this.queues.delete(topic);
+      q.leave?.();
+    }
   }
 }
-
-/** Events that cannot make an item eligible (the herd of a batch's claims wakes nobody). */
-const NOT_A_WAKE = new Set(['claimed']);
 
 /**
  * `next`, holding the request up to `waitMs` (≤ 60 000) until it claims: resolves like
  * `claimNext` (`{claimed:true, item}`, or `{claimed:false}` at the deadline, when `gone` fires or
- * the replica closes). `gone` is the client's connection closing. Errors: those of `claimNext`,
- * raised at the first try (an invalid scope is refused at once, never after the wait).
+ * the replica closes). `gone` is the client's connection closing. The scope, access and filters
+ * are checked once, before the wait (an invalid scope is refused at once, never after it); a
+ * stop of the caller's session on any replica ends the wait with 401, like `claimNext`.
+ * Errors: those of `claimNext`.
  */
 export async function waitForNext(
   ctx: Ctx,
@@ -65,53 +183,41 @@ export async function waitForNext(
   waitMs: number,
   gone: AbortSignal,
 ): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
-  const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
-  const request: NextInput = { ...input, scope: access.scope };
-  let wake: (() => void) | undefined;
-  let woken = false;
-  let over = false;
-  const ring = () => {
-    woken = true;
-    wake?.();
-  };
-  const stop = () => {
-    over = true;
-    wake?.();
-  };
-  const timer = setTimeout(stop, waitMs);
-  gone.addEventListener('abort', stop, { once: true });
-  const untrack = deps.waiters.track(stop);
-  const sub: Subscriber = {
-    cursor: await headCursor(ctx.sql),
-    deliver(events) {
-      if (over) return false;
-      const last = events[events.length - 1];
-      sub.cursor = { tx: last.tx, id: last.id };
-      if (events.some((e) => !NOT_A_WAKE.has(e.event))) ring();
-      return true;
-    },
-  };
-  let leave: (() => void) | undefined;
+  const target = await nextTarget(ctx, input);
+  const topic = topicOf(target.scope);
+  const w = new Waiter();
+  const end = () => w.end();
+  const timer = setTimeout(end, waitMs);
+  gone.addEventListener('abort', end, { once: true });
+  const untrackSession = deps.hub.trackSessionStream(target.actor, end);
+  let q: TopicQueue | undefined;
   try {
-    leave = await deps.hub.catchUp(topicOf(access.scope), sub, () => !over);
+    q = await deps.waiters.join(topic, w);
     for (;;) {
       if (gone.aborted) return { claimed: false };
-      woken = false;
-      const r = await claimNext(ctx, request);
+      if (w.over) break;
+      w.triedGen = q.gen;
+      const r = await claimNextIn(ctx, target);
       if (r.claimed) {
+        w.token = false;
         if (gone.aborted && r.item) await handBack(ctx, r.item);
         return r;
       }
-      if (over) return r;
-      if (!woken) await new Promise<void>((resolve) => (wake = resolve));
-      wake = undefined;
-      if (over && !woken) return r;
+      if (w.over) break;
+      if (q.gen > w.triedGen) continue; // events came in during the try
+      if (w.token) {
+        w.token = false;
+        q.pass();
+      }
+      await q.sleep(w);
     }
+    await refuseStoppedSession(ctx.sql, target.actor);
+    return { claimed: false };
   } finally {
     clearTimeout(timer);
-    gone.removeEventListener('abort', stop);
-    untrack();
-    leave?.();
+    gone.removeEventListener('abort', end);
+    untrackSession();
+    if (q) deps.waiters.leave(topic, q, w);
   }
 }
 
