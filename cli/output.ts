@@ -101,6 +101,7 @@ export function todoDetail(i: TodoItem): string[] {
   add('lease', i.leaseExpiresAt ? `until ${i.leaseExpiresAt}` : undefined);
   add('revision', String(i.revision));
   add('position', String(i.position));
+  if (i.priority) add('priority', String(i.priority));
   add('created', `${i.createdAt} by ${i.createdBy}`);
   add('updated', i.updatedAt);
   return lines;

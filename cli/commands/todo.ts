@@ -38,6 +38,21 @@ function int(name: string) {
   };
 }
 
+/** A signed integer option (e.g. `--priority -1`). */
+function signedInt(name: string) {
+  return (v: string) => {
+    if (!/^-?\d+$/.test(v)) throw new UsageError(`${name} must be an integer (got "${v}")`);
+    return Number(v);
+  };
+}
+
+/** `--wait <seconds>`: 0..60, decimals allowed; sent as `waitMs`. */
+function waitSeconds(v: string): number {
+  const n = Number(v);
+  if (!/^\d+(\.\d+)?$/.test(v) || n > 60) throw new UsageError(`--wait must be a number of seconds from 0 to 60 (got "${v}")`);
+  return Math.round(n * 1000);
+}
+
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
 /** The `todo` command group. */
@@ -67,6 +82,7 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
       .option('--parent <id>', 'make it a sub-item of this item (one level deep)')
       .option('--assignee <session>', 'reserve it for a session (another session needs override authority)')
       .option('--depends-on <id>', 'wait for this item (repeatable)', collect)
+      .option('--priority <n>', 'higher is claimed first by next (−32768..32767; default 0)', signedInt('--priority'))
       .option('-q, --quiet', 'print only the new id'),
   )
     .addHelpText(
@@ -75,11 +91,12 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
         'coord todo add "Wire the claim CAS" --tag backend --tag p1',
         'coord todo add "Write the regression test" --parent td-abc123',
         'coord todo add "Draft the release notes" --scenario strath',
+        'coord todo add "Fix the prod outage" --priority 10',
         'API=$(coord todo add "Wire the API" -q)',
       ]),
     )
     .action(
-      run<ScopeOpts & { note?: string; tag?: string[]; parent?: string; assignee?: string; dependsOn?: string[]; quiet?: boolean }>(
+      run<ScopeOpts & { note?: string; tag?: string[]; parent?: string; assignee?: string; dependsOn?: string[]; priority?: number; quiet?: boolean }>(
         async (ctx, title: string) => {
           const o = ctx.opts;
           const item = await ctx.client().todos.add({
@@ -89,6 +106,7 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
             parentId: o.parent,
             assignee: o.assignee,
             dependsOn: o.dependsOn,
+            priority: o.priority,
             scope: scopeOf(o),
           });
           if (o.quiet) return ctx.out.line(item.id);
@@ -165,11 +183,37 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
       .action(claimAction);
   }
 
-  withScopeOptions(todo.command('next').description('Claim the next eligible item in your scope (lowest position first)'))
-    .addHelpText('after', `\nExit code 3 when nothing is eligible.${examples(['coord todo next', 'coord todo next --scenario strath', 'coord todo next || echo "nothing to do"'])}`)
+  withScopeOptions(
+    todo
+      .command('next')
+      .description('Claim the next eligible item in your scope (highest priority, then lowest position, first)')
+      .option('--tag <tag>', 'only items carrying this tag (repeatable: every one)', collect)
+      .option('--any-tag <tag>', 'only items carrying at least one of these tags (repeatable)', collect)
+      .option('--min-priority <n>', 'only items with priority ≥ n', signedInt('--min-priority'))
+      .option('--mine', 'only items reserved for you (your assignee)')
+      .option('--wait <seconds>', 'wait up to this long (≤ 60) for an eligible item instead of answering at once', waitSeconds),
+  )
+    .addHelpText(
+      'after',
+      `\nExit code 3 when nothing is eligible (after the wait, with --wait).${examples([
+        'coord todo next',
+        'coord todo next --scenario strath',
+        'coord todo next --tag gpu --min-priority 1',
+        'coord todo next --mine --wait 60',
+        'coord todo next || echo "nothing to do"',
+      ])}`,
+    )
     .action(
-      run<ScopeOpts>(async (ctx) => {
-        const r = await ctx.client().todos.next({ scope: scopeOf(ctx.opts) });
+      run<ScopeOpts & { tag?: string[]; anyTag?: string[]; minPriority?: number; mine?: boolean; wait?: number }>(async (ctx) => {
+        const o = ctx.opts;
+        const r = await ctx.client().todos.next({
+          scope: scopeOf(o),
+          tags: o.tag,
+          anyTags: o.anyTag,
+          minPriority: o.minPriority,
+          assignedToMe: o.mine || undefined,
+          waitMs: o.wait,
+        });
         if (r.claimed && r.item) {
           ctx.out.result(`Claimed ${r.item.id}: ${r.item.title}`, r);
           return EXIT.ok;
@@ -274,25 +318,27 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
 
   todo
     .command('edit')
-    .description('Change an item’s title, note, tags or position in one revision')
+    .description('Change an item’s title, note, tags, position or priority in one revision')
     .argument('<id>')
     .option('--title <title>')
     .option('--note <text>', '"" clears it')
     .option('--tag <tag>', 'the new tag set (repeatable)', collect)
     .option('--no-tags', 'clear the tags')
     .option('--position <n>', 'list position', int('--position'))
+    .option('--priority <n>', 'higher is claimed first by next', signedInt('--priority'))
     .option('--if-match <revision>', 'refuse (412) unless the item is still at this revision', int('--if-match'))
     .addHelpText('after', examples(['coord todo edit td-abc123 --title "Wire the claim CAS (v2)"', 'coord todo edit td-abc123 --tag backend --tag p0 --if-match 3']))
     .action(
-      run<{ title?: string; note?: string; tag?: string[]; tags?: boolean; position?: number; ifMatch?: number }>(async (ctx, id: string) => {
+      run<{ title?: string; note?: string; tag?: string[]; tags?: boolean; position?: number; priority?: number; ifMatch?: number }>(async (ctx, id: string) => {
         const o = ctx.opts;
         const patch = {
           title: o.title,
           note: o.note,
           tags: o.tags === false ? [] : o.tag,
           position: o.position,
+          priority: o.priority,
         };
-        if (Object.values(patch).every((v) => v === undefined)) throw new UsageError('nothing to change: pass --title, --note, --tag, --no-tags or --position');
+        if (Object.values(patch).every((v) => v === undefined)) throw new UsageError('nothing to change: pass --title, --note, --tag, --no-tags, --position or --priority');
         const item = await ctx.client().todos.edit(id, patch, { ifMatch: o.ifMatch });
         itemOut(ctx, item, `Updated ${item.id}: ${item.title} (revision ${item.revision})`);
       }),

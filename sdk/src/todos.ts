@@ -4,7 +4,7 @@
  */
 import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
 import type { Transport } from './transport.js';
-import type { AddTodoInput, ClaimResult, EditTodoInput, ListTodosQuery, Readiness, TodoItem, TodoList } from './types.js';
+import type { AddTodoInput, ClaimResult, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
 
 /** Options of the edits that take an optimistic-concurrency guard. */
 export interface IfMatch {
@@ -143,12 +143,17 @@ export class TodosApi {
   }
 
   /**
-   * Claims the lowest (position, id) ready item of a scope that is not reserved for someone else
-   * (`POST /v1/todos/next`; seed 000 `gr todo next`). `{claimed:false}` when nothing is eligible.
-   * Errors: `ClaimRequiresSession`, `InvalidRequest` (no_session_context, invalid_scope), `Forbidden`, `NotFound`.
+   * Claims the first ready item of a scope in (priority desc, position, id) order that is not
+   * reserved for someone else and that the filters admit (`POST /v1/todos/next`; seed 000
+   * `gr todo next`, filters and waiting from issue 19): `tags` (carries every one), `anyTags`
+   * (at least one), `minPriority`, `assignedToMe`. With `waitMs` (≤ 60000) the server holds the
+   * call until an eligible item appears or the time runs out. `{claimed:false}` when nothing is
+   * eligible. Errors: `ClaimRequiresSession`, `InvalidRequest` (no_session_context, invalid_scope,
+   * invalid_next_filter), `Forbidden`, `NotFound`, `Unauthorized` (the session stopped while waiting).
    */
-  async next(opts: { scope?: string } = {}): Promise<ClaimResult> {
-    return this.t.unwrap('POST /v1/todos/next', this.t.api.POST('/v1/todos/next', { body: opts.scope ? { scope: opts.scope } : {} }));
+  async next(opts: NextInput = {}): Promise<ClaimResult> {
+    const body = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as NextInput;
+    return this.t.unwrap('POST /v1/todos/next', this.t.api.POST('/v1/todos/next', { body }));
   }
 
   /**

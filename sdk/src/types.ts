@@ -19,6 +19,8 @@ export type ClaimResult = Schemas['ClaimResult'];
 export type Readiness = Schemas['Readiness'];
 /** The body of `todos.add`. */
 export type AddTodoInput = Schemas['AddTodo'];
+/** The body of `todos.next`: scope, filters (`tags` every one, `anyTags` at least one, `minPriority`, `assignedToMe`) and `waitMs` (≤ 60000). */
+export type NextInput = Schemas['NextRequest'];
 /** The body of `todos.edit`: absent fields are unchanged; `dependsOn: []` clears. */
 export type EditTodoInput = Schemas['EditTodo'];
 /** Query of `todos.list`: scope, status (effective), tag, owner (`me`), assignee, all, limit, cursor. */

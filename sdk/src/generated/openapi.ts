@@ -1125,7 +1125,7 @@ export interface paths {
         head?: never;
         /**
          * Edit an item
-         * @description Title, note, tags, position and/or dependencies in one revision; `If-Match` guards against lost updates.
+         * @description Title, note, tags, position, priority and/or dependencies in one revision; `If-Match` guards against lost updates.
          */
         patch: {
             parameters: {
@@ -1586,7 +1586,7 @@ export interface paths {
         put?: never;
         /**
          * Claim the next eligible item in a scope
-         * @description Lowest (position, id) ready item not reserved for someone else. `{claimed:false}` when none.
+         * @description The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit (`tags`: carries every one; `anyTags`: at least one; `minPriority`; `assignedToMe`). `{claimed:false}` when none. With `waitMs` (≤ 60000) the request is held until an eligible item appears or the time runs out (woken by the scope’s events, never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; filters and waiting are issue 19’s.
          */
         post: {
             parameters: {
@@ -1597,9 +1597,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": {
-                        scope?: string;
-                    } | null;
+                    "application/json": components["schemas"]["NextRequestInput"] | null;
                 };
             };
             responses: {
@@ -1641,6 +1639,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: invalid_next_filter */
+                422: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -6760,6 +6767,8 @@ export interface components {
             /** @description Bumped by every mutation; also the ETag */
             revision: number;
             position: number;
+            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
+            priority: number;
             createdBy: string;
             createdAt: string;
             updatedAt: string;
@@ -6783,6 +6792,8 @@ export interface components {
             dependsOn?: string[];
             /** @description Default: the caller’s subtree root scope */
             scope?: string;
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
         };
         EditTodoInput: {
             title?: string;
@@ -6790,6 +6801,8 @@ export interface components {
             note?: string;
             tags?: string[];
             position?: number;
+            /** @description −32768..32767, higher is claimed first by `next` */
+            priority?: number;
             /** @description Absent = unchanged; `[]` clears */
             dependsOn?: string[];
         };
@@ -6807,6 +6820,20 @@ export interface components {
             };
             /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
             reason?: string;
+        };
+        NextRequestInput: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description Only items carrying every one of these tags */
+            tags?: string[];
+            /** @description Only items carrying at least one of these tags */
+            anyTags?: string[];
+            /** @description Only items with priority ≥ this */
+            minPriority?: number;
+            /** @description Only items reserved for the caller (its assignee) */
+            assignedToMe?: boolean;
+            /** @description Hold the request up to this many ms (≤ 60000) until an eligible item appears; 0 or absent = answer at once */
+            waitMs?: number;
         };
         ReadinessInput: {
             id: string;
@@ -8139,6 +8166,8 @@ export interface components {
             /** @description Bumped by every mutation; also the ETag */
             revision: number;
             position: number;
+            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
+            priority: number;
             createdBy: string;
             createdAt: string;
             updatedAt: string;
@@ -8162,6 +8191,8 @@ export interface components {
             dependsOn?: string[];
             /** @description Default: the caller’s subtree root scope */
             scope?: string;
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
         };
         EditTodo: {
             title?: string;
@@ -8169,6 +8200,8 @@ export interface components {
             note?: string;
             tags?: string[];
             position?: number;
+            /** @description −32768..32767, higher is claimed first by `next` */
+            priority?: number;
             /** @description Absent = unchanged; `[]` clears */
             dependsOn?: string[];
         };
@@ -8186,6 +8219,20 @@ export interface components {
             };
             /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
             reason?: string;
+        };
+        NextRequest: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description Only items carrying every one of these tags */
+            tags?: string[];
+            /** @description Only items carrying at least one of these tags */
+            anyTags?: string[];
+            /** @description Only items with priority ≥ this */
+            minPriority?: number;
+            /** @description Only items reserved for the caller (its assignee) */
+            assignedToMe?: boolean;
+            /** @description Hold the request up to this many ms (≤ 60000) until an eligible item appears; 0 or absent = answer at once */
+            waitMs?: number;
         };
         Readiness: {
             id: string;
