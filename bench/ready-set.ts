@@ -10,8 +10,10 @@
  * good part of it is ready. Rows are written with SQL as Coord writes them, and the readiness
  * count (`unfinished_deps`) is derived from the edges; setup is not measured.
  *
- * Measured: 30 first pages (`GET /v1/todos?status=todo&limit=100`), 100 sequential `next` calls,
- * and 5 rounds of reopen → claim → `done` of the hub (each `done` readies the 1,000 dependents;
+ * Every second item carries the tag `gpu` and every fifth has priority 1 (issue 19).
+ *
+ * Measured: 30 first pages (`GET /v1/todos?status=todo&limit=100`), 50 sequential filtered `next`
+ * calls (`tags: ["gpu"]`: half the ready set admitted), 100 sequential `next` calls, and 5 rounds of reopen → claim → `done` of the hub (each `done` readies the 1,000 dependents;
  * each reopen re-blocks them).
  */
 import type { Pool } from 'undici';
@@ -25,6 +27,8 @@ export interface ReadySetRun {
   /** Ready items at the start of the measurement. */
   ready: number;
   next: Summary;
+  /** `next` with `tags: ["gpu"]` (every second item carries it). */
+  nextFiltered: Summary;
   firstPage: Summary;
   /** `done` of the hub: 1,000 dependents become ready (cascade + 1,001 event rows). */
   doneReadies1000: Summary;
@@ -35,7 +39,7 @@ export interface ReadySetRun {
 export interface ReadySetResult {
   runs: ReadySetRun[];
   /** Large scope / small scope, per operation (p50). ≈ 1 means the cost does not grow with the scope. */
-  growth: { next: number; firstPage: number; doneReadies1000: number; reopenBlocks1000: number };
+  growth: { next: number; nextFiltered: number; firstPage: number; doneReadies1000: number; reopenBlocks1000: number };
 }
 
 /** mulberry32: a tiny seeded PRNG, so every run builds the same graph. */
@@ -77,12 +81,14 @@ async function build(sql: Sql, scope: string, tag: string, agentId: string, crea
     to.push(idOf(tag, j));
   }
   await sql`
-    insert into todos (id, scope, title, created_by, position, status, owner, revision, progress_at)
+    insert into todos (id, scope, title, created_by, position, status, owner, revision, progress_at, tags, priority)
     select 'td-' || ${tag} || lpad(to_hex(g), 8, '0'), ${scope}, 'item ' || g, ${creator}, g,
            case when g = 1 then 'in-progress' when g >= ${firstTail}::int and g < ${firstOpen}::int then 'done' else 'todo' end,
            case when g = 1 or (g >= ${firstTail}::int and g < ${firstOpen}::int) then ${agentId} end,
            case when g = 1 then 2 when g >= ${firstTail}::int and g < ${firstOpen}::int then 3 else 1 end,
-           case when g = 1 then now() end
+           case when g = 1 then now() end,
+           case when g % 2 = 0 then '{gpu}'::text[] else '{}'::text[] end,
+           case when g % 5 = 0 then 1 else 0 end
       from generate_series(1, ${items}::int) g`;
   await sql`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${from}::text[], ${to}::text[])`;
   await sql`
@@ -118,6 +124,13 @@ async function runOne(sql: Sql, pool: Pool, adminToken: string, items: number): 
     page.push(performance.now() - t0);
     if (r.body.items.length !== Math.min(100, ready)) throw new Error(`first page held ${r.body.items.length} items, expected ${Math.min(100, ready)}`);
   }
+  const nextFiltered: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t0 = performance.now();
+    const r = await call<{ claimed: boolean; item?: { tags: string[] } }>(pool, 'POST', '/v1/todos/next', token, { tags: ['gpu'] });
+    nextFiltered.push(performance.now() - t0);
+    if (!r.body.claimed || !r.body.item?.tags.includes('gpu')) throw new Error(`filtered next found nothing (or a wrong item) after ${i} claims`);
+  }
   const next: number[] = [];
   for (let i = 0; i < 100; i++) {
     const t0 = performance.now();
@@ -143,7 +156,7 @@ async function runOne(sql: Sql, pool: Pool, adminToken: string, items: number): 
        where e.dependency_id = ${hub} and t.status = 'todo' and t.unfinished_deps = 0`;
     if (n !== HUB_DEPENDENTS) throw new Error(`after the hub's done ${n} dependents are ready, expected ${HUB_DEPENDENTS}`);
   }
-  return { items, edges, ready, next: summarize(next), firstPage: summarize(page), doneReadies1000: summarize(done), reopenBlocks1000: summarize(reopen) };
+  return { items, edges, ready, next: summarize(next), nextFiltered: summarize(nextFiltered), firstPage: summarize(page), doneReadies1000: summarize(done), reopenBlocks1000: summarize(reopen) };
 }
 
 /** Runs the small (2,000 items) and the large (10,000 items) scope and the growth ratios. */
@@ -153,6 +166,6 @@ export async function readySetBench(sql: Sql, pool: Pool, adminToken: string): P
   const g = (f: (r: ReadySetRun) => Summary) => round(f(large).p50 / f(small).p50, 2);
   return {
     runs: [small, large],
-    growth: { next: g((r) => r.next), firstPage: g((r) => r.firstPage), doneReadies1000: g((r) => r.doneReadies1000), reopenBlocks1000: g((r) => r.reopenBlocks1000) },
+    growth: { next: g((r) => r.next), nextFiltered: g((r) => r.nextFiltered), firstPage: g((r) => r.firstPage), doneReadies1000: g((r) => r.doneReadies1000), reopenBlocks1000: g((r) => r.reopenBlocks1000) },
   };
 }

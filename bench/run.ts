@@ -327,10 +327,10 @@ function report(r: Results): void {
       '',
       'Ready set at scale (HTTP, one agent; ms)',
       table(
-        ['items', 'edges', 'ready', 'next p50', 'next p99', 'first page p50', 'first page p99', 'done→1,000 ready p50', 'reopen→1,000 blocked p50'],
-        r.readySet.runs.map((x) => [x.items, x.edges, x.ready, x.next.p50, x.next.p99, x.firstPage.p50, x.firstPage.p99, x.doneReadies1000.p50, x.reopenBlocks1000.p50]),
+        ['items', 'edges', 'ready', 'next p50', 'next p99', 'filtered next p50', 'filtered next p99', 'first page p50', 'first page p99', 'done→1,000 ready p50', 'reopen→1,000 blocked p50'],
+        r.readySet.runs.map((x) => [x.items, x.edges, x.ready, x.next.p50, x.next.p99, x.nextFiltered.p50, x.nextFiltered.p99, x.firstPage.p50, x.firstPage.p99, x.doneReadies1000.p50, x.reopenBlocks1000.p50]),
       ),
-      `growth 10,000 / 2,000 items (p50): next ${r.readySet.growth.next}×, first page ${r.readySet.growth.firstPage}×, done ${r.readySet.growth.doneReadies1000}×, reopen ${r.readySet.growth.reopenBlocks1000}×`,
+      `growth 10,000 / 2,000 items (p50): next ${r.readySet.growth.next}×, filtered next ${r.readySet.growth.nextFiltered}×, first page ${r.readySet.growth.firstPage}×, done ${r.readySet.growth.doneReadies1000}×, reopen ${r.readySet.growth.reopenBlocks1000}×`,
     );
   }
   if (r.events) {
@@ -403,11 +403,12 @@ function markdown(r: Results): string {
       '**Ready set at scale** (one agent over HTTP, ms p50 / p99)',
       '',
       mdTable(
-        ['items / edges', 'ready', 'next', 'first page (100)', 'done readying 1,000', 'reopen blocking 1,000'],
+        ['items / edges', 'ready', 'next', 'next (tags: gpu)', 'first page (100)', 'done readying 1,000', 'reopen blocking 1,000'],
         r.readySet.runs.map((x) => [
           `${fmt(x.items)} / ${fmt(x.edges)}`,
           x.ready,
           `${fmt(x.next.p50)} / ${fmt(x.next.p99)}`,
+          `${fmt(x.nextFiltered.p50)} / ${fmt(x.nextFiltered.p99)}`,
           `${fmt(x.firstPage.p50)} / ${fmt(x.firstPage.p99)}`,
           `${fmt(x.doneReadies1000.p50)} / ${fmt(x.doneReadies1000.p99)}`,
           `${fmt(x.reopenBlocks1000.p50)} / ${fmt(x.reopenBlocks1000.p99)}`,
