@@ -111,8 +111,8 @@ export function todoDetail(i: TodoItem): string[] {
 export function sessionTable(sessions: Session[]): string[] {
   if (sessions.length === 0) return ['No sessions.'];
   return table(
-    ['ID', 'NAME', 'STATUS', 'PARENT', 'SCOPE', 'CREATED'],
-    sessions.map((s) => [s.id, s.name, s.status, dash(s.parentId), s.scope, s.createdAt]),
+    ['ID', 'NAME', 'STATUS', 'ALIVE', 'LAST SEEN', 'HOLDING', 'PARENT', 'SCOPE', 'CREATED'],
+    sessions.map((s) => [s.id, s.name, s.status, s.alive ? 'yes' : 'no', dash(s.lastSeenAt), String(s.holding?.count ?? 0), dash(s.parentId), s.scope, s.createdAt]),
   );
 }
 
@@ -128,7 +128,14 @@ export function sessionDetail(s: Session): string[] {
   add('root', s.rootId);
   add('system', s.systemKind);
   add('created', `${s.createdAt} by ${s.createdBy}`);
-  add('stopped', s.stoppedAt);
+  add('alive', s.alive ? 'yes' : 'no');
+  add('last seen', s.lastSeenAt);
+  add('heartbeat', s.heartbeatIntervalMs === undefined ? undefined : `every ${s.heartbeatIntervalMs} ms or auto-stopped`);
+  add('stopped', s.stoppedAt && `${s.stoppedAt}${s.stopReason ? ` (${s.stopReason})` : ''}`);
+  if (s.holding) {
+    add('holding', `${s.holding.count} item${s.holding.count === 1 ? '' : 's'}`);
+    for (const h of s.holding.items) lines.push(`    ${h.id}  since ${h.since}  ${h.title}`);
+  }
   return lines;
 }
 

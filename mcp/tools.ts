@@ -61,6 +61,7 @@ export const API_TOOLS: readonly ApiTool[] = [
   t('todo_assign', 'todo', 'PUT', '/v1/todos/{id}/assignee', 'Reserve an item for a session (null clears); override authority only.'),
   t('todo_dependencies', 'todo', 'PUT', '/v1/todos/{id}/dependencies', 'Replace an item’s dependency set ([] clears); cycles are refused.'),
   t('todo_heartbeat', 'todo', 'POST', '/v1/todos/{id}/heartbeat', 'Extend your claim lease on an item you own.'),
+  t('todo_session_heartbeat', 'todo', 'POST', '/v1/sessions/me/heartbeat', 'Say your session is alive (not an item lease: see todo_heartbeat): an idle session with a heartbeat interval calls it to avoid being auto-stopped; any call counts.'),
   t('todo_why', 'todo', 'GET', '/v1/todos/{id}/readiness', 'Why an item is (not) ready or claimable: the claim predicate spelled out.', { readOnly: true }),
   t('scenario_status', 'scenario', 'GET', '/v1/scenarios/{name}/status', 'A scenario’s per-member DONE/TOTAL, RESULT and WAITING ON; whether it is complete.', { readOnly: true }),
   t('scenario_result', 'scenario', 'POST', '/v1/scenarios/{name}/members/{member}/result', 'Publish a member’s result (JSON).'),

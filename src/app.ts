@@ -20,6 +20,7 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';
 import { Metrics } from './metrics/metrics.js';
 import { registerMetricsHooks } from './metrics/metrics.hooks.js';
+import { LastSeenTracker } from './sessions/sessions.liveness.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
@@ -136,7 +137,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMetricsHooks(app, sql, metrics);
   const principals = new PrincipalCache(config.principalCacheMs);
   hub.onSessionStopped((id) => principals.evictSession(id));
-  registerAuth(app, sql, principals);
+  // lastSeenAt: each replica batches the sessions it saw into one write a second (sessions.liveness.ts).
+  const lastSeen = new LastSeenTracker(sql, undefined, (err) =>
+    isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'last-seen flush: database unavailable; kept for the next one') : app.log.error({ err }, 'last-seen flush failed'),
+  );
+  registerAuth(app, sql, principals, deps.documentOnly ? undefined : lastSeen);
   const events = eventsRoutes(app, { sql, hub, config, metrics });
   openStreams = events.openStreams;
   sessionsRoutes(app, { sql, config });
@@ -148,6 +153,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (!deps.documentOnly) {
     app.addHook('onReady', async () => hub.start());
     app.addHook('onClose', async () => hub.stop());
+    // After the drain (in-flight requests have finished): write the last seen ids before the pool closes.
+    app.addHook('onClose', async () => lastSeen.close());
   }
   app.decorate('coord', { hub, openStreams: events.openStreams });
   return app;

@@ -36,8 +36,12 @@ export type CreatedSession = JsonBody<paths['/v1/sessions']['post']['responses']
 export type ListSessionsQuery = NonNullable<paths['/v1/sessions']['get']['parameters']['query']>;
 /** One page of sessions. */
 export type SessionList = JsonBody<paths['/v1/sessions']['get']['responses'][200]>;
-/** `{session, reopened}`: the items reopened from the session's claims. */
+/** `{session, reopened, stoppedDescendants}`: the items reopened across the stopped subtree, and the descendants stopped with it. */
 export type StoppedSession = JsonBody<paths['/v1/sessions/{id}/stop']['post']['responses'][200]>;
+/** `{sessionId, lastSeenAt, heartbeatIntervalMs?, autoStopAfter?}`: the answer to `sessions.heartbeat`. */
+export type SessionHeartbeat = JsonBody<paths['/v1/sessions/me/heartbeat']['post']['responses'][200]>;
+/** What a session holds: the count of its in-progress items and the longest held few (`{id, scope, title, since}`). */
+export type SessionHolding = NonNullable<Session['holding']>;
 /** `GET /v1/me`: who the token belongs to, and a session's default scope. */
 export type Me = JsonBody<paths['/v1/me']['get']['responses'][200]>;
 

@@ -4,6 +4,11 @@ import { DomainError } from '../http/errors.js';
 import type { PrincipalCache } from './principal-cache.js';
 import { principalForToken } from './tokens.js';
 
+/** Where the auth hook reports each authenticated session call (sessions.liveness.ts batches them into `last_seen_at`). */
+export interface SeenSink {
+  note(sessionId: string): void;
+}
+
 /** The message of a 401 for a token that is unknown or whose session has stopped. */
 export const STOPPED_OR_UNKNOWN = 'the token is unknown or its session has stopped';
 
@@ -18,8 +23,9 @@ export function unauthorized(message: string): DomainError {
 /**
  * Authenticates every `/v1` and `/mcp` request from `Authorization: Bearer <token>` before its
  * body is parsed. A missing or unknown token is 401 `unauthorized` with `WWW-Authenticate: Bearer`.
+ * Every authenticated session call is noted in `seen` (no I/O on the request's path).
  */
-export function registerAuth(app: FastifyInstance, sql: Sql, cache?: PrincipalCache): void {
+export function registerAuth(app: FastifyInstance, sql: Sql, cache?: PrincipalCache, seen?: SeenSink): void {
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
     if (!request.url.startsWith('/v1/') && request.url !== '/mcp' && !request.url.startsWith('/mcp?')) return;
@@ -29,5 +35,6 @@ export function registerAuth(app: FastifyInstance, sql: Sql, cache?: PrincipalCa
     const principal = await principalForToken(sql, m[1], cache);
     if (!principal) throw unauthorized(STOPPED_OR_UNKNOWN);
     request.principal = principal;
+    if (principal.kind === 'session') seen?.note(principal.id);
   });
 }

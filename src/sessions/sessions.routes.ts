@@ -5,7 +5,25 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
 import { defaultScope } from '../scopes/scopes.js';
+import { HOLDING_SHOWN } from './sessions.holding.js';
+import { heartbeatSession, MAX_HEARTBEAT_INTERVAL_MS, MIN_HEARTBEAT_INTERVAL_MS } from './sessions.liveness.js';
 import { createSession, getSession, listSessions, stopSession } from './sessions.service.js';
+
+const Holding = z
+  .object({
+    count: z.number().int().describe('How many in-progress items the session owns (exact)'),
+    items: z
+      .array(
+        z.object({
+          id: z.string(),
+          scope: z.string(),
+          title: z.string(),
+          since: z.string().describe('When this claim began (the item went in-progress, or changed owner while in it)'),
+        }),
+      )
+      .describe(`The first ${HOLDING_SHOWN} of them, longest held first`),
+  })
+  .meta({ id: 'SessionHolding' });
 
 export const Session = z
   .object({
@@ -22,7 +40,17 @@ export const Session = z
     createdBy: z.string(),
     createdAt: z.string(),
     stoppedAt: z.string().optional(),
+    stopReason: z
+      .enum(['requested', 'silent', 'ancestor', 'dispatch-ended'])
+      .optional()
+      .describe('Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)'),
     revision: z.number().int(),
+    lastSeenAt: z.string().optional().describe('Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field'),
+    heartbeatIntervalMs: z.number().int().optional().describe('When set: silent (no authenticated call) for longer than this, the sweep stops the session'),
+    alive: z
+      .boolean()
+      .describe('`status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep'),
+    holding: Holding.optional().describe('List and get: its in-progress items (count, and the longest held few)'),
     progress: z
       .object({ done: z.number().int(), total: z.number().int() })
       .optional()
@@ -36,7 +64,19 @@ export const Session = z
 
 const tags = ['sessions'];
 const IdParams = z.object({ id: z.string().max(100) });
-const StopResult = z.object({ session: Session, reopened: z.array(z.string()).describe('Items reopened from this session’s claims') });
+const StopResult = z.object({
+  session: Session,
+  reopened: z.array(z.string()).describe('Items reopened from the claims of this session and of the descendants this stop stopped'),
+  stoppedDescendants: z.array(z.string()).describe('The active descendants (any depth) this stop stopped with it, in id order'),
+});
+const HeartbeatResult = z
+  .object({
+    sessionId: z.string(),
+    lastSeenAt: z.string().describe('Now, on the database clock'),
+    heartbeatIntervalMs: z.number().int().optional(),
+    autoStopAfter: z.string().optional().describe('With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session'),
+  })
+  .meta({ id: 'SessionHeartbeat' });
 
 /** Session routes and `GET /v1/me` (design brief §7). */
 export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
@@ -51,7 +91,8 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         summary: 'Register a session',
         description:
           'A user registers a root session or a child of any session; a session registers children of itself ' +
-          '(`parentId` defaults to the caller). The token is returned once and stored hashed.',
+          '(`parentId` defaults to the caller). The token is returned once and stored hashed. With `heartbeatIntervalMs`, a session ' +
+          'silent for longer than that is stopped automatically.',
         body: z
           .strictObject({
             name: z.string().max(200).optional(),
@@ -62,6 +103,16 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
               .max(64)
               .optional()
               .describe('Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent.'),
+            heartbeatIntervalMs: z
+              .number()
+              .int()
+              .min(MIN_HEARTBEAT_INTERVAL_MS)
+              .max(MAX_HEARTBEAT_INTERVAL_MS)
+              .nullish()
+              .describe(
+                `Auto-stop, in ms (${MIN_HEARTBEAT_INTERVAL_MS}–${MAX_HEARTBEAT_INTERVAL_MS}): with no authenticated call for longer than this, the sweep stops the session (and its subtree) as POST /v1/sessions/{id}/stop would. ` +
+                  'Any call counts; an idle agent calls POST /v1/sessions/me/heartbeat. Absent or null: never auto-stopped.',
+              ),
           })
           .nullish(),
         response: {
@@ -83,10 +134,12 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         tags,
         summary: 'List sessions',
         description:
-          'Users see every session; a session sees its own subtree. Keyset-paginated. `wide=true` adds done/total progress ' +
+          'Users see every session; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, ' +
+          'when it was last seen and what it holds. `wide=true` adds done/total progress ' +
           '(seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.',
         querystring: z.strictObject({
           status: z.enum(['active', 'stopped', 'deleted']).optional(),
+          alive: z.enum(['true', 'false']).optional().describe('Only sessions that are (`true`) or are not (`false`) alive; see `Session.alive`'),
           limit: z.coerce.number().int().min(1).max(1000).default(100),
           cursor: z.string().max(200).optional(),
           wide: z.enum(['true', 'false']).optional().describe('Add `progress` (and `scenarioProgress` on orchestrators); off by default'),
@@ -94,7 +147,25 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         response: { 200: z.object({ sessions: z.array(Session), nextCursor: z.string().nullable() }), ...problemResponses('invalid_cursor') },
       },
     },
-    async (req) => listSessions(sql, req.principal, { ...req.query, wide: req.query.wide === 'true' }),
+    async (req) =>
+      listSessions(sql, req.principal, { ...req.query, wide: req.query.wide === 'true', alive: req.query.alive === undefined ? undefined : req.query.alive === 'true' }),
+  );
+
+  // `me`, not `{id}`: liveness is the session's own word; another caller beating for it would
+  // keep a dead agent alive. Registered before `/v1/sessions/:id/…`; static segments win anyway.
+  r.post(
+    '/v1/sessions/me/heartbeat',
+    {
+      schema: {
+        tags,
+        summary: 'Heartbeat: I am alive',
+        description:
+          'Marks the calling session seen now, at once (no event). Any authenticated call does so too, within about a second; ' +
+          'an idle agent whose session has a heartbeat interval calls this to stay alive. Sessions only.',
+        response: { 200: HeartbeatResult, ...problemResponses('forbidden') },
+      },
+    },
+    async (req) => heartbeatSession(sql, req.principal),
   );
 
   r.get(
@@ -114,8 +185,9 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         tags,
         summary,
         description:
-          'Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”). ' +
-          'A user, the session itself or an ancestor may do it. Idempotent.',
+          'Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”), ' +
+          'and so do its active descendants’ (stopped, never deleted: `stoppedDescendants`). A Task Graph dispatch’s session among them is ' +
+          'stopped and its graph records the dispatch interrupted. A user, the session itself or an ancestor may do it. Idempotent.',
         params: IdParams,
         response: { 200: StopResult, ...problemResponses('session_not_found', 'forbidden') },
       },

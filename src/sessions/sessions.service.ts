@@ -15,7 +15,18 @@ import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
 import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
+import { holdingFor, type Holding } from './sessions.holding.js';
+import { ALIVE_SQL, SILENT_SQL } from './sessions.liveness.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
+import { lockSubtree } from './sessions.subtree.js';
+
+/**
+ * Why a session stopped: `requested` (POST …/stop or DELETE on it), `silent` (auto-stopped: no
+ * authenticated call for longer than its heartbeat interval), `ancestor` (an ancestor's stop,
+ * delete or auto-stop took its subtree), `dispatch-ended` (a Task Graph dispatch's session, ended
+ * by its graph).
+ */
+export type StopReason = 'requested' | 'silent' | 'ancestor' | 'dispatch-ended';
 
 export interface SessionView {
   id: string;
@@ -34,7 +45,17 @@ export interface SessionView {
   createdBy: string;
   createdAt: string;
   stoppedAt?: string;
+  /** Why it stopped (absent while active, and on stops recorded before migration 0013). */
+  stopReason?: StopReason;
   revision: number;
+  /** Last authenticated call, accurate to about a second (absent on sessions older than migration 0013). */
+  lastSeenAt?: string;
+  /** Auto-stop interval in ms, when set: silent longer than this, the sweep stops the session. */
+  heartbeatIntervalMs?: number;
+  /** Active and, with a heartbeat interval, seen within it (database clock; sessions.liveness.ts). */
+  alive: boolean;
+  /** Its in-progress items: the count and the longest-held few (sessions.holding.ts). */
+  holding?: Holding;
   /** Wide list only: done/total of the session's own subtree scope (seed 000 "In gr list"). */
   progress?: Progress;
   /** Wide list only, orchestrators only: done/total over the scenarios it orchestrates. */
@@ -54,8 +75,16 @@ interface SessionRow {
   created_by: string;
   created_at: Date;
   stopped_at: Date | null;
+  stop_reason: StopReason | null;
   revision: number;
+  last_seen_at: Date | null;
+  heartbeat_interval_ms: number | null;
+  /** Computed by the query (`ALIVE_SQL`). */
+  alive: boolean;
 }
+
+/** The columns every session read selects: the row and whether it is alive. */
+const ROW = `s.*, ${ALIVE_SQL} as alive`;
 
 export function toSession(r: SessionRow): SessionView {
   const v: SessionView = {
@@ -67,7 +96,11 @@ export function toSession(r: SessionRow): SessionView {
     createdBy: r.created_by,
     createdAt: r.created_at.toISOString(),
     revision: r.revision,
+    alive: r.alive,
   };
+  if (r.last_seen_at) v.lastSeenAt = r.last_seen_at.toISOString();
+  if (r.heartbeat_interval_ms !== null) v.heartbeatIntervalMs = r.heartbeat_interval_ms;
+  if (r.stop_reason) v.stopReason = r.stop_reason;
   if (r.parent_id) v.parentId = r.parent_id;
   if (r.system_kind) v.systemKind = r.system_kind;
   if (r.agent_id) v.agentId = r.agent_id;
@@ -83,6 +116,11 @@ export interface CreateSessionInput {
   systemKind?: string;
   /** Binds the session to a registered Agent (Task Graph v1 implementer or reviewer identity). */
   agentId?: string;
+  /**
+   * Auto-stop: a session with no authenticated call for longer than this (ms, 5 s – 24 h) is
+   * stopped by the sweep like `POST /v1/sessions/{id}/stop`. Absent/null: never auto-stopped.
+   */
+  heartbeatIntervalMs?: number | null;
 }
 
 /**
@@ -92,7 +130,9 @@ export interface CreateSessionInput {
  * binds the session to a registered Agent (design brief §8: a worker for that Agent may claim its
  * graph subtasks and act on them); a session may bind a child only to its own Agent.
  * Errors: 403 forbidden, 404 session_not_found (unknown parent), 409 session_not_active,
- * 422 agent_not_registered.
+ * 422 agent_not_registered. The parent row is read `FOR KEY SHARE`, so a concurrent stop of the
+ * parent either waits for this registration (and then stops the new child with its subtree) or
+ * commits first (and this answers 409).
  */
 export async function createSession(sql: Sql, p: Principal, input: CreateSessionInput): Promise<{ session: SessionView; token: string }> {
   let parentId = input.parentId ?? null;
@@ -109,24 +149,28 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
     const [agent] = await sql<{ id: string }[]>`select id from agents where id = ${input.agentId}`;
     if (!agent) fail('agent_not_registered', `Agent "${input.agentId}" is not registered; an operator registers it with POST /v1/agents`, { agent: input.agentId });
   }
-  let rootId: string | undefined;
   const id = newId('s');
-  // `!== null`, not truthiness: an empty `parentId` is a parent that does not exist (404), never
-  // a root session with a dangling parent (it reached the foreign key as a 409; issue 18 fuzz).
-  if (parentId !== null) {
-    const [parent] = await sql<{ id: string; root_id: string; system_kind: string | null; status: string }[]>`
-      select id, root_id, system_kind, status from sessions where id = ${parentId}`;
-    if (!parent) throw new DomainError('session_not_found', `parent session "${parentId}" not found`);
-    if (parent.status !== 'active') fail('session_not_active', `parent session "${parentId}" is ${parent.status}`);
-    // A system ancestor is never crossed: a child of the orchestrator anchors to itself.
-    rootId = parent.system_kind ? id : parent.root_id;
-  }
   const token = newToken();
-  const [row] = await sql<SessionRow[]>`
-    insert into sessions (id, name, parent_id, root_id, system_kind, agent_id, token_hash, created_by)
-    values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${hashToken(token)}, ${p.id})
-    returning *`;
-  return { session: toSession(row), token };
+  const row = await withTx(sql, async (tx) => {
+    let rootId: string | undefined;
+    // `!== null`, not truthiness: an empty `parentId` is a parent that does not exist (404), never
+    // a root session with a dangling parent (it reached the foreign key as a 409; issue 18 fuzz).
+    if (parentId !== null) {
+      const [parent] = await tx<{ id: string; root_id: string; system_kind: string | null; status: string }[]>`
+        select id, root_id, system_kind, status from sessions where id = ${parentId} for key share`;
+      if (!parent) throw new DomainError('session_not_found', `parent session "${parentId}" not found`);
+      if (parent.status !== 'active') fail('session_not_active', `parent session "${parentId}" is ${parent.status}`);
+      // A system ancestor is never crossed: a child of the orchestrator anchors to itself.
+      rootId = parent.system_kind ? id : parent.root_id;
+    }
+    const [r] = await tx<SessionRow[]>`
+      insert into sessions as s (id, name, parent_id, root_id, system_kind, agent_id, token_hash, created_by, heartbeat_interval_ms)
+      values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${hashToken(token)}, ${p.id},
+              ${input.heartbeatIntervalMs ?? null})
+      returning ${tx.unsafe(ROW)}`;
+    return r;
+  });
+  return { session: { ...toSession(row), holding: { count: 0, items: [] } }, token };
 }
 
 /**
@@ -138,49 +182,97 @@ function canSee(p: Principal, r: { root_id: string; parent_id?: string | null })
   return p.kind === 'user' || p.rootId === r.root_id || r.parent_id === p.id;
 }
 
-/** Reads a session. 404 `session_not_found` when unknown or outside the caller's subtree. */
+/**
+ * Reads a session with its liveness and what it holds. 404 `session_not_found` when unknown or
+ * outside the caller's subtree.
+ */
 export async function getSession(sql: Db, p: Principal, id: string): Promise<SessionView> {
-  const [row] = await sql<SessionRow[]>`select * from sessions where id = ${id}`;
+  const [row] = await sql<SessionRow[]>`select ${sql.unsafe(ROW)} from sessions s where id = ${id}`;
   if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
-  return toSession(row);
+  const holding = await holdingFor(sql, [id]);
+  return { ...toSession(row), holding: holding.get(id)! };
 }
 
 /**
  * Lists sessions in creation order with a keyset cursor: users see every session, a session its
- * own subtree. `status` filters (`active`, `stopped`, `deleted`). `wide` adds `progress` (and
- * `scenarioProgress` on orchestrators; see sessions.progress.ts).
+ * own subtree. `status` filters (`active`, `stopped`, `deleted`); `alive` filters on liveness
+ * (see `ALIVE_SQL`). Every session carries `alive`, `lastSeenAt` and `holding`; `wide` adds
+ * `progress` (and `scenarioProgress` on orchestrators; see sessions.progress.ts).
  */
-export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; limit: number; cursor?: string; wide?: boolean }) {
+export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; alive?: boolean; limit: number; cursor?: string; wide?: boolean }) {
   const after = opts.cursor ? (decodeCursor(opts.cursor, [/^s-[0-9a-f]{16}$/])[0] as string) : null;
   const rows = await sql<SessionRow[]>`
-    select * from sessions
+    select ${sql.unsafe(ROW)} from sessions s
      where ${p.kind === 'user' ? sql`true` : sql`root_id = ${p.rootId}`}
        ${opts.status ? sql`and status = ${opts.status}` : sql``}
+       ${opts.alive === undefined ? sql`` : opts.alive ? sql`and ${sql.unsafe(ALIVE_SQL)}` : sql`and not ${sql.unsafe(ALIVE_SQL)}`}
        ${after ? sql`and id > ${after}` : sql``}
      order by id limit ${opts.limit + 1}`;
   const more = rows.length > opts.limit;
   const page = more ? rows.slice(0, opts.limit) : rows;
-  const counts = opts.wide ? await progressFor(sql, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined;
+  const [counts, holding] = await Promise.all([
+    opts.wide ? progressFor(sql, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined,
+    holdingFor(sql, page.map((r) => r.id)),
+  ]);
   return {
-    sessions: page.map((r) => ({ ...toSession(r), ...(counts?.get(r.id) ?? {}) })),
+    sessions: page.map((r) => ({ ...toSession(r), holding: holding.get(r.id)!, ...(counts?.get(r.id) ?? {}) })),
     nextCursor: more ? encodeCursor([page[page.length - 1].id]) : null,
   };
 }
 
+/** What a stop answers: the session, every item reopened across its subtree, and the descendants it stopped. */
+export interface StopResult {
+  session: SessionView;
+  /** Items reopened from the claims of the session and of the descendants this stop stopped. */
+  reopened: string[];
+  /** The active descendants this stop stopped (all of them, at any depth), in id order. */
+  stoppedDescendants: string[];
+}
+
 /**
- * Stops (or soft-deletes) a session: its token stops working and, in the same transaction, every
- * in-progress item it owns reopens with its owner cleared (an assigned item stays reserved; one
- * with unfinished dependencies reads dependency-blocked; a manual block is left alone), each with
- * its event (seed 000 "Reclaiming stranded work"; seeds-notes §1.9). Who: a user, the session
- * itself, or one of its ancestors. Idempotent for an already stopped session.
+ * Stops (or soft-deletes) a session and stops its whole active subtree with it, in ONE
+ * transaction: every token of the subtree stops working at once on every replica, and every
+ * in-progress item the session or a stopped descendant owns reopens with its owner cleared (an
+ * assigned item stays reserved; one with unfinished dependencies reads dependency-blocked; a
+ * manual block is left alone), each with its event (seed 000 "Reclaiming stranded work";
+ * seeds-notes §1.9). Descendants are stopped, never deleted, also when the session is deleted:
+ * the seed defines soft delete for the session asked about only, and a stopped descendant keeps
+ * its history readable. A descendant that is a Task Graph dispatch's session is stopped without
+ * reopening anything (its graph records the dispatch FAILED `interrupted`, as `markStopped`).
+ * After the commit the stop hooks run for every session stopped. Who: a user, the session itself,
+ * or one of its ancestors. Idempotent for an already stopped session (its still active
+ * descendants, if any, are stopped). Errors: 404 session_not_found, 403 forbidden.
  */
-export async function stopSession(sql: Sql, config: Config, p: Principal, id: string, mode: 'stopped' | 'deleted') {
-  const result = await stopSessionTx(sql, config, p, id, mode);
-  for (const hook of stopHooks) {
-    // Best effort after the commit: what a hook records the sweep records too, a tick later.
-    await hook(sql, config, id).catch(() => undefined);
-  }
+export async function stopSession(sql: Sql, config: Config, p: Principal, id: string, mode: 'stopped' | 'deleted'): Promise<StopResult> {
+  const result = (await stopSessionTx(sql, config, p, id, mode, { reason: 'requested' }))!;
+  await runStopHooks(sql, config, [id, ...result.stoppedDescendants]);
   return result;
+}
+
+/** The sweep's principal: an operator-like caller that may stop any session. */
+const SWEEP: Principal = { kind: 'user', id: 'system:sweep', name: 'sweep' };
+
+/**
+ * Auto-stop (issue 19): stops session `id` exactly as `POST /v1/sessions/{id}/stop` would (its
+ * subtree, reopened claims with their events, tokens refused, stop hooks) if, under its row lock,
+ * it is still active and silent for longer than its heartbeat interval (`now() - last_seen_at >
+ * heartbeat_interval_ms`); its stop reason reads `silent` and its own reopened items' events say
+ * `reason: 'session-silent'`. Returns null when it was no longer silent (a call landed) or not
+ * active.
+ */
+export async function stopSilentSession(sql: Sql, config: Config, id: string): Promise<StopResult | null> {
+  const result = await stopSessionTx(sql, config, SWEEP, id, 'stopped', { reason: 'silent', onlyIfSilent: true });
+  if (result) await runStopHooks(sql, config, [id, ...result.stoppedDescendants]);
+  return result;
+}
+
+async function runStopHooks(sql: Sql, config: Config, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    for (const hook of stopHooks) {
+      // Best effort after the commit: what a hook records the sweep records too, a tick later.
+      await hook(sql, config, id).catch(() => undefined);
+    }
+  }
 }
 
 type StopHook = (sql: Sql, config: Config, sessionId: string) => Promise<unknown>;
@@ -188,16 +280,24 @@ const stopHooks: StopHook[] = [];
 
 /**
  * Registers work to do after a session stop commits (Task Graph: record the stopped session's
- * RUNNING dispatches as FAILED `interrupted` at once, with their events). Called at import time.
+ * RUNNING dispatches as FAILED `interrupted` at once, with their events). Called at import time;
+ * a subtree stop calls it once per stopped session.
  */
 export function onSessionStopped(hook: StopHook): void {
   stopHooks.push(hook);
 }
 
-async function stopSessionTx(sql: Sql, config: Config, p: Principal, id: string, mode: 'stopped' | 'deleted') {
+async function stopSessionTx(
+  sql: Sql,
+  config: Config,
+  p: Principal,
+  id: string,
+  mode: 'stopped' | 'deleted',
+  opts: { reason: 'requested' | 'silent'; onlyIfSilent?: boolean },
+): Promise<StopResult | null> {
   return withTx(sql, async (tx) => {
-    const [row] = await tx<SessionRow[]>`select * from sessions where id = ${id} for update`;
-    if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
+    const [probe] = await tx<{ id: string; root_id: string; parent_id: string | null }[]>`select id, root_id, parent_id from sessions where id = ${id}`;
+    if (!probe || !canSee(p, probe)) throw new DomainError('session_not_found', `session "${id}" not found`);
     if (p.kind === 'session' && p.id !== id) {
       const [anc] = await tx`
         with recursive up(id, parent_id) as (
@@ -206,27 +306,43 @@ async function stopSessionTx(sql: Sql, config: Config, p: Principal, id: string,
         select 1 from up where id = ${p.id}`;
       if (!anc) fail('forbidden', 'only a user, the session itself or an ancestor may stop a session');
     }
-    const next = row.status === 'deleted' ? 'deleted' : mode;
+    const ids = await lockSubtree(tx, id);
+    const rows = await tx<(SessionRow & { silent: boolean })[]>`
+      select ${tx.unsafe(ROW)}, ${tx.unsafe(SILENT_SQL)} as silent from sessions s where id = any(${ids}::text[]) order by id`;
+    const target = rows.find((r) => r.id === id)!;
+    if (opts.onlyIfSilent && !target.silent) return null;
+    const next = target.status === 'deleted' ? 'deleted' : mode;
     const [updated] = await tx<SessionRow[]>`
-      update sessions set status = ${next}, stopped_at = coalesce(stopped_at, now()),
+      update sessions s set status = ${next}, stopped_at = coalesce(stopped_at, now()), stop_reason = coalesce(stop_reason, ${opts.reason}),
              revision = revision + case when status = ${next} then 0 else 1 end
-       where id = ${id} returning *`;
-    const reopened = await reopenOwnedBy(tx, config, id);
-    noteStopped(tx, [id]);
-    return { session: toSession(updated), reopened };
+       where id = ${id} returning ${tx.unsafe(ROW)}`;
+    const descendants = rows.filter((r) => r.id !== id && r.status === 'active');
+    const descendantIds = descendants.map((r) => r.id);
+    if (descendantIds.length > 0) {
+      await tx`
+        update sessions set status = 'stopped', stopped_at = now(), stop_reason = 'ancestor', revision = revision + 1
+         where id = any(${descendantIds}::text[])`;
+    }
+    // Dispatch sessions' claims are their graph's to record (markStopped's semantics).
+    const owners = new Map<string, string>([[id, opts.reason === 'silent' ? 'session-silent' : 'session-stopped']]);
+    for (const d of descendants) if (d.graph_id === null) owners.set(d.id, 'session-stopped');
+    const reopened = await reopenOwnedBy(tx, config, owners);
+    noteStopped(tx, [id, ...descendantIds]);
+    return { session: toSession(updated), reopened, stoppedDescendants: descendantIds };
   });
 }
 
 /**
  * Stops the active sessions among `ids` in `tx` without reopening anything (Task Graph dispatch
- * sessions: what they own is the graph's to record), and notes them for the streams and caches.
- * Returns the ids it stopped.
+ * sessions: what they own is the graph's to record; stop reason `dispatch-ended`), and notes them
+ * for the streams and caches. Locks in id order (see sessions.subtree.ts). Returns the ids it stopped.
  */
 export async function markStopped(tx: Db, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const stopped = await tx<{ id: string }[]>`
-    update sessions set status = 'stopped', stopped_at = coalesce(stopped_at, now()), revision = revision + 1
-     where id = any(${[...ids]}::text[]) and status = 'active' returning id`;
+    update sessions s set status = 'stopped', stopped_at = coalesce(s.stopped_at, now()), stop_reason = coalesce(s.stop_reason, 'dispatch-ended'), revision = s.revision + 1
+      from (select id from sessions where id = any(${[...ids]}::text[]) and status = 'active' order by id for update) x
+     where s.id = x.id and s.status = 'active' returning s.id`;
   noteStopped(tx, stopped.map((s) => s.id));
   return stopped.map((s) => s.id);
 }
@@ -240,21 +356,28 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
 }
 
 /**
- * Reopens every in-progress item owned by `owner` (used by stop and soft-delete), emitting `todo`
- * or `dependency-blocked` per item. Returns the reopened ids. Graph subtasks are not reopened:
- * Task Graph v1 makes a stranded subtask FAILED `interrupted`, never READY (design brief §8); the
- * graph views read it so at once and the graph sweep records it (src/graphs/execution/).
+ * Reopens every in-progress item owned by the sessions of `owners` (session id → the event's
+ * `reason`; used by stop, soft-delete and auto-stop), emitting `todo` or `dependency-blocked` per
+ * item with `reason` and `formerOwner`. Returns the reopened ids. Graph subtasks are not
+ * reopened: Task Graph v1 makes a stranded subtask FAILED `interrupted`, never READY (design brief
+ * §8); the graph views read it so at once and the graph sweep records it (src/graphs/execution/).
  */
-export async function reopenOwnedBy(tx: Db, config: Config, owner: string): Promise<string[]> {
-  const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; blocked_by: string[] }[]>`
-    update todos t set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
-     where owner = ${owner} and status = 'in-progress' and scope not like 'graph:%' and scope not like 'metagit:%'
-    returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
+export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>): Promise<string[]> {
+  if (owners.size === 0) return [];
+  const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
+    with x as (
+      select id, owner from todos
+       where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and scope not like 'graph:%' and scope not like 'metagit:%'
+       order by id for update)
+    update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
+      from x
+     where t.id = x.id and t.owner = x.owner and t.status = 'in-progress'
+    returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
     .map((r) => {
       const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
-      return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'session-stopped' } };
+      return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: owners.get(r.former_owner)!, formerOwner: r.former_owner } };
     });
   await appendEvents(tx, events);
   return rows.map((r) => r.id);

@@ -26,11 +26,25 @@ export const sessions = pgTable(
     /** Set on a subtask session that a graph dispatch created: the parent task id and subtask id. */
     graphId: text('graph_id'),
     subtaskId: text('subtask_id'),
+    /**
+     * When the session last made an authenticated call (database clock), accurate to about a
+     * second: each replica batches the ids it saw and writes them at most once a second
+     * (sessions.liveness.ts). Set at creation; null only on sessions created before 0013.
+     */
+    lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).defaultNow(),
+    /** Auto-stop: a session silent for longer than this many ms is stopped by the sweep; null = never. */
+    heartbeatIntervalMs: integer('heartbeat_interval_ms'),
+    /** Why it stopped: `requested`, `silent`, `ancestor` or `dispatch-ended`; null while active (and on stops before 0013). */
+    stopReason: text('stop_reason'),
   },
   (t) => [
     index('sessions_root_idx').on(t.rootId),
     index('sessions_parent_idx').on(t.parentId),
     index('sessions_agent_idx').on(t.agentId).where(sql`${t.agentId} is not null`),
     check('sessions_status_check', sql`${t.status} in ('active', 'stopped', 'deleted')`),
+    check('sessions_heartbeat_interval_check', sql`${t.heartbeatIntervalMs} is null or ${t.heartbeatIntervalMs} between 5000 and 86400000`),
+    check('sessions_stop_reason_check', sql`${t.stopReason} is null or ${t.stopReason} in ('requested', 'silent', 'ancestor', 'dispatch-ended')`),
+    // The auto-stop sweep's candidates: only active sessions with an interval are ever read by it.
+    index('sessions_auto_stop_idx').on(t.lastSeenAt).where(sql`${t.status} = 'active' and ${t.heartbeatIntervalMs} is not null`),
   ],
 );

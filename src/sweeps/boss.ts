@@ -113,7 +113,9 @@ export async function startSweeper(
         log.error({ err }, 'sweep failed');
         throw err;
       });
-      if (r.leaseReopened || r.retained || r.eventsDeleted) log.info({ leaseReopened: r.leaseReopened, retained: r.retained, eventsDeleted: r.eventsDeleted }, 'sweep');
+      if (r.sessionsStopped || r.leaseReopened || r.retained || r.eventsDeleted) {
+        log.info({ sessionsStopped: r.sessionsStopped, leaseReopened: r.leaseReopened, retained: r.retained, eventsDeleted: r.eventsDeleted }, 'sweep');
+      }
       for (const w of waiters.splice(0)) w(r);
     } finally {
       await boss.send(SWEEP_QUEUE, {}, { startAfter: everyS }).catch(() => null);

@@ -16,6 +16,8 @@ import { BLOCKED_BY_SQL, eventPayload, freeClaimSql } from '../todos/todos.view.
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
+import { silentSessions } from '../sessions/sessions.liveness.js';
+import { stopSilentSession } from '../sessions/sessions.service.js';
 import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
 
 export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
@@ -23,6 +25,8 @@ export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from './sweeps.
 const BATCH = 1000;
 
 export interface SweepResult {
+  /** Sessions stopped: the silent ones auto-stopped, plus the descendants stopped with them. */
+  sessionsStopped: number;
   /** Items whose lease had expired, reopened, plus graph dispatches recorded FAILED `interrupted`. */
   leaseReopened: number;
   /** Done items deleted by retention. */
@@ -38,6 +42,28 @@ export class SweepFailed extends Error {
   constructor(readonly steps: SweepStep[]) {
     const failed = steps.filter((s) => !s.ok);
     super(`sweep step${failed.length > 1 ? 's' : ''} failed: ${failed.map((s) => `${s.sweep} (${(s.error as Error)?.message ?? String(s.error)})`).join('; ')}`);
+  }
+}
+
+/**
+ * Auto-stop (issue 19): stops every active session silent for longer than its heartbeat interval
+ * (no authenticated call; `now() - last_seen_at > heartbeat_interval_ms`, database clock) exactly
+ * as `POST /v1/sessions/{id}/stop` would: its subtree with it, their claims reopened with their
+ * events, their tokens refused on every replica, the stop hooks run. Each one is re-checked under
+ * its row lock, so a call that landed meanwhile keeps it alive. Batches of 1,000 (one transaction
+ * per session). Returns how many sessions it stopped, descendants included.
+ */
+export async function sweepSilentSessions(sql: Sql, config: Config): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const ids = await silentSessions(sql, BATCH);
+    let stopped = 0;
+    for (const id of ids) {
+      const r = await stopSilentSession(sql, config, id);
+      if (r) stopped += 1 + r.stoppedDescendants.length;
+    }
+    total += stopped;
+    if (ids.length < BATCH || stopped === 0) return total;
   }
 }
 
@@ -157,13 +183,15 @@ export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise
 }
 
 /**
- * What each step does and how many rows it changed: items reopened (`lease`), graph subtasks
+ * What each step does and how many rows it changed: sessions auto-stopped, descendants included
+ * (`session-liveness`), items reopened (`lease`), graph subtasks
  * recorded FAILED `interrupted` (`graph-interruptions`), metagit starts reopened
  * (`metagit-stranded`), done items deleted (`retention`), event rows deleted (`event-retention`),
  * scenarios recorded complete (`scenario-completion`: the backstop for derived completion, the
  * todo engine has no scenario hook; see scenarios.service.ts).
  */
 export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promise<number>> = {
+  'session-liveness': sweepSilentSessions,
   lease: sweepLeases,
   'graph-interruptions': sweepGraphInterruptions,
   'metagit-stranded': sweepStrandedNodes,
@@ -197,6 +225,7 @@ export async function runSweep(sql: Sql, config: Config): Promise<SweepResult> {
   if (steps.some((s) => !s.ok)) throw new SweepFailed(steps);
   const n = (name: SweepName) => steps.find((s) => s.sweep === name)!.changed;
   return {
+    sessionsStopped: n('session-liveness'),
     leaseReopened: n('lease') + n('graph-interruptions') + n('metagit-stranded'),
     retained: n('retention'),
     eventsDeleted: n('event-retention'),

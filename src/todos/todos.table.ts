@@ -28,6 +28,11 @@ export const todos = pgTable(
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
     /** Last progress by the owner (claim, owner mutation, heartbeat); lease deadline = this + claim_lease. */
     progressAt: timestamp('progress_at', { withTimezone: true }),
+    /**
+     * When the current claim began (the item went in-progress, or changed owner while in it); null
+     * when not in-progress. Set by a trigger (migration 0013), so every claim path keeps it.
+     */
+    claimedAt: timestamp('claimed_at', { withTimezone: true }),
     revision: integer('revision').notNull().default(1),
     position: integer('position').notNull(),
     unfinishedDeps: integer('unfinished_deps').notNull().default(0),

@@ -197,12 +197,14 @@ export interface paths {
         };
         /**
          * List sessions
-         * @description Users see every session; a session sees its own subtree. Keyset-paginated. `wide=true` adds done/total progress (seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.
+         * @description Users see every session; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, when it was last seen and what it holds. `wide=true` adds done/total progress (seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.
          */
         get: {
             parameters: {
                 query?: {
                     status?: "active" | "stopped" | "deleted";
+                    /** @description Only sessions that are (`true`) or are not (`false`) alive; see `Session.alive` */
+                    alive?: "true" | "false";
                     limit?: number;
                     cursor?: string;
                     /** @description Add `progress` (and `scenarioProgress` on orchestrators); off by default */
@@ -267,7 +269,7 @@ export interface paths {
         put?: never;
         /**
          * Register a session
-         * @description A user registers a root session or a child of any session; a session registers children of itself (`parentId` defaults to the caller). The token is returned once and stored hashed.
+         * @description A user registers a root session or a child of any session; a session registers children of itself (`parentId` defaults to the caller). The token is returned once and stored hashed. With `heartbeatIntervalMs`, a session silent for longer than that is stopped automatically.
          */
         post: {
             parameters: {
@@ -285,6 +287,8 @@ export interface paths {
                         systemKind?: string;
                         /** @description Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent. */
                         agentId?: string;
+                        /** @description Auto-stop, in ms (5000–86400000): with no authenticated call for longer than this, the sweep stops the session (and its subtree) as POST /v1/sessions/{id}/stop would. Any call counts; an idle agent calls POST /v1/sessions/me/heartbeat. Absent or null: never auto-stopped. */
+                        heartbeatIntervalMs?: number | null;
                     } | null;
                 };
             };
@@ -349,6 +353,90 @@ export interface paths {
                 };
                 /** @description Problem codes: agent_not_registered */
                 422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sessions/me/heartbeat": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Heartbeat: I am alive
+         * @description Marks the calling session seen now, at once (no event). Any authenticated call does so too, within about a second; an idle agent whose session has a heartbeat interval calls this to stay alive. Sessions only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SessionHeartbeat"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -463,7 +551,7 @@ export interface paths {
         post?: never;
         /**
          * Soft-delete a session
-         * @description Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”). A user, the session itself or an ancestor may do it. Idempotent.
+         * @description Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”), and so do its active descendants’ (stopped, never deleted: `stoppedDescendants`). A Task Graph dispatch’s session among them is stopped and its graph records the dispatch interrupted. A user, the session itself or an ancestor may do it. Idempotent.
          */
         delete: {
             parameters: {
@@ -484,8 +572,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             session: components["schemas"]["Session"];
-                            /** @description Items reopened from this session’s claims */
+                            /** @description Items reopened from the claims of this session and of the descendants this stop stopped */
                             reopened: string[];
+                            /** @description The active descendants (any depth) this stop stopped with it, in id order */
+                            stoppedDescendants: string[];
                         };
                     };
                 };
@@ -561,7 +651,7 @@ export interface paths {
         put?: never;
         /**
          * Stop a session
-         * @description Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”). A user, the session itself or an ancestor may do it. Idempotent.
+         * @description Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”), and so do its active descendants’ (stopped, never deleted: `stoppedDescendants`). A Task Graph dispatch’s session among them is stopped and its graph records the dispatch interrupted. A user, the session itself or an ancestor may do it. Idempotent.
          */
         post: {
             parameters: {
@@ -582,8 +672,10 @@ export interface paths {
                     content: {
                         "application/json": {
                             session: components["schemas"]["Session"];
-                            /** @description Items reopened from this session’s claims */
+                            /** @description Items reopened from the claims of this session and of the descendants this stop stopped */
                             reopened: string[];
+                            /** @description The active descendants (any depth) this stop stopped with it, in id order */
+                            stoppedDescendants: string[];
                         };
                     };
                 };
@@ -6678,7 +6770,7 @@ export interface components {
              * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
              * @enum {string}
              */
-            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
@@ -6706,6 +6798,18 @@ export interface components {
             runsSweeps: boolean;
             sweeps: components["schemas"]["SweepHealthInput"][];
         };
+        SessionHoldingInput: {
+            /** @description How many in-progress items the session owns (exact) */
+            count: number;
+            /** @description The first 5 of them, longest held first */
+            items: {
+                id: string;
+                scope: string;
+                title: string;
+                /** @description When this claim began (the item went in-progress, or changed owner while in it) */
+                since: string;
+            }[];
+        };
         SessionInput: {
             id: string;
             name: string;
@@ -6726,7 +6830,20 @@ export interface components {
             createdBy: string;
             createdAt: string;
             stoppedAt?: string;
+            /**
+             * @description Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)
+             * @enum {string}
+             */
+            stopReason?: "requested" | "silent" | "ancestor" | "dispatch-ended";
             revision: number;
+            /** @description Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field */
+            lastSeenAt?: string;
+            /** @description When set: silent (no authenticated call) for longer than this, the sweep stops the session */
+            heartbeatIntervalMs?: number;
+            /** @description `status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep */
+            alive: boolean;
+            /** @description List and get: its in-progress items (count, and the longest held few) */
+            holding?: components["schemas"]["SessionHoldingInput"];
             /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
             progress?: {
                 done: number;
@@ -6738,6 +6855,14 @@ export interface components {
                 total: number;
                 scenarios: number;
             };
+        };
+        SessionHeartbeatInput: {
+            sessionId: string;
+            /** @description Now, on the database clock */
+            lastSeenAt: string;
+            heartbeatIntervalMs?: number;
+            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
+            autoStopAfter?: string;
         };
         /** @enum {string} */
         TodoStatusInput: "todo" | "in-progress" | "done" | "blocked";
@@ -8077,7 +8202,7 @@ export interface components {
              * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
              * @enum {string}
              */
-            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
@@ -8105,6 +8230,18 @@ export interface components {
             runsSweeps: boolean;
             sweeps: components["schemas"]["SweepHealth"][];
         };
+        SessionHolding: {
+            /** @description How many in-progress items the session owns (exact) */
+            count: number;
+            /** @description The first 5 of them, longest held first */
+            items: {
+                id: string;
+                scope: string;
+                title: string;
+                /** @description When this claim began (the item went in-progress, or changed owner while in it) */
+                since: string;
+            }[];
+        };
         Session: {
             id: string;
             name: string;
@@ -8125,7 +8262,20 @@ export interface components {
             createdBy: string;
             createdAt: string;
             stoppedAt?: string;
+            /**
+             * @description Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)
+             * @enum {string}
+             */
+            stopReason?: "requested" | "silent" | "ancestor" | "dispatch-ended";
             revision: number;
+            /** @description Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field */
+            lastSeenAt?: string;
+            /** @description When set: silent (no authenticated call) for longer than this, the sweep stops the session */
+            heartbeatIntervalMs?: number;
+            /** @description `status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep */
+            alive: boolean;
+            /** @description List and get: its in-progress items (count, and the longest held few) */
+            holding?: components["schemas"]["SessionHolding"];
             /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
             progress?: {
                 done: number;
@@ -8137,6 +8287,14 @@ export interface components {
                 total: number;
                 scenarios: number;
             };
+        };
+        SessionHeartbeat: {
+            sessionId: string;
+            /** @description Now, on the database clock */
+            lastSeenAt: string;
+            heartbeatIntervalMs?: number;
+            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
+            autoStopAfter?: string;
         };
         /** @enum {string} */
         TodoStatus: "todo" | "in-progress" | "done" | "blocked";
