@@ -2,7 +2,7 @@
  * What a session holds (issue 19): its in-progress items, for `GET /v1/sessions` and
  * `GET /v1/sessions/{id}`. Bounded so a session holding thousands stays cheap to list: the exact
  * count plus the {@link HOLDING_SHOWN} longest-held items (oldest claim first), each with the time
- * its claim began (`since` = `todos.claimed_at`, kept by a trigger, migration 0013). Two
+ * its claim began (`since` = `todos.claimed_at`, kept by a trigger, migration 0012). Two
  * statements per page of sessions, both on the owner index: a grouped count, and a lateral
  * top-N per session.
  */

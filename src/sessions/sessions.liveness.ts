@@ -16,7 +16,7 @@ import { fail } from '../http/errors.js';
 
 /** Shortest heartbeat interval a session may ask for, in ms (5 s: well above the ~1 s flush). */
 export const MIN_HEARTBEAT_INTERVAL_MS = 5000;
-/** Longest heartbeat interval, in ms (24 h). Also a CHECK constraint (migration 0013). */
+/** Longest heartbeat interval, in ms (24 h). Also a CHECK constraint (migration 0012). */
 export const MAX_HEARTBEAT_INTERVAL_MS = 86_400_000;
 /** How often a replica writes the session ids it saw, at most, in ms. */
 export const LAST_SEEN_FLUSH_MS = 1000;

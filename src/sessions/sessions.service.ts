@@ -45,10 +45,10 @@ export interface SessionView {
   createdBy: string;
   createdAt: string;
   stoppedAt?: string;
-  /** Why it stopped (absent while active, and on stops recorded before migration 0013). */
+  /** Why it stopped (absent while active, and on stops recorded before migration 0012). */
   stopReason?: StopReason;
   revision: number;
-  /** Last authenticated call, accurate to about a second (absent on sessions older than migration 0013). */
+  /** Last authenticated call, accurate to about a second (absent on sessions older than migration 0012). */
   lastSeenAt?: string;
   /** Auto-stop interval in ms, when set: silent longer than this, the sweep stops the session. */
   heartbeatIntervalMs?: number;

@@ -29,12 +29,12 @@ export const sessions = pgTable(
     /**
      * When the session last made an authenticated call (database clock), accurate to about a
      * second: each replica batches the ids it saw and writes them at most once a second
-     * (sessions.liveness.ts). Set at creation; null only on sessions created before 0013.
+     * (sessions.liveness.ts). Set at creation; null only on sessions created before 0012.
      */
     lastSeenAt: timestamp('last_seen_at', { withTimezone: true }).defaultNow(),
     /** Auto-stop: a session silent for longer than this many ms is stopped by the sweep; null = never. */
     heartbeatIntervalMs: integer('heartbeat_interval_ms'),
-    /** Why it stopped: `requested`, `silent`, `ancestor` or `dispatch-ended`; null while active (and on stops before 0013). */
+    /** Why it stopped: `requested`, `silent`, `ancestor` or `dispatch-ended`; null while active (and on stops before 0012). */
     stopReason: text('stop_reason'),
   },
   (t) => [

@@ -30,7 +30,7 @@ export const todos = pgTable(
     progressAt: timestamp('progress_at', { withTimezone: true }),
     /**
      * When the current claim began (the item went in-progress, or changed owner while in it); null
-     * when not in-progress. Set by a trigger (migration 0013), so every claim path keeps it.
+     * when not in-progress. Set by a trigger (migration 0012), so every claim path keeps it.
      */
     claimedAt: timestamp('claimed_at', { withTimezone: true }),
     revision: integer('revision').notNull().default(1),
