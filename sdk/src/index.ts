@@ -10,6 +10,7 @@
 export { createClient, CoordClient } from './client.js';
 export type { ClientOptions } from './transport.js';
 export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
+export type { ClaimContext, ClaimLoopOptions, WithClaimOptions, WithClaimResult, WorkSummary } from './work.js';
 export { SessionsApi } from './sessions.js';
 export { ScenariosApi } from './scenarios.js';
 export * from './graphs.js';

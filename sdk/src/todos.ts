@@ -4,6 +4,7 @@
  */
 import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
 import type { Transport } from './transport.js';
+import { claims, withClaim, work, type ClaimContext, type ClaimLoopOptions, type WithClaimOptions, type WithClaimResult, type WorkSummary } from './work.js';
 import type { AddTodoInput, ClaimResult, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
 
 /** Options of the edits that take an optimistic-concurrency guard. */
@@ -151,9 +152,33 @@ export class TodosApi {
    * eligible. Errors: `ClaimRequiresSession`, `InvalidRequest` (no_session_context, invalid_scope,
    * invalid_next_filter), `Forbidden`, `NotFound`, `Unauthorized` (the session stopped while waiting).
    */
-  async next(opts: NextInput = {}): Promise<ClaimResult> {
+  async next(opts: NextInput = {}, init: { signal?: AbortSignal } = {}): Promise<ClaimResult> {
     const body = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined)) as NextInput;
-    return this.t.unwrap('POST /v1/todos/next', this.t.api.POST('/v1/todos/next', { body }));
+    return this.t.unwrap('POST /v1/todos/next', this.t.api.POST('/v1/todos/next', { body, signal: init.signal }));
+  }
+
+  /**
+   * Claims (an id, or the next item a `NextInput` admits, waiting with `waitMs`), heartbeats the
+   * claim while `fn(item, {signal})` runs, then completes it with `fn`'s value as its result, or
+   * blocks it with the error's message when `fn` throws (and rethrows). `signal` aborts when a
+   * heartbeat finds the claim lost. `{claimed:false}` when `next` found nothing. See work.ts.
+   */
+  withClaim<T>(target: string | NextInput, fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>, opts?: WithClaimOptions<T>): Promise<WithClaimResult<T>> {
+    return withClaim(this, target, fn, opts);
+  }
+
+  /** Claims as they come: waiting `next` calls in a row, each claimed item yielded (you finish it). Ends on `signal` or after `max`. */
+  claims(opts?: ClaimLoopOptions): AsyncGenerator<TodoItem> {
+    return claims(this, opts);
+  }
+
+  /**
+   * A worker loop: every item claimed by waiting `next` goes through `withClaim` (done with
+   * `fn`'s result, or blocked with its error). Resolves `{done, blocked}` when `signal` aborts
+   * or after `max` claims.
+   */
+  work<T>(fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>, opts?: ClaimLoopOptions & WithClaimOptions<T>): Promise<WorkSummary> {
+    return work(this, fn, opts);
   }
 
   /**

@@ -1,0 +1,166 @@
+/**
+ * What an agent's work loop wants from the todo API (issue 19), built only on the public methods
+ * of `client.todos`: `withClaim` (claim, keep the lease alive while the work runs, then complete
+ * or block on its outcome), `claims` (an endless stream of claims from waiting `next`) and `work`
+ * (the two together: a worker loop).
+ */
+import { CoordError, Forbidden, LeaseExpired, NotFound } from './errors.js';
+import type { TodosApi } from './todos.js';
+import type { NextInput, TodoItem } from './types.js';
+
+/** Options of `withClaim`. */
+export interface WithClaimOptions<T> {
+  /**
+   * How often to heartbeat the claim while `fn` runs, in ms. Default: a third of the lease the
+   * server reported (`leaseExpiresAt` − claim time), at least 1000; no heartbeat when the
+   * server has no lease (`claim_lease = 0`).
+   */
+  heartbeatMs?: number;
+  /** The result stored with the item on `done` (default: `fn`'s return value; `undefined` stores none). */
+  result?: (value: T) => unknown;
+  /** The note of the block when `fn` throws (default: the error's message, at most 2000 bytes). */
+  blockNote?: (err: unknown) => string;
+}
+
+/** What `withClaim` did. `claimed:false` only when `next` found nothing eligible. */
+export type WithClaimResult<T> = { claimed: false } | { claimed: true; item: TodoItem; value: T };
+
+/**
+ * The work of one claim, for `fn`: `signal` aborts when the claim is lost (its lease expired or
+ * another session took it over, seen by a heartbeat); `fn` should then stop, since `done` will be refused.
+ */
+export interface ClaimContext {
+  signal: AbortSignal;
+}
+
+const clip = (s: string, bytes: number) => {
+  const b = Buffer.from(s, 'utf8');
+  return b.length <= bytes ? s : b.subarray(0, bytes).toString('utf8').replace(/\uFFFD$/, '');
+};
+
+/**
+ * Claims an item (an id: `claim`; a `NextInput`: `next`, waiting when it has `waitMs`), runs
+ * `fn(item, {signal})` while heartbeating the claim, then `done` with `fn`'s result when it
+ * resolves, or `block` with the error's message as the note when it throws (and rethrows).
+ * Resolves `{claimed:false}` when `next` found nothing. Errors: those of `claim`/`next` (e.g.
+ * `AlreadyClaimed` for an id), of `done`/`block` (e.g. `LeaseExpired` when the claim was lost
+ * while `fn` ran: `signal` had aborted), and `fn`'s own.
+ */
+export async function withClaim<T>(
+  todos: TodosApi,
+  target: string | NextInput,
+  fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>,
+  opts: WithClaimOptions<T> = {},
+): Promise<WithClaimResult<T>> {
+  let item: TodoItem;
+  if (typeof target === 'string') item = await todos.claim(target);
+  else {
+    const r = await todos.next(target);
+    if (!r.claimed || !r.item) return { claimed: false };
+    item = r.item;
+  }
+  return runClaimed(todos, item, fn, opts);
+}
+
+/** The second half of `withClaim`, for an item the caller has just claimed. */
+async function runClaimed<T>(todos: TodosApi, item: TodoItem, fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>, opts: WithClaimOptions<T>) {
+  const lost = new AbortController();
+  const every = opts.heartbeatMs ?? defaultHeartbeat(item);
+  const timer = every
+    ? setInterval(() => {
+        todos.heartbeat(item.id).catch((err) => {
+          // The claim is gone: tell `fn`. Other failures (network) are retried on the next tick.
+          if (err instanceof LeaseExpired || err instanceof Forbidden || err instanceof NotFound) lost.abort(err);
+        });
+      }, every)
+    : undefined;
+  timer?.unref?.();
+  let value: T;
+  try {
+    value = await fn(item, { signal: lost.signal });
+  } catch (err) {
+    if (timer) clearInterval(timer);
+    if (!lost.signal.aborted) {
+      const note = opts.blockNote ? opts.blockNote(err) : err instanceof Error ? err.message || err.name : String(err);
+      await todos.block(item.id, clip(note || 'failed', 2000)).catch((blockErr: unknown) => {
+        if (!(blockErr instanceof CoordError)) throw blockErr;
+      });
+    }
+    throw err;
+  }
+  if (timer) clearInterval(timer);
+  const result = opts.result ? opts.result(value) : value;
+  const done = await todos.done(item.id, result === undefined ? {} : { result });
+  return { claimed: true as const, item: done, value };
+}
+
+function defaultHeartbeat(item: TodoItem): number | undefined {
+  if (!item.leaseExpiresAt) return undefined;
+  const lease = Date.parse(item.leaseExpiresAt) - Date.parse(item.updatedAt);
+  return lease > 0 ? Math.max(1000, Math.floor(lease / 3)) : undefined;
+}
+
+/** Options of `claims` and `work`: the `next` filters, the wait per call and when to stop. */
+export interface ClaimLoopOptions extends Omit<NextInput, 'waitMs'> {
+  /** Each `next` waits up to this long for an item, in ms (default 30000, ≤ 60000). */
+  waitMs?: number;
+  /** Ends the loop (between calls, and a waiting call at once). */
+  signal?: AbortSignal;
+  /** Stop after this many claims (default: never). */
+  max?: number;
+}
+
+/**
+ * An endless stream of claims: waiting `next` calls, one after another, each item yielded as
+ * soon as it is claimed (the caller finishes it: `done`, `block`, or `withClaim`-style). Ends when
+ * `signal` aborts or after `max` claims. Errors: those of `next`.
+ */
+export async function* claims(todos: TodosApi, opts: ClaimLoopOptions = {}): AsyncGenerator<TodoItem> {
+  const { signal, max, waitMs = 30_000, ...filters } = opts;
+  let n = 0;
+  while (!signal?.aborted && (max === undefined || n < max)) {
+    const r = await todos.next({ ...filters, waitMs }, { signal }).catch((err: unknown) => {
+      if (signal?.aborted) return { claimed: false as const };
+      throw err;
+    });
+    if (r.claimed && r.item) {
+      n++;
+      yield r.item;
+    }
+  }
+}
+
+/** What `work` did. */
+export interface WorkSummary {
+  /** Items completed (`done`). */
+  done: number;
+  /** Items blocked because `fn` threw. */
+  blocked: number;
+}
+
+/**
+ * A worker loop: claims items as they appear (waiting `next`, `claims`) and runs each through
+ * `withClaim` (heartbeat while `fn` runs, then `done` with its result, or `block` with its error).
+ * An item whose `fn` throws is blocked and the loop goes on; a claim lost meanwhile is left to
+ * whoever holds it now. Ends when `signal` aborts or after `max` claims. Errors: those of
+ * `next`, `done` and `block` other than a lost claim.
+ */
+export async function work<T>(
+  todos: TodosApi,
+  fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>,
+  opts: ClaimLoopOptions & WithClaimOptions<T> = {},
+): Promise<WorkSummary> {
+  const { heartbeatMs, result, blockNote, ...loop } = opts;
+  const summary: WorkSummary = { done: 0, blocked: 0 };
+  for await (const item of claims(todos, loop)) {
+    try {
+      await runClaimed(todos, item, fn, { heartbeatMs, result, blockNote });
+      summary.done++;
+    } catch (err) {
+      if (err instanceof LeaseExpired || err instanceof Forbidden) continue; // the claim was lost
+      if (err instanceof CoordError) throw err;
+      summary.blocked++;
+    }
+  }
+  return summary;
+}
