@@ -272,7 +272,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -302,7 +305,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -338,7 +341,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: session_not_active */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, session_not_active */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -566,7 +569,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -587,7 +593,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -616,6 +622,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -835,7 +850,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -856,7 +874,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: invalid_scope, malformed_json, no_session_context, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -892,7 +910,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1485,7 +1503,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1504,7 +1525,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1540,7 +1561,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: already_claimed, dependency_blocked, managed_by_graph */
+                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1591,7 +1612,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1612,7 +1636,7 @@ export interface paths {
                         "application/json": components["schemas"]["ClaimResult"];
                     };
                 };
-                /** @description Problem codes: invalid_scope, no_session_context, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1641,6 +1665,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1690,7 +1723,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1713,7 +1749,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1749,7 +1785,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1809,7 +1845,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1834,7 +1873,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1870,7 +1909,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1930,7 +1969,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1953,7 +1995,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1989,7 +2031,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2049,7 +2091,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -2068,7 +2113,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2104,7 +2149,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2380,7 +2425,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2410,7 +2458,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2430,6 +2478,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2479,7 +2536,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2498,7 +2558,7 @@ export interface paths {
                         "application/json": components["schemas"]["CreatedScenario"];
                     };
                 };
-                /** @description Problem codes: malformed_json, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2534,7 +2594,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: scenario_name_taken, session_not_active */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, scenario_name_taken, session_not_active */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2782,7 +2842,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description Scenario name or id */
                     name: string;
@@ -2805,7 +2868,7 @@ export interface paths {
                         "application/json": components["schemas"]["PublishedResult"];
                     };
                 };
-                /** @description Problem codes: malformed_json, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2834,6 +2897,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scenario_member_not_found, scenario_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3045,7 +3117,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -3066,7 +3141,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: malformed_json, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3093,7 +3168,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: agent_exists */
+                /** @description Problem codes: agent_exists, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3305,7 +3380,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -3324,7 +3402,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphCreated"];
                     };
                 };
-                /** @description Problem codes: TASK_GRAPH_INVALID, malformed_json, validation_failed */
+                /** @description Problem codes: TASK_GRAPH_INVALID, invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3342,7 +3420,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3694,7 +3772,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -3716,7 +3797,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRunResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3752,7 +3833,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT */
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3803,7 +3884,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -3827,7 +3911,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphClaimResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3863,7 +3947,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT */
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3914,7 +3998,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -3938,7 +4025,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphHeartbeatResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3974,7 +4061,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4025,7 +4112,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4049,7 +4139,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphCompleteResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4085,7 +4175,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4154,7 +4244,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4178,7 +4271,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphFailResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4214,7 +4307,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4265,7 +4358,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4287,7 +4383,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4323,7 +4419,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4374,7 +4470,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4396,7 +4495,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4432,7 +4531,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4483,7 +4582,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4505,7 +4607,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4541,7 +4643,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4592,7 +4694,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4614,7 +4719,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4650,7 +4755,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4810,7 +4915,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4832,7 +4940,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphReviewResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4868,7 +4976,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4978,7 +5086,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -4999,7 +5110,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5017,7 +5128,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: intent_exists */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5234,7 +5345,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -5255,7 +5369,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5273,7 +5387,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: intent_exists, task_graph_exists */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists, task_graph_exists */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5503,7 +5617,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The graph id */
                     id: string;
@@ -5523,7 +5640,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5543,6 +5660,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5589,7 +5715,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The graph id */
                     id: string;
@@ -5609,7 +5738,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5629,6 +5758,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5678,7 +5816,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The graph id */
                     id: string;
@@ -5704,7 +5845,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5731,7 +5872,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, node_id_taken */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, node_id_taken */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5883,7 +6024,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -5905,7 +6049,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5941,7 +6085,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
+                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5989,7 +6133,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6011,7 +6158,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6047,7 +6194,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
+                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6095,7 +6242,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6117,7 +6267,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6153,7 +6303,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6201,7 +6351,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6223,7 +6376,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6250,7 +6403,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6298,7 +6451,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6322,7 +6478,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6358,7 +6514,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: dependency_blocked, invalid_transition */
+                /** @description Problem codes: dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6668,10 +6824,10 @@ export interface components {
         };
         SweepHealthInput: {
             /**
-             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
              * @enum {string}
              */
-            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
@@ -8047,10 +8203,10 @@ export interface components {
         };
         SweepHealth: {
             /**
-             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
              * @enum {string}
              */
-            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            sweep: "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
