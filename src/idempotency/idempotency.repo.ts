@@ -13,7 +13,7 @@ export interface StoredAnswer {
 
 /** The outcome of {@link beginKey}. */
 export type Begin =
-  /** No live row had the key: a pending row is now this request's (`createdAt`, as exact text, is its owner token). */
+  /** No live row had the key: a pending row is now this request's (`createdAt`, as exact text — a Date would drop the microseconds — is its owner token). */
   | { state: 'owned'; createdAt: string }
   /** A live row has the key: its fingerprint, its first request, and its answer when finished. */
   | { state: 'existing'; fingerprint: string; request: string; answer: StoredAnswer | null; expiresAt: Date };
@@ -62,12 +62,12 @@ export async function beginKey(sql: Sql, ref: KeyRef, request: string, fingerpri
 export async function finishKey(sql: Sql, ref: KeyRef, createdAt: string, answer: StoredAnswer): Promise<void> {
   await sql`
     update idempotency_keys set status = ${answer.status}, headers = ${JSON.stringify(answer.headers)}::text::jsonb, body = ${answer.body}
-     where principal = ${ref.principal} and key = ${ref.key} and created_at = ${createdAt}::timestamptz and status is null`;
+     where principal = ${ref.principal} and key = ${ref.key} and created_at = ${createdAt}::text::timestamptz and status is null`;
 }
 
 /** Deletes the pending row this request owns, so a retry runs afresh (a no-op if it no longer owns it). */
 export async function releaseKey(sql: Sql, ref: KeyRef, createdAt: string): Promise<void> {
-  await sql`delete from idempotency_keys where principal = ${ref.principal} and key = ${ref.key} and created_at = ${createdAt}::timestamptz and status is null`;
+  await sql`delete from idempotency_keys where principal = ${ref.principal} and key = ${ref.key} and created_at = ${createdAt}::text::timestamptz and status is null`;
 }
 
 const PURGE_BATCH = 1000;
