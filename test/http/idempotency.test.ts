@@ -6,7 +6,8 @@
  * the database clock.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../../src/idempotency/idempotency.fingerprint.js';
+import { loadConfig } from '../../src/config.js';
+import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '../../src/idempotency/idempotency.fingerprint.js';
 import { runSweep } from '../../src/sweeps/sweeps.js';
 import { addItem, startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
@@ -309,5 +310,31 @@ describe('expiry', () => {
     } finally {
       await short.close();
     }
+  });
+});
+
+describe('configuration and fingerprint', () => {
+  const env = (extra: Record<string, string>) => ({ COORD_DATA_DIR: '/tmp/coord-idempotency-test', ...extra });
+  it('should default COORD_IDEMPOTENCY_TTL to 24 h, read a duration, and refuse one under 1 s or over 30 d', () => {
+    expect(loadConfig(env({})).idempotencyTtlMs).toBe(86_400_000);
+    expect(loadConfig(env({ COORD_IDEMPOTENCY_TTL: '10m' })).idempotencyTtlMs).toBe(600_000);
+    expect(() => loadConfig(env({ COORD_IDEMPOTENCY_TTL: '10ms' }))).toThrow(/COORD_IDEMPOTENCY_TTL must be at least 1000 ms/);
+    expect(() => loadConfig(env({ COORD_IDEMPOTENCY_TTL: '31d' }))).toThrow(/COORD_IDEMPOTENCY_TTL must be at most/);
+    expect(() => loadConfig(env({ COORD_IDEMPOTENCY_TTL: 'soon' }))).toThrow(/COORD_IDEMPOTENCY_TTL/);
+  });
+
+  it('should canonicalise bodies (sorted keys, any depth) and parse bare and quoted keys', () => {
+    expect(canonicalJson({ b: [1, { d: null, c: 'x' }], a: true })).toBe('{"a":true,"b":[1,{"c":"x","d":null}]}');
+    expect(canonicalJson(undefined)).toBe('');
+    let deep: unknown = 0;
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(canonicalJson(deep)).toHaveLength(200_001);
+    expect(requestFingerprint('POST', '/v1/x?b=2&a=1', { y: 1, x: 2 })).toBe(requestFingerprint('POST', '/v1/x?a=1&b=2', { x: 2, y: 1 }));
+    expect(requestFingerprint('POST', '/v1/x', {})).not.toBe(requestFingerprint('POST', '/v1/y', {}));
+    expect(parseIdempotencyKey('abc')).toBe('abc');
+    expect(parseIdempotencyKey('"abc"')).toBe('abc');
+    expect(parseIdempotencyKey('"a\\"b"')).toBe('a"b');
+    expect(parseIdempotencyKey('"a"b"')).toBeNull();
+    expect(parseIdempotencyKey('')).toBeNull();
   });
 });
