@@ -9,22 +9,32 @@
  *    printable ASCII characters (bare, or the draft's quoted form), else 400
  *    `invalid_idempotency_key`. The fingerprint is taken from the body as sent: sha256 of the
  *    method, the path with sorted query and the canonical JSON body (idempotency.fingerprint.ts).
+ *    The raw key is used here only to derive two values (idempotency.seal.ts) and then dropped:
+ *    the row's lookup hash (sha256 of a label, the principal and the key) and the answer's
+ *    encryption key (HKDF-SHA256 of the key, another label, the principal).
  * 2. `preHandler` (after validation, just before the handler): one statement inserts a pending
- *    row for (principal, key), or finds the live one (idempotency.repo.ts `beginKey`):
+ *    row for (principal, key hash), or finds the live one (idempotency.repo.ts `beginKey`):
  *    - new (or the old one expired, by the database clock): this request owns it and runs;
- *    - finished with the same fingerprint: the stored answer is replayed (status, body,
- *      `content-type`, `etag`, `location`, … and `Idempotent-Replayed: true`); nothing runs;
+ *    - finished with the same fingerprint: the stored answer is opened with the key from this
+ *      request and replayed (status, body, `content-type`, `etag`, `location`, … and
+ *      `Idempotent-Replayed: true`); nothing runs. If it does not open (the row was altered),
+ *      409 `idempotency_key_reused`: the key cannot be used again, nothing runs;
  *    - a different fingerprint (another body, method or path), finished or not: 409
  *      `idempotency_key_reused` (the draft says 422; issue 19 says 409);
  *    - pending with the same fingerprint: 409 `idempotency_key_in_progress`, `Retry-After: 1`.
  * 3. `onSend` (before the answer leaves, so a client that saw any answer finds it stored): the
- *    owner stores status, headers and body; except answers a retry may change and that wrote
+ *    owner stores the status, and the headers and body sealed with AES-256-GCM; except answers a retry may change and that wrote
  *    nothing — 429 and every 5xx (`busy`, `database_unavailable`, `shutting_down`, a bug) — for
  *    which it deletes the pending row, so the retry runs again. Every other answer is final:
  *    201/200, and 4xx refusals (404, 409 `already_claimed`, 422 …), replayed as they were.
  *
  * Errors before step 2 (401 from authentication, 429 from the rate limit, 503 from a draining
  * replica, 400/413/415 from parsing and validation) write no row, so nothing is remembered.
+ *
+ * What the database holds: never the key, and never an answer in the clear — an answer can hold a
+ * secret (`POST /v1/sessions` returns the session's one-time token), and the answer is stored
+ * encrypted under a key only the client holds. A dump of `idempotency_keys` shows who sent a
+ * request, its method and path, a fingerprint, the status and timestamps.
  *
  * Where the guarantee ends (docs/architecture.md "Safe retries"): if the replica dies (or its
  * database connection does, for good) between the handler's commit and step 3, the pending row
@@ -41,7 +51,8 @@ import type { Sql } from '../db/client.js';
 import { DomainError, ERROR_CATALOGUE, type ErrorCode } from '../http/errors.js';
 import { Problem } from '../http/problem.js';
 import { parseIdempotencyKey, requestFingerprint } from './idempotency.fingerprint.js';
-import { beginKey, finishKey, releaseKey, type KeyRef, type StoredAnswer } from './idempotency.repo.js';
+import { beginKey, finishKey, releaseKey, type KeyRef } from './idempotency.repo.js';
+import { answerKey, keyHash, openAnswer, sealAnswer, type SealContext } from './idempotency.seal.js';
 
 /** The request header, lower-case as Node delivers it. */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -77,6 +88,8 @@ declare module 'fastify' {
 
 interface IdempotencyState {
   ref: KeyRef;
+  /** The answer's AES-256-GCM key, derived from the raw key (which is not kept). */
+  secret: Buffer;
   request: string;
   fingerprint: string;
   /** `new` until step 2; `owned` while this request holds the pending row; `replayed`; `settled`. */
@@ -142,7 +155,7 @@ async function persist(app: FastifyInstance, timers: Set<NodeJS.Timeout>, what: 
   }
 }
 
-function replay(reply: FastifyReply, answer: StoredAnswer): FastifyReply {
+function replay(reply: FastifyReply, answer: { status: number; headers: Record<string, string>; body: Buffer }): FastifyReply {
   reply.code(answer.status);
   for (const [k, v] of Object.entries(answer.headers)) reply.header(k, v);
   reply.header(REPLAYED_HEADER, 'true');
@@ -173,8 +186,10 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
       );
     }
     const path = req.url;
+    const principal = `${req.principal.kind}:${req.principal.id}`;
     req.idempotency = {
-      ref: { principal: `${req.principal.kind}:${req.principal.id}`, key },
+      ref: { principal, keyHash: keyHash(principal, key) },
+      secret: answerKey(principal, key),
       request: `${req.method} ${path.split('?')[0]}`,
       fingerprint: requestFingerprint(req.method, path, req.body),
       phase: 'new',
@@ -208,8 +223,20 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
         { 'retry-after': '1' },
       );
     }
+    const context: SealContext = { keyHash: state.ref.keyHash, status: found.answer.status, fingerprint: found.fingerprint, request: found.request };
+    const opened = openAnswer(state.secret, context, found.answer.sealed);
+    if (!opened) {
+      // The hash matched, so only an altered row (or a sha256 collision) gets here. Not a 500, and not
+      // "absent" (running the request again could do it twice): the key is spent.
+      throw new DomainError(
+        'idempotency_key_reused',
+        `the answer stored under this Idempotency-Key (first used for ${found.request}) could not be decrypted with it, so it cannot be replayed; nothing was done. ` +
+          'Read the state (GET) to learn whether the first request took effect; use a new key for a new request.',
+        { firstRequest: found.request, expiresAt: found.expiresAt.toISOString() },
+      );
+    }
     state.phase = 'replayed';
-    return replay(reply, found.answer);
+    return replay(reply, { status: found.answer.status, ...opened });
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -224,7 +251,9 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
         const v = reply.getHeader(name);
         if (v !== undefined) headers[name] = Array.isArray(v) ? v.join(', ') : String(v);
       }
-      const answer = { status: reply.statusCode, headers, body };
+      const status = reply.statusCode;
+      const context: SealContext = { keyHash: state.ref.keyHash, status, fingerprint: state.fingerprint, request: state.request };
+      const answer = { status, sealed: sealAnswer(state.secret, context, headers, body) };
       await persist(app, timers, 'store an answer', () => finishKey(sql, state.ref, createdAt, answer));
     } else {
       // Not final (or a streamed body that cannot be replayed): let a retry run again.

@@ -1,14 +1,15 @@
 /**
  * The `idempotency_keys` statements (table: idempotency.table.ts). Every time comparison uses the
- * database clock (`now()`), so replicas with skewed clocks agree on what has expired.
+ * database clock (`now()`), so replicas with skewed clocks agree on what has expired. Rows are
+ * found by the key's hash and hold the answer sealed (idempotency.seal.ts); nothing here sees the
+ * raw key or the answer in the clear.
  */
 import type { Sql } from '../db/client.js';
 
-/** A finished answer as stored. */
+/** A finished answer as stored: its status in the clear, headers and body sealed (`sealAnswer`). */
 export interface StoredAnswer {
   status: number;
-  headers: Record<string, string>;
-  body: Buffer;
+  sealed: Buffer;
 }
 
 /** The outcome of {@link beginKey}. */
@@ -18,10 +19,10 @@ export type Begin =
   /** A live row has the key: its fingerprint, its first request, and its answer when finished. */
   | { state: 'existing'; fingerprint: string; request: string; answer: StoredAnswer | null; expiresAt: Date };
 
-/** The key of a row: who sent it and the header's value. */
+/** The key of a row: who sent it and the hash of the header's value (`keyHash`). */
 export interface KeyRef {
   principal: string;
-  key: string;
+  keyHash: string;
 }
 
 /**
@@ -31,19 +32,19 @@ export interface KeyRef {
  */
 export async function beginKey(sql: Sql, ref: KeyRef, request: string, fingerprint: string, ttlMs: number): Promise<Begin | null> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const rows = await sql<{ state: 'owned' | 'existing'; created_at: string; fingerprint: string | null; request: string | null; status: number | null; headers: Record<string, string> | null; body: Buffer | null; expires_at: Date | null }[]>`
+    const rows = await sql<{ state: 'owned' | 'existing'; created_at: string; fingerprint: string | null; request: string | null; status: number | null; answer: Buffer | null; expires_at: Date | null }[]>`
       with ins as (
-        insert into idempotency_keys as k (principal, key, request, fingerprint, expires_at)
-        values (${ref.principal}, ${ref.key}, ${request}, ${fingerprint}, now() + make_interval(secs => ${ttlMs}::float8 / 1000))
-        on conflict (principal, key) do update
-          set request = excluded.request, fingerprint = excluded.fingerprint, status = null, headers = null, body = null,
+        insert into idempotency_keys as k (principal, key_hash, request, fingerprint, expires_at)
+        values (${ref.principal}, ${ref.keyHash}, ${request}, ${fingerprint}, now() + make_interval(secs => ${ttlMs}::float8 / 1000))
+        on conflict (principal, key_hash) do update
+          set request = excluded.request, fingerprint = excluded.fingerprint, status = null, answer = null,
               created_at = now(), expires_at = excluded.expires_at
           where k.expires_at <= now()
         returning k.created_at::text as created_at)
-      select 'owned' as state, created_at, null::text as fingerprint, null::text as request, null::int as status, null::jsonb as headers, null::bytea as body, null::timestamptz as expires_at from ins
+      select 'owned' as state, created_at, null::text as fingerprint, null::text as request, null::int as status, null::bytea as answer, null::timestamptz as expires_at from ins
       union all
-      select 'existing', k.created_at::text, k.fingerprint, k.request, k.status, k.headers, k.body, k.expires_at from idempotency_keys k
-       where k.principal = ${ref.principal} and k.key = ${ref.key} and k.expires_at > now() and not exists (select 1 from ins)`;
+      select 'existing', k.created_at::text, k.fingerprint, k.request, k.status, k.answer, k.expires_at from idempotency_keys k
+       where k.principal = ${ref.principal} and k.key_hash = ${ref.keyHash} and k.expires_at > now() and not exists (select 1 from ins)`;
     const r = rows[0];
     if (!r) continue;
     if (r.state === 'owned') return { state: 'owned', createdAt: r.created_at };
@@ -52,7 +53,7 @@ export async function beginKey(sql: Sql, ref: KeyRef, request: string, fingerpri
       fingerprint: r.fingerprint!,
       request: r.request!,
       expiresAt: r.expires_at!,
-      answer: r.status === null ? null : { status: r.status, headers: r.headers ?? {}, body: r.body ?? Buffer.alloc(0) },
+      answer: r.status === null ? null : { status: r.status, sealed: r.answer ?? Buffer.alloc(0) },
     };
   }
   return null;
@@ -61,13 +62,13 @@ export async function beginKey(sql: Sql, ref: KeyRef, request: string, fingerpri
 /** Stores the answer on the pending row this request owns (a no-op if it no longer owns it). */
 export async function finishKey(sql: Sql, ref: KeyRef, createdAt: string, answer: StoredAnswer): Promise<void> {
   await sql`
-    update idempotency_keys set status = ${answer.status}, headers = ${JSON.stringify(answer.headers)}::text::jsonb, body = ${answer.body}
-     where principal = ${ref.principal} and key = ${ref.key} and created_at = ${createdAt}::text::timestamptz and status is null`;
+    update idempotency_keys set status = ${answer.status}, answer = ${answer.sealed}
+     where principal = ${ref.principal} and key_hash = ${ref.keyHash} and created_at = ${createdAt}::text::timestamptz and status is null`;
 }
 
 /** Deletes the pending row this request owns, so a retry runs afresh (a no-op if it no longer owns it). */
 export async function releaseKey(sql: Sql, ref: KeyRef, createdAt: string): Promise<void> {
-  await sql`delete from idempotency_keys where principal = ${ref.principal} and key = ${ref.key} and created_at = ${createdAt}::text::timestamptz and status is null`;
+  await sql`delete from idempotency_keys where principal = ${ref.principal} and key_hash = ${ref.keyHash} and created_at = ${createdAt}::text::timestamptz and status is null`;
 }
 
 const PURGE_BATCH = 1000;

@@ -3,11 +3,12 @@
  * real HTTP against a real Postgres. A repeat replays the first answer and writes nothing; another
  * body under the key is 409 `idempotency_key_reused`; a repeat while the first runs is 409
  * `idempotency_key_in_progress`; 503/429 are not remembered; keys are per principal and expire on
- * the database clock.
+ * the database clock; the table holds neither the keys nor the answers in the clear.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { canonicalJson, parseIdempotencyKey, requestFingerprint } from '../../src/idempotency/idempotency.fingerprint.js';
+import { answerKey, keyHash, openAnswer, sealAnswer } from '../../src/idempotency/idempotency.seal.js';
 import { runSweep } from '../../src/sweeps/sweeps.js';
 import { addItem, startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
@@ -170,8 +171,8 @@ describe('conflicts', () => {
     const s = await t.session();
     const k = key();
     const fp = requestFingerprint('POST', '/v1/todos', { title: 'pending' });
-    await t.sql`insert into idempotency_keys (principal, key, request, fingerprint, expires_at)
-                values (${`session:${s.id}`}, ${k}, 'POST /v1/todos', ${fp}, now() + interval '1 hour')`;
+    await t.sql`insert into idempotency_keys (principal, key_hash, request, fingerprint, expires_at)
+                values (${`session:${s.id}`}, ${keyHash(`session:${s.id}`, k)}, 'POST /v1/todos', ${fp}, now() + interval '1 hour')`;
     const r = await s.client.post('/v1/todos', { title: 'pending' }, K(k));
     expect(r.status).toBe(409);
     expect(r.body.code).toBe('idempotency_key_in_progress');
@@ -249,7 +250,7 @@ describe('what is not remembered', () => {
     await tx;
     expect(first.status).toBe(503);
     expect(first.body.code).toBe('busy');
-    const [{ n: rows }] = await t.sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys where key = ${k}`;
+    const [{ n: rows }] = await t.sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
     expect(rows).toBe(0);
     const second = await s.client.post(`/v1/todos/${item.id}/claim`, undefined, K(k));
     expect(second.status).toBe(200);
@@ -282,11 +283,11 @@ describe('expiry', () => {
       const k = key();
       const a = await s.client.post('/v1/todos', { title: 'ttl' }, K(k));
       expect(a.status).toBe(201);
-      const [{ ttl }] = await short.sql<{ ttl: number }[]>`select extract(epoch from expires_at - created_at)::float8 as ttl from idempotency_keys where key = ${k}`;
+      const [{ ttl }] = await short.sql<{ ttl: number }[]>`select extract(epoch from expires_at - created_at)::float8 as ttl from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
       expect(ttl).toBeCloseTo(1, 3);
       // Wait for the database clock, not ours, to pass expires_at.
       for (;;) {
-        const [{ expired }] = await short.sql<{ expired: boolean }[]>`select expires_at <= now() as expired from idempotency_keys where key = ${k}`;
+        const [{ expired }] = await short.sql<{ expired: boolean }[]>`select expires_at <= now() as expired from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
         if (expired) break;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -310,6 +311,77 @@ describe('expiry', () => {
     } finally {
       await short.close();
     }
+  });
+});
+
+describe('what the table holds', () => {
+  /** Every row of idempotency_keys as text (bytea as hex), for searching. */
+  async function rowsAsText(): Promise<string[]> {
+    const rows = await t.sql<{ row: string }[]>`select k::text as row from idempotency_keys k`;
+    return rows.map((r) => r.row);
+  }
+  /** The forms a secret could take in a row's text: as is, hex (bytea), base64. */
+  const forms = (secret: string) => [secret, Buffer.from(secret).toString('hex'), Buffer.from(secret).toString('base64')];
+
+  it('should store neither the key nor the one-time session token of POST /v1/sessions, and still replay the token', async () => {
+    const k = `${crypto.randomUUID()}-session`;
+    const a = await t.admin.post('/v1/sessions', { name: 'sealed' }, K(k));
+    expect(a.status).toBe(201);
+    const token: string = a.body.token;
+    expect(token.length).toBeGreaterThan(16);
+    const rows = await rowsAsText();
+    expect(rows.some((r) => r.includes('POST /v1/sessions'))).toBe(true);
+    for (const row of rows) {
+      for (const secret of [...forms(k), ...forms(token)]) expect(row.includes(secret), `${secret} in ${row}`).toBe(false);
+    }
+    const b = await t.admin.post('/v1/sessions', { name: 'sealed' }, K(k));
+    expect(b.status).toBe(201);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(b.body.token).toBe(token);
+    expect(b.body).toEqual(a.body);
+    expect(b.headers.get('location')).toBe(a.headers.get('location'));
+    // The replayed token works: it authenticates as the session.
+    expect((await t.admin.as(token).get('/v1/todos')).status).toBe(200);
+  });
+
+  it('should answer 409 idempotency_key_reused, not a 500 or a second run, when a stored answer does not open', async () => {
+    const s = await t.session();
+    const k = key();
+    const a = await s.client.post('/v1/todos', { title: 'sealed once' }, K(k));
+    expect(a.status).toBe(201);
+    const hash = keyHash(`session:${s.id}`, k);
+    // Flip one byte of the ciphertext (past the 12-byte iv and 16-byte tag): the tag no longer matches.
+    await t.sql`update idempotency_keys set answer = overlay(answer placing decode(lpad(to_hex(get_byte(answer, 28) # 1), 2, '0'), 'hex') from 29 for 1) where key_hash = ${hash}`;
+    const b = await s.client.post('/v1/todos', { title: 'sealed once' }, K(k));
+    expect(b.status).toBe(409);
+    expect(b.body).toMatchObject({ code: 'idempotency_key_reused', firstRequest: 'POST /v1/todos' });
+    expect(b.body.detail).toMatch(/could not be decrypted/);
+    // The status is bound to the sealed answer too: an edited status does not open either.
+    const k2 = key();
+    expect((await s.client.post('/v1/todos', { title: 'status bound' }, K(k2))).status).toBe(201);
+    await t.sql`update idempotency_keys set status = 200 where key_hash = ${keyHash(`session:${s.id}`, k2)}`;
+    expect((await s.client.post('/v1/todos', { title: 'status bound' }, K(k2))).body.code).toBe('idempotency_key_reused');
+    expect((await scopeItems(s.client)).map((i) => i.title).sort()).toEqual(['sealed once', 'status bound']);
+  });
+
+  it('should derive a lookup hash and an encryption key that differ per principal and key, and open only with the right one', () => {
+    const h = keyHash('session:a', 'k');
+    expect(h).toMatch(/^[0-9a-f]{64}$/);
+    expect(keyHash('session:b', 'k')).not.toBe(h);
+    expect(keyHash('session:a', 'k2')).not.toBe(h);
+    const secret = answerKey('session:a', 'k');
+    expect(secret).toHaveLength(32);
+    expect(secret.toString('hex')).not.toBe(h);
+    expect(answerKey('session:b', 'k').equals(secret)).toBe(false);
+    const ctx = { keyHash: h, status: 201, fingerprint: 'f', request: 'POST /v1/x' };
+    const sealed = sealAnswer(secret, ctx, { etag: '"1"' }, Buffer.from('{"token":"s3cret"}'));
+    expect(sealed.includes(Buffer.from('s3cret'))).toBe(false);
+    expect(openAnswer(secret, ctx, sealed)).toEqual({ headers: { etag: '"1"' }, body: Buffer.from('{"token":"s3cret"}') });
+    expect(openAnswer(answerKey('session:a', 'other'), ctx, sealed)).toBeNull();
+    expect(openAnswer(secret, { ...ctx, fingerprint: 'g' }, sealed)).toBeNull();
+    expect(openAnswer(secret, ctx, sealed.subarray(0, 20))).toBeNull();
+    // A fresh iv each time: the same answer never seals to the same bytes.
+    expect(sealAnswer(secret, ctx, {}, Buffer.alloc(0)).equals(sealAnswer(secret, ctx, {}, Buffer.alloc(0)))).toBe(false);
   });
 });
 

@@ -7,6 +7,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { ConnectionFailed, createClient, type CoordClient } from '@coord/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyHash } from '../../src/idempotency/idempotency.seal.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -20,12 +21,14 @@ afterAll(async () => t?.close());
 /**
  * A TCP proxy to the test server. `dropNext(prefix)` arms it: the next request whose first line
  * starts with `prefix` is forwarded whole, and the connection is cut the moment the server's
- * answer arrives, so the server acted but the client never hears back.
+ * answer arrives, so the server acted but the client never hears back. `keys` holds the
+ * `Idempotency-Key` each request line was sent with (the database keeps only its hash).
  */
 async function proxy(target: string) {
   const { hostname, port } = new URL(target);
   let armed: string | undefined;
   const seen: string[] = [];
+  const keys: string[] = [];
   const sockets = new Set<Socket>();
   const server: Server = createServer((client) => {
     sockets.add(client);
@@ -33,9 +36,11 @@ async function proxy(target: string) {
     sockets.add(upstream);
     let dropping = false;
     client.on('data', (chunk) => {
-      const line = chunk.toString('latin1').split('\r\n', 1)[0];
+      const text = chunk.toString('latin1');
+      const line = text.split('\r\n', 1)[0];
       if (/^[A-Z]+ \//.test(line)) {
         seen.push(line);
+        keys.push(/\r\nidempotency-key: *([^\r]*)\r\n/i.exec(text)?.[1] ?? '');
         if (armed && line.startsWith(armed)) {
           armed = undefined;
           dropping = true;
@@ -62,6 +67,7 @@ async function proxy(target: string) {
   return {
     url: `http://127.0.0.1:${(server.address() as { port: number }).port}`,
     seen,
+    keys,
     dropNext(prefix: string) {
       armed = prefix;
     },
@@ -123,34 +129,43 @@ describe('SDK retries with Idempotency-Key', () => {
   });
 
   it('should retry a 503 busy with the same key until it succeeds', async () => {
-    const { token } = await admin.sessions.create({});
-    const c = createClient({ baseUrl: t.base, token, retryMinDelayMs: 10 });
-    const item = await c.todos.add({ title: 'busy' });
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let locked!: () => void;
-    const isLocked = new Promise<void>((r) => (locked = r));
-    const tx = t.sql.begin(async (q) => {
-      await q`select id from todos where id = ${item.id} for update`;
-      locked();
-      await held;
-    });
-    await isLocked;
-    const claim = c.todos.claim(item.id);
-    // Release the lock once a claim has waited on it and given up (busy_timeout 200 ms): a 503.
-    for (;;) {
-      const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys where request = ${`POST /v1/todos/${item.id}/claim`}`;
-      const [{ w }] = await t.sql<{ w: number }[]>`select count(*)::int as w from pg_locks where not granted`;
-      if (n === 0 && w === 0 && (await seenBusy())) break;
-      await new Promise((r) => setTimeout(r, 20));
+    const { session, token } = await admin.sessions.create({});
+    const p = await proxy(t.base);
+    try {
+      const c = createClient({ baseUrl: p.url, token, retryMinDelayMs: 10 });
+      const item = await c.todos.add({ title: 'busy' });
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      const tx = t.sql.begin(async (q) => {
+        await q`select id from todos where id = ${item.id} for update`;
+        locked();
+        await held;
+      });
+      await isLocked;
+      const claim = c.todos.claim(item.id);
+      // Release the lock once a claim has waited on it and given up (busy_timeout 200 ms): a 503.
+      for (;;) {
+        const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys where request = ${`POST /v1/todos/${item.id}/claim`}`;
+        const [{ w }] = await t.sql<{ w: number }[]>`select count(*)::int as w from pg_locks where not granted`;
+        if (n === 0 && w === 0 && (await seenBusy())) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      release();
+      await tx;
+      const claimed = await claim;
+      expect(claimed).toMatchObject({ status: 'in-progress', revision: 2 });
+      // Every attempt carried the same random UUID; the one row holds only its hash.
+      const sent = p.keys.filter((_, i) => p.seen[i].startsWith(`POST /v1/todos/${item.id}/claim `));
+      expect(sent.length).toBeGreaterThanOrEqual(2);
+      expect(new Set(sent).size).toBe(1);
+      expect(sent[0]).toMatch(/^[0-9a-f-]{36}$/);
+      const rows = await t.sql<{ key_hash: string }[]>`select key_hash from idempotency_keys where request = ${`POST /v1/todos/${item.id}/claim`}`;
+      expect(rows.map((r) => r.key_hash)).toEqual([keyHash(`session:${session.id}`, sent[0])]);
+    } finally {
+      await p.close();
     }
-    release();
-    await tx;
-    const claimed = await claim;
-    expect(claimed).toMatchObject({ status: 'in-progress', revision: 2 });
-    const keys = await t.sql<{ key: string }[]>`select key from idempotency_keys where request = ${`POST /v1/todos/${item.id}/claim`}`;
-    expect(keys).toHaveLength(1);
-    expect(keys[0].key).toMatch(/^[0-9a-f-]{36}$/);
   });
 });
 
