@@ -16,6 +16,7 @@ import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { clientErrorHandler, frameworkErrors, isDatabaseUnavailable, registerErrorHandler } from './http/error-handler.js';
 import { registerDrain } from './http/drain.js';
+import { registerIdempotency } from './idempotency/idempotency.plugin.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';
 import { Metrics } from './metrics/metrics.js';
@@ -142,6 +143,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'last-seen flush: database unavailable; kept for the next one') : app.log.error({ err }, 'last-seen flush failed'),
   );
   registerAuth(app, sql, principals, deps.documentOnly ? undefined : lastSeen);
+  // After authentication (keys are per principal), before any route (it documents them as added).
+  registerIdempotency(app, sql, config);
   const events = eventsRoutes(app, { sql, hub, config, metrics });
   openStreams = events.openStreams;
   sessionsRoutes(app, { sql, config });

@@ -84,6 +84,11 @@ export interface Config {
   rateLimit: number;
   /** The rate limit's window in ms (a fixed window per key). */
   rateLimitWindowMs: number;
+  /**
+   * How long an `Idempotency-Key` and its stored answer are kept, in ms (`COORD_IDEMPOTENCY_TTL`,
+   * default 24 h, 1 s – 30 d), on the database clock; after it the key is forgotten (issue 19).
+   */
+  idempotencyTtlMs: number;
   todo: TodoConfig;
 }
 
@@ -94,6 +99,9 @@ export interface Config {
  * "Performance") from taking a replica from the rest of the fleet.
  */
 export const RATE_LIMIT_DEFAULT = 6000;
+
+/** Default `COORD_IDEMPOTENCY_TTL`: 24 h (the IETF draft leaves the window to the server; Stripe's is 24 h). */
+export const IDEMPOTENCY_TTL_DEFAULT = 86_400_000;
 
 export const TODO_DEFAULTS: TodoConfig = {
   emitEvents: 'all',
@@ -182,6 +190,7 @@ const EnvSchema = z.object({
   COORD_GROUP_COMMIT: z.coerce.number().int().min(1).max(1000).default(64),
   COORD_RATE_LIMIT: z.coerce.number().int('COORD_RATE_LIMIT must be a whole number (0 turns rate limiting off)').min(0).max(100_000_000).default(RATE_LIMIT_DEFAULT),
   COORD_RATE_LIMIT_WINDOW: duration('COORD_RATE_LIMIT_WINDOW', { minMs: 1000, maxMs: 86_400_000 }).default(60_000),
+  COORD_IDEMPOTENCY_TTL: duration('COORD_IDEMPOTENCY_TTL', { minMs: 1000, maxMs: 30 * 86_400_000 }).default(IDEMPOTENCY_TTL_DEFAULT),
 });
 
 function formatIssues(err: z.ZodError, where: string): string {
@@ -276,6 +285,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     groupCommitMax: e.COORD_GROUP_COMMIT,
     rateLimit: e.COORD_RATE_LIMIT,
     rateLimitWindowMs: e.COORD_RATE_LIMIT_WINDOW,
+    idempotencyTtlMs: e.COORD_IDEMPOTENCY_TTL,
     todo: loadTodoConfig(env, configFile),
   };
 }
@@ -300,6 +310,7 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     // Tests drive one token hard on purpose; the rate-limit tests turn it on.
     rateLimit: 0,
     rateLimitWindowMs: 60_000,
+    idempotencyTtlMs: IDEMPOTENCY_TTL_DEFAULT,
     ...overrides,
     todo: { ...TODO_DEFAULTS, ...(overrides.todo ?? {}) },
   };

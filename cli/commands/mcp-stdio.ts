@@ -7,7 +7,7 @@
  * `_dispatch`, `_recover`, `_stop`, `_cleanup`, `_integrate`, `_review` run here as the matching
  * `coord graph …` commands do. stdout carries JSON-RPC only; notes go to stderr.
  */
-import { CoordError } from '@coord/sdk';
+import { CoordError, retryingFetch } from '@coord/sdk';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { createMcpServer, parseToolSets, type Backend, type LocalTool } from '../../mcp/server.js';
 import type { JsonSchema } from '../../mcp/tools.js';
@@ -74,9 +74,12 @@ export async function serveStdio(ctx: Ctx<{ tools?: string; root?: string }>, op
     (r) => (r.ok ? r.json() : Promise.reject(new Error(`GET ${url}/openapi.json answered ${r.status}`))),
     (err: Error) => Promise.reject(new Error(`cannot reach Coord at ${url}: ${err.message}`)),
   );
+  // The SDK's retrying fetch: each POST a tool makes carries an Idempotency-Key and is retried
+  // with it on a dropped connection, 503, 429 or 409 idempotency_key_in_progress (README "Safe retries").
+  const send = retryingFetch(fetch);
   const backend: Backend = {
     async call(method, path, body) {
-      const r = await fetch(url + path, {
+      const r = await send(url + path, {
         method,
         headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),

@@ -11,7 +11,7 @@
  * | `Unauthorized`      | 401                |                                                                     |
  * | `Forbidden`         | 403                | `ClaimRequiresSession`, `ReservedForAssignee`                       |
  * | `NotFound`          | 404                | (`todo_not_found`, `session_not_found`, `scope_not_found`, …)       |
- * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive`, `TaskStateConflict` |
+ * | `Conflict`          | 409                | `AlreadyClaimed`, `DependencyBlocked`, `InvalidTransition`, `LeaseExpired`, `TodoReferenced`, `SessionNotActive`, `TaskStateConflict`, `IdempotencyKeyReused`, `IdempotencyKeyInProgress` |
  * | `RevisionMismatch`  | 412                |                                                                     |
  * | `RateLimited`       | 429                | (`rate_limited`; `retryAfterMs`)                                    |
  * | `Unavailable`       | 503                | (`busy`, `database_unavailable`, `shutting_down`, `too_many_streams`; `retryAfterMs`) |
@@ -124,6 +124,24 @@ export class TaskStateConflict extends Conflict {
     return typeof this.problem.stage === 'string' ? this.problem.stage : undefined;
   }
 }
+/**
+ * 409 `idempotency_key_reused`: the `Idempotency-Key` was first used for another request (body,
+ * path or method; `firstRequest` names it). Nothing was done. The SDK picks a fresh key per call,
+ * so this means a key passed in by hand was reused.
+ */
+export class IdempotencyKeyReused extends Conflict {}
+/**
+ * 409 `idempotency_key_in_progress`: the first request with this key has not answered yet
+ * (`retryAfterMs`). The SDK retries it; thrown when it still is after `retries`. If it persists
+ * until `expiresAt`, read the state (the first attempt's outcome is unknown; README "Safe retries").
+ */
+export class IdempotencyKeyInProgress extends Conflict {
+  retryAfterMs?: number;
+  /** When the server forgets the key (ISO 8601), when it said. */
+  get expiresAt(): string | undefined {
+    return typeof this.problem.expiresAt === 'string' ? this.problem.expiresAt : undefined;
+  }
+}
 /** 412 `revision_mismatch`: `If-Match` named a revision the item has moved past; re-read and retry. */
 export class RevisionMismatch extends CoordError {}
 /** 429 `rate_limited`: this token made too many requests on this replica; nothing was done, retry after `retryAfterMs`. */
@@ -165,6 +183,8 @@ const BY_CODE: Record<string, ErrorClass> = {
   todo_referenced: TodoReferenced,
   session_not_active: SessionNotActive,
   TASK_STATE_CONFLICT: TaskStateConflict,
+  idempotency_key_reused: IdempotencyKeyReused,
+  idempotency_key_in_progress: IdempotencyKeyInProgress,
   revision_mismatch: RevisionMismatch,
   rate_limited: RateLimited,
 };
@@ -193,7 +213,7 @@ export function errorFromProblem(status: number, body: unknown, opts: { request?
       : { code: `http_${status}`, title: `HTTP ${status}`, status, detail: typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${status}` };
   const Cls = BY_CODE[problem.code] ?? familyFor(status);
   const err = new Cls(status, problem, opts.request);
-  if (err instanceof Unavailable || err instanceof RateLimited) {
+  if (err instanceof Unavailable || err instanceof RateLimited || err instanceof IdempotencyKeyInProgress) {
     const ra = opts.headers?.get('retry-after');
     if (ra && /^\d+$/.test(ra)) err.retryAfterMs = Number(ra) * 1000;
   }

@@ -9,6 +9,7 @@
  */
 export { createClient, CoordClient } from './client.js';
 export type { ClientOptions } from './transport.js';
+export { retryingFetch, RETRY_DEFAULTS, type RetryOptions } from './retry.js';
 export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
 export type { ClaimContext, ClaimLoopOptions, WithClaimOptions, WithClaimResult, WorkSummary } from './work.js';
 export { SessionsApi } from './sessions.js';

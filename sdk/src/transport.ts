@@ -1,14 +1,20 @@
 /**
  * The one place the facade talks HTTP: an openapi-fetch client typed by the generated `paths`,
  * plus `unwrap`, which turns a failed response into its typed `CoordError` and a network failure
- * into `ConnectionFailed`.
+ * into `ConnectionFailed`. Every call goes through `retryingFetch` (retry.ts): each POST carries
+ * an `Idempotency-Key`, and a dropped connection, a 503, a 429 or a 409
+ * `idempotency_key_in_progress` is retried with the same key (`retries`, default 3).
  */
 import createFetchClient, { type Client } from 'openapi-fetch';
 import { ConnectionFailed, errorFromProblem } from './errors.js';
 import type { paths } from './generated/openapi.js';
+import { retryingFetch, type RetryOptions } from './retry.js';
 
-/** Options of `createClient`. */
-export interface ClientOptions {
+/**
+ * Options of `createClient`. Retries (`retries`, `retryMinDelayMs`, `retryMaxDelayMs`): see
+ * retry.ts and sdk/README.md "Retries".
+ */
+export interface ClientOptions extends RetryOptions {
   /** The server's base URL, e.g. `http://127.0.0.1:3000` (no `/v1`). */
   baseUrl: string;
   /** A bearer token: a user's (operator) or a session's (agent). */
@@ -24,6 +30,7 @@ export class Transport {
   readonly api: Client<paths>;
   readonly baseUrl: string;
   readonly token?: string;
+  /** The plain fetch (no keys, no retries): the SSE follower, which resumes on its own, uses it. */
   readonly fetch: typeof fetch;
   readonly headers: Record<string, string>;
 
@@ -33,7 +40,7 @@ export class Transport {
     // Resolve the global lazily so a test (or a polyfill) may replace it after the client is built.
     this.fetch = opts.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.headers = { ...(opts.headers ?? {}), ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) };
-    this.api = createFetchClient<paths>({ baseUrl: this.baseUrl, fetch: this.fetch, headers: this.headers });
+    this.api = createFetchClient<paths>({ baseUrl: this.baseUrl, fetch: retryingFetch(this.fetch, opts), headers: this.headers });
   }
 
   /**

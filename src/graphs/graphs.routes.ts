@@ -105,7 +105,8 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       bodyLimit: GRAPH_BODY_LIMIT,
       validatorCompiler: rawBody,
-      config: { checksOwnText: true }, // the contract refuses unstorable text as TASK_GRAPH_INVALID
+      // The contract refuses unstorable text as TASK_GRAPH_INVALID; a validation writes nothing, so no Idempotency-Key.
+      config: { checksOwnText: true, idempotency: false },
       schema: {
         tags,
         summary: 'Validate a Task Graph (and Intent Map) without writing',

@@ -17,7 +17,7 @@
 import type { Sql } from '../db/client.js';
 
 /** The steps of one sweep tick, in the order they run; the names of `sweep_runs` rows and metric labels. */
-export const SWEEPS = ['session-liveness', 'lease', 'graph-interruptions', 'metagit-stranded', 'retention', 'event-retention', 'scenario-completion'] as const;
+export const SWEEPS = ['session-liveness', 'lease', 'graph-interruptions', 'metagit-stranded', 'retention', 'event-retention', 'scenario-completion', 'idempotency-keys'] as const;
 export type SweepName = (typeof SWEEPS)[number];
 
 /** The outcome of one step of a tick. */

@@ -18,6 +18,7 @@ import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js'
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
 import { silentSessions } from '../sessions/sessions.liveness.js';
 import { stopSilentSession } from '../sessions/sessions.service.js';
+import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
 import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
 
 export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
@@ -188,7 +189,9 @@ export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise
  * recorded FAILED `interrupted` (`graph-interruptions`), metagit starts reopened
  * (`metagit-stranded`), done items deleted (`retention`), event rows deleted (`event-retention`),
  * scenarios recorded complete (`scenario-completion`: the backstop for derived completion, the
- * todo engine has no scenario hook; see scenarios.service.ts).
+ * todo engine has no scenario hook; see scenarios.service.ts), expired `Idempotency-Key` rows
+ * deleted (`idempotency-keys`: they already count as absent from `expires_at` on, by the database
+ * clock; the sweep only reclaims the space).
  */
 export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promise<number>> = {
   'session-liveness': sweepSilentSessions,
@@ -198,6 +201,7 @@ export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promis
   retention: sweepRetention,
   'event-retention': (sql, config) => deleteOldEvents(sql, config.eventRetentionMs),
   'scenario-completion': async (sql, config) => (await completeScenarios(sql, config)).length,
+  'idempotency-keys': (sql) => purgeExpiredKeys(sql),
 };
 
 /**

@@ -274,7 +274,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -306,7 +309,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -342,7 +345,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: session_not_active */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, session_not_active */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -402,7 +405,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -417,7 +423,7 @@ export interface paths {
                         "application/json": components["schemas"]["SessionHeartbeat"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -437,6 +443,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -656,7 +671,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -679,7 +697,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -708,6 +726,15 @@ export interface paths {
                 };
                 /** @description Problem codes: session_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -927,7 +954,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -948,7 +978,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: invalid_scope, malformed_json, no_session_context, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -984,7 +1014,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1577,7 +1607,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1596,7 +1629,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1632,7 +1665,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: already_claimed, dependency_blocked, managed_by_graph */
+                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1683,7 +1716,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -1702,7 +1738,7 @@ export interface paths {
                         "application/json": components["schemas"]["ClaimResult"];
                     };
                 };
-                /** @description Problem codes: invalid_scope, no_session_context, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1731,6 +1767,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scope_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -1789,7 +1834,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1812,7 +1860,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1848,7 +1896,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -1908,7 +1956,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -1933,7 +1984,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1969,7 +2020,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2029,7 +2080,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -2052,7 +2106,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2088,7 +2142,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired, managed_by_graph */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2148,7 +2202,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                 };
@@ -2167,7 +2224,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2203,7 +2260,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, lease_expired */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2479,7 +2536,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2509,7 +2569,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2529,6 +2589,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2578,7 +2647,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -2597,7 +2669,7 @@ export interface paths {
                         "application/json": components["schemas"]["CreatedScenario"];
                     };
                 };
-                /** @description Problem codes: malformed_json, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2633,7 +2705,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: scenario_name_taken, session_not_active */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, scenario_name_taken, session_not_active */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -2881,7 +2953,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description Scenario name or id */
                     name: string;
@@ -2904,7 +2979,7 @@ export interface paths {
                         "application/json": components["schemas"]["PublishedResult"];
                     };
                 };
-                /** @description Problem codes: malformed_json, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2933,6 +3008,15 @@ export interface paths {
                 };
                 /** @description Problem codes: scenario_member_not_found, scenario_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3144,7 +3228,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -3165,7 +3252,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: malformed_json, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3192,7 +3279,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: agent_exists */
+                /** @description Problem codes: agent_exists, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3404,7 +3491,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -3423,7 +3513,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphCreated"];
                     };
                 };
-                /** @description Problem codes: TASK_GRAPH_INVALID, malformed_json, validation_failed */
+                /** @description Problem codes: TASK_GRAPH_INVALID, invalid_idempotency_key, malformed_json, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3441,7 +3531,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3793,7 +3883,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -3815,7 +3908,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRunResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3851,7 +3944,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT */
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -3902,7 +3995,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -3926,7 +4022,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphClaimResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -3962,7 +4058,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT */
+                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4013,7 +4109,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4037,7 +4136,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphHeartbeatResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4073,7 +4172,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4124,7 +4223,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4148,7 +4250,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphCompleteResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4184,7 +4286,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4253,7 +4355,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4277,7 +4382,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphFailResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4313,7 +4418,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4364,7 +4469,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4386,7 +4494,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4422,7 +4530,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4473,7 +4581,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4495,7 +4606,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4531,7 +4642,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4582,7 +4693,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4604,7 +4718,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4640,7 +4754,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4691,7 +4805,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4713,7 +4830,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphRecoveryResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4749,7 +4866,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4909,7 +5026,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The parent Task id (`task-…`) */
                     id: string;
@@ -4931,7 +5051,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskGraphReviewResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -4967,7 +5087,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
+                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5077,7 +5197,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -5098,7 +5221,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5116,7 +5239,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: intent_exists */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5333,7 +5456,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path?: never;
                 cookie?: never;
             };
@@ -5354,7 +5480,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5372,7 +5498,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: intent_exists, task_graph_exists */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists, task_graph_exists */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5602,7 +5728,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The graph id */
                     id: string;
@@ -5622,7 +5751,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5642,6 +5771,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5688,7 +5826,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The graph id */
                     id: string;
@@ -5708,7 +5849,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5728,6 +5869,15 @@ export interface paths {
                 };
                 /** @description Problem codes: task_graph_not_found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -5777,7 +5927,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     /** @description The graph id */
                     id: string;
@@ -5803,7 +5956,7 @@ export interface paths {
                         };
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -5830,7 +5983,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition, node_id_taken */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, node_id_taken */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -5982,7 +6135,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6004,7 +6160,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6040,7 +6196,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
+                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6088,7 +6244,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6110,7 +6269,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6146,7 +6305,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: already_claimed, dependency_blocked, invalid_transition */
+                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6194,7 +6353,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6216,7 +6378,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6252,7 +6414,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6300,7 +6462,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6322,7 +6487,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6349,7 +6514,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: invalid_transition */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6397,7 +6562,10 @@ export interface paths {
         post: {
             parameters: {
                 query?: never;
-                header?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     id: string;
                     nodeId: string;
@@ -6421,7 +6589,7 @@ export interface paths {
                         "application/json": components["schemas"]["TaskNodeResult"];
                     };
                 };
-                /** @description Problem codes: validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -6457,7 +6625,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: dependency_blocked, invalid_transition */
+                /** @description Problem codes: dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -6767,10 +6935,10 @@ export interface components {
         };
         SweepHealthInput: {
             /**
-             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
              * @enum {string}
              */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
@@ -8199,10 +8367,10 @@ export interface components {
         };
         SweepHealth: {
             /**
-             * @description The sweep step, in run order: lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion
+             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
              * @enum {string}
              */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion";
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
