@@ -24,6 +24,8 @@ export interface TodoRow {
   revision: number;
   position: number;
   unfinished_deps: number;
+  /** The result `done` stored (any JSON value; null: none, or not done). */
+  result: unknown;
   depends_on: string[];
   blocked_by: string[];
   lease_expires_at: Date | null;
@@ -54,6 +56,8 @@ export interface TodoItem {
   updatedAt: string;
   leaseExpiresAt?: string;
   leaseExpired?: boolean;
+  /** What `done` handed on: a string or any JSON value; present only while done with a result. */
+  result?: unknown;
 }
 
 /**
@@ -90,7 +94,7 @@ export function derivedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
 export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
-    t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps`;
+    t.created_at, t.updated_at, t.revision, t.position, t.unfinished_deps, t.result`;
 }
 
 /**
@@ -190,6 +194,7 @@ export function toItem(r: TodoRow): TodoItem {
     item.leaseExpiresAt = r.lease_expires_at.toISOString();
     item.leaseExpired = r.lease_expired;
   }
+  if (r.result !== null && r.result !== undefined) item.result = r.result;
   return item;
 }
 
