@@ -167,7 +167,7 @@ describe('results on done', () => {
 
   it('should map each result to its own item within one coord_done_many batch, whatever the order', async () => {
     const s = await t.session();
-    const items = [];
+    const items: { id: string }[] = [];
     for (let i = 0; i < 6; i++) {
       const item = await add(s.client, `batch ${i}`);
       await s.client.post(`/v1/todos/${item.id}/claim`);
