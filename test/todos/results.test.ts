@@ -4,9 +4,13 @@
  * dependents read their dependencies' results in one call (`GET /v1/todos/{id}/dependencies`).
  * Real Postgres, real HTTP clients.
  */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completeMany, groupCommitStats } from '../../src/todos/todos.batch.js';
 import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { bash, shBlockAfter } from '../helpers/process.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -228,5 +232,22 @@ describe('GET /v1/todos/{id}/dependencies', () => {
     expect((await t.admin.get(`/v1/todos/${item.id}/dependencies`)).status).toBe(200);
     const child = await t.session({ parentId: owner.id });
     expect((await child.client.get(`/v1/todos/${item.id}/dependencies`)).body.dependencies).toHaveLength(1);
+  });
+});
+
+describe('the README “Results” example', () => {
+  it('should run as written after the walkthrough', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-results-readme-'));
+    try {
+      mkdirSync(path.join(dir, '.coord'));
+      writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
+      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Results')].join('\n').replaceAll('http://127.0.0.1:3000', t.base);
+      const r = await bash(script, { cwd: dir });
+      expect(r.stderr).toBe('');
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/\nbuild-417\.tar\.gz\nBuild: done \{"sha":"4f2e1c","artifact":"build-417\.tar\.gz"\}\n$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
