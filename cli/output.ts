@@ -98,6 +98,7 @@ export function todoDetail(i: TodoItem): string[] {
   add('depends on', i.dependsOn.join(', '));
   add('blocked', whyBlocked(i));
   add('note', i.note);
+  add('result', resultText(i.result));
   add('lease', i.leaseExpiresAt ? `until ${i.leaseExpiresAt}` : undefined);
   add('revision', String(i.revision));
   add('position', String(i.position));
@@ -105,6 +106,12 @@ export function todoDetail(i: TodoItem): string[] {
   add('created', `${i.createdAt} by ${i.createdBy}`);
   add('updated', i.updatedAt);
   return lines;
+}
+
+/** A `done` result on one line: a text result as it is, any other JSON value as compact JSON; undefined when none. */
+export function resultText(result: unknown): string | undefined {
+  if (result === undefined || result === null) return undefined;
+  return (typeof result === 'string' ? result : JSON.stringify(result)).replace(/\s*[\r\n]+\s*/g, ' ');
 }
 
 /** The sessions table (`coord session list`). */

@@ -16,6 +16,11 @@ import { parseDuration } from './lib/duration.js';
 export const MAX_TITLE_CEILING = 500;
 export const MAX_NOTE_CEILING = 2000;
 export const LIST_LIMIT_CEILING = 100_000;
+/**
+ * Ceiling of `max_result` (Coord's key, issue 19): 1 MiB, the default JSON body limit, so a result
+ * within it always fits a request. Checked by the server only (the database holds any jsonb).
+ */
+export const MAX_RESULT_CEILING = 1024 * 1024;
 
 export type EmitEvents = 'scenario' | 'all' | 'off';
 
@@ -31,6 +36,8 @@ export interface TodoConfig {
   maxTitle: number;
   /** Max note length in bytes (UTF-8), 1–2000. Reloadable. */
   maxNote: number;
+  /** Max `done` result size in bytes (UTF-8 of its JSON serialisation), 1–1 MiB. Reloadable. */
+  maxResult: number;
   /** Max items per list page (and the default page size), 1–100000. Restart-only. */
   listLimit: number;
   /** Sweep cadence in ms (≥ 500). Restart-only. */
@@ -109,13 +116,14 @@ export const TODO_DEFAULTS: TodoConfig = {
   retentionMs: 7 * 86_400_000,
   maxTitle: MAX_TITLE_CEILING,
   maxNote: MAX_NOTE_CEILING,
+  maxResult: 16_384,
   listLimit: 2000,
   sweepIntervalMs: 60_000,
   busyTimeoutMs: 5000,
 };
 
 /** Keys that SIGHUP / `POST /v1/admin/reload` re-read (seed 000 "Reloadability"). */
-export const RELOADABLE_TODO_KEYS = ['claim_lease', 'retention', 'max_title', 'max_note'] as const;
+export const RELOADABLE_TODO_KEYS = ['claim_lease', 'retention', 'max_title', 'max_note', 'max_result'] as const;
 /** Keys fixed at start (seed: restart-only). `emit_events` is also read once here. */
 export const RESTART_ONLY_TODO_KEYS = ['list_limit', 'sweep_interval', 'busy_timeout', 'emit_events'] as const;
 
@@ -157,6 +165,7 @@ const TodoBlockSchema = z.strictObject({
   retention: duration('retention', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(TODO_DEFAULTS.retentionMs),
   max_title: boundedInt('max_title', 1, MAX_TITLE_CEILING).default(TODO_DEFAULTS.maxTitle),
   max_note: boundedInt('max_note', 1, MAX_NOTE_CEILING).default(TODO_DEFAULTS.maxNote),
+  max_result: boundedInt('max_result', 1, MAX_RESULT_CEILING).default(TODO_DEFAULTS.maxResult),
   list_limit: boundedInt('list_limit', 1, LIST_LIMIT_CEILING).default(TODO_DEFAULTS.listLimit),
   sweep_interval: duration('sweep_interval', { minMs: 500, maxMs: 86_400_000 }).default(TODO_DEFAULTS.sweepIntervalMs),
   // Sub-millisecond would become lock_timeout 0 (= wait forever in Postgres, no wait in SQLite);
@@ -248,6 +257,7 @@ export function loadTodoConfig(env: NodeJS.ProcessEnv, configFile: string | unde
     retentionMs: t.retention,
     maxTitle: t.max_title,
     maxNote: t.max_note,
+    maxResult: t.max_result,
     listLimit: t.list_limit,
     sweepIntervalMs: t.sweep_interval,
     busyTimeoutMs: t.busy_timeout,
@@ -328,6 +338,7 @@ const KEY_FIELD = {
   retention: 'retentionMs',
   max_title: 'maxTitle',
   max_note: 'maxNote',
+  max_result: 'maxResult',
   list_limit: 'listLimit',
   sweep_interval: 'sweepIntervalMs',
   busy_timeout: 'busyTimeoutMs',

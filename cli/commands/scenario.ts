@@ -105,6 +105,30 @@ export function scenarioCommand(io: Io, setExit: (code: number) => void): Comman
     );
 
   scenario
+    .command('list')
+    .alias('ls')
+    .description('List the scenarios you may read (all for a user; those you orchestrate or are a member of for a session)')
+    .option('--limit <n>', 'page size (≤ list_limit); every page is fetched either way', (v: string) => {
+      if (!/^[1-9]\d*$/.test(v)) throw new UsageError(`--limit must be a positive integer (got "${v}")`);
+      return Number(v);
+    })
+    .addHelpText('after', examples(['coord scenario list', 'coord scenario list --json']))
+    .action(
+      run<{ limit?: number }>(async (ctx) => {
+        const scenarios = await ctx.client().scenarios.listAll({ limit: ctx.opts.limit });
+        ctx.out.result(
+          scenarios.length
+            ? table(
+                ['NAME', 'ID', 'MEMBERS', 'DONE/TOTAL', 'STATE'],
+                scenarios.map((s) => [s.name, s.id, String(s.members), `${s.done}/${s.total}`, s.complete ? 'complete' : 'in progress']),
+              )
+            : ['No scenarios.'],
+          { scenarios },
+        );
+      }),
+    );
+
+  scenario
     .command('status')
     .description('Per-member DONE/TOTAL, RESULT and WAITING ON; whether the scenario is complete')
     .argument('<name>', 'name or id')

@@ -1,11 +1,11 @@
 /**
  * `coord todo …`: the todo seed's everyday tool (seed 000, `gr todo add|list|claim|next|start|
- * done|block|reopen|rm|deps|export`), plus get, assign, heartbeat, edit and why.
+ * done|block|reopen|rm|deps|export`), plus get, assign, heartbeat, edit, why and results.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import type { TodoItem } from '@coord/sdk';
 import { Command, Option } from 'commander';
-import { todoDetail, todoTable } from '../output.js';
+import { resultText, table, todoDetail, todoTable } from '../output.js';
 import { act, EXIT, UsageError, type Ctx } from '../runtime.js';
 import type { Io } from '../output.js';
 
@@ -227,11 +227,50 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
     .command('done')
     .description('Finish a claimed (or blocked) item; its waiting dependents become ready')
     .argument('<id>')
-    .addHelpText('after', examples(['coord todo done td-abc123']))
+    .option('--result <text>', 'hand a text result on to its dependents (stored as a JSON string)')
+    .option('--result-json <json>', 'hand a JSON value on to its dependents')
+    .option('--result-file <path>', 'the result as JSON from a file (`-` = stdin)')
+    .addHelpText(
+      'after',
+      `\nA result is at most max_result bytes (default 16384) as JSON; dependents read it with \`coord todo results <their id>\`. Reopening clears it.${examples([
+        'coord todo done td-abc123',
+        'coord todo done td-abc123 --result "merged as 4f2e1c"',
+        `coord todo done td-abc123 --result-json '{"sha":"4f2e1c","files":3}'`,
+        'coord todo done td-abc123 --result-file report.json',
+      ])}`,
+    )
+    .action(
+      run<{ result?: string; resultJson?: string; resultFile?: string }>(async (ctx, id: string) => {
+        const o = ctx.opts;
+        const given = [o.result, o.resultJson, o.resultFile].filter((v) => v !== undefined);
+        if (given.length > 1) throw new UsageError('pass at most one of --result, --result-json and --result-file');
+        let result: unknown;
+        if (o.result !== undefined) result = o.result;
+        else if (o.resultJson !== undefined || o.resultFile !== undefined) {
+          const text = o.resultJson ?? (o.resultFile === '-' ? await readStdin(io) : readFile(o.resultFile!));
+          try {
+            result = JSON.parse(text);
+          } catch (err) {
+            throw new UsageError(`${o.resultJson !== undefined ? '--result-json' : '--result-file'} is not valid JSON: ${(err as Error).message}`);
+          }
+        }
+        const item = await ctx.client().todos.done(id, result === undefined ? {} : { result });
+        itemOut(ctx, item, `Done ${item.id}: ${item.title}`);
+      }),
+    );
+
+  todo
+    .command('results')
+    .description('Show an item’s dependencies with their status and the results their done handed on')
+    .argument('<id>', 'the dependent item')
+    .addHelpText('after', examples(['coord todo results td-publish', 'coord todo results td-publish --json']))
     .action(
       run(async (ctx, id: string) => {
-        const item = await ctx.client().todos.done(id);
-        itemOut(ctx, item, `Done ${item.id}: ${item.title}`);
+        const r = await ctx.client().todos.dependencyResults(id);
+        const human = r.dependencies.length
+          ? table(['ID', 'STATUS', 'TITLE', 'RESULT'], r.dependencies.map((d) => [d.id, d.status, d.title, resultText(d.result) ?? '-']))
+          : [`${id} has no dependencies`];
+        ctx.out.result(human, r);
       }),
     );
 
@@ -379,4 +418,19 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
     );
 
   return todo;
+}
+
+function readFile(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new UsageError(`cannot read --result-file ${path}: ${(err as Error).message}`);
+  }
+}
+
+async function readStdin(io: Io): Promise<string> {
+  if (!io.stdin) return '';
+  let text = '';
+  for await (const chunk of io.stdin) text += String(chunk);
+  return text;
 }

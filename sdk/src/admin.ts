@@ -15,7 +15,7 @@ export class AdminApi {
 
   /**
    * Re-reads the config file and `COORD_TODO_*` like SIGHUP (`POST /v1/admin/reload`): applies
-   * claim_lease, retention, max_title and max_note; restart-only keys that changed are listed in
+   * claim_lease, retention, max_title, max_note and max_result; restart-only keys that changed are listed in
    * `restartRequired`. Errors: `Forbidden`, `ValidationFailed` (a bad value; nothing applied).
    */
   async reload(): Promise<ReloadResult> {

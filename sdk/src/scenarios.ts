@@ -4,7 +4,7 @@
  * `scope: 'scenario:<name>'` too); its events on topic `todo:scenario:<id>`.
  */
 import type { Transport } from './transport.js';
-import type { CreateScenarioInput, CreatedScenario, PublishedResult, Scenario, ScenarioStatus } from './types.js';
+import type { CreateScenarioInput, CreatedScenario, ListScenariosQuery, PublishedResult, Scenario, ScenarioList, ScenarioStatus, ScenarioSummary } from './types.js';
 
 export class ScenariosApi {
   constructor(private readonly t: Transport) {}
@@ -19,6 +19,29 @@ export class ScenariosApi {
    */
   async create(input: CreateScenarioInput): Promise<CreatedScenario> {
     return this.t.unwrap('POST /v1/scenarios', this.t.api.POST('/v1/scenarios', { body: input }));
+  }
+
+  /**
+   * One page of the scenarios you may read, in name order (`GET /v1/scenarios`): a user sees every
+   * scenario, a session those it orchestrates or is a member of. Each is a summary (no members:
+   * `get` has them) with `members`, scope-wide `done`/`total` and derived `complete`. Pass the
+   * returned `nextCursor` as `cursor` for the next page (null on the last); `limit` ≤ list_limit.
+   * Errors: `InvalidRequest` (invalid_cursor).
+   */
+  async list(query: ListScenariosQuery = {}): Promise<ScenarioList> {
+    return this.t.unwrap('GET /v1/scenarios', this.t.api.GET('/v1/scenarios', { params: { query } }));
+  }
+
+  /** Every scenario you may read, all pages (`list` with the cursor followed to the end). */
+  async listAll(query: Omit<ListScenariosQuery, 'cursor'> = {}): Promise<ScenarioSummary[]> {
+    const out: ScenarioSummary[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await this.list({ ...query, cursor });
+      out.push(...page.scenarios);
+      if (!page.nextCursor) return out;
+      cursor = page.nextCursor;
+    }
   }
 
   /** A scenario by name or id (`GET /v1/scenarios/{name}`). Errors: `NotFound` (scenario_not_found, also when the caller is not a member). */

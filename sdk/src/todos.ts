@@ -5,7 +5,7 @@
 import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
 import type { Transport } from './transport.js';
 import { claims, withClaim, work, type ClaimContext, type ClaimLoopOptions, type WithClaimOptions, type WithClaimResult, type WorkSummary } from './work.js';
-import type { AddTodoInput, ClaimResult, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
+import type { AddTodoInput, ClaimResult, DependencyResults, DoneTodoInput, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
 
 /** Options of the edits that take an optimistic-concurrency guard. */
 export interface IfMatch {
@@ -184,11 +184,25 @@ export class TodosApi {
   /**
    * in-progress or blocked → done (`POST /v1/todos/{id}/done`); dependents whose last dependency
    * this was become ready in the same transaction. Owner, override authority or a user.
-   * Errors: `InvalidTransition` (e.g. not claimed yet), `LeaseExpired`, `Forbidden`, `NotFound`.
+   * `opts.result` (a string or any JSON value; null or absent: none) is stored with the item, sent
+   * in the `done` event and read by dependents (`dependencyResults`); at most `[todo] max_result` bytes
+   * (default 16384) as UTF-8 JSON. Reopening clears it. An object's key order is not kept (jsonb).
+   * Errors: `InvalidTransition` (e.g. not claimed yet), `LeaseExpired`, `InvalidRequest`
+   * (result_too_large, with `limit`), `Forbidden`, `NotFound`.
    */
-  async done(id: string): Promise<TodoItem> {
-    const r = await this.t.unwrap('POST /v1/todos/{id}/done', this.t.api.POST('/v1/todos/{id}/done', { params: { path: { id } }, body: {} }));
+  async done(id: string, opts: DoneTodoInput = {}): Promise<TodoItem> {
+    const body = opts.result === undefined ? {} : { result: opts.result };
+    const r = await this.t.unwrap('POST /v1/todos/{id}/done', this.t.api.POST('/v1/todos/{id}/done', { params: { path: { id } }, body }));
     return r.item;
+  }
+
+  /**
+   * The item's dependencies, each `{id, title, status, result?}` in sorted id order
+   * (`GET /v1/todos/{id}/dependencies`): what a dependent needs from upstream in one call.
+   * Anyone who may read the item may call it. Errors: `NotFound` (todo_not_found, also for items outside your scopes).
+   */
+  async dependencyResults(id: string): Promise<DependencyResults> {
+    return this.t.unwrap('GET /v1/todos/{id}/dependencies', this.t.api.GET('/v1/todos/{id}/dependencies', { params: { path: { id } } }));
   }
 
   /**

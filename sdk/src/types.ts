@@ -55,6 +55,20 @@ export type TodoConfigView = JsonBody<paths['/v1/admin/config']['get']['response
 /** What a reload applied and which keys need a restart. */
 export type ReloadResult = JsonBody<paths['/v1/admin/reload']['post']['responses'][200]>;
 
+/** One dependency of an item with its effective status and, when done with one, its result. */
+export type DependencyResult = Schemas['DependencyResult'];
+/** `GET /v1/todos/{id}/dependencies`: `{id, dependencies}`, the dependencies in sorted id order. */
+export type DependencyResults = Schemas['DependencyResults'];
+/** The body of `todos.done`: an optional `result` (a string or any JSON value). */
+export type DoneTodoInput = Schemas['DoneTodo'];
+
+/** A scenario as `scenarios.list` returns it: the record without members, with derived progress. */
+export type ScenarioSummary = Schemas['ScenarioSummary'];
+/** One page of scenarios in name order; `nextCursor` is null on the last page. */
+export type ScenarioList = Schemas['ScenarioList'];
+/** Query of `scenarios.list`: limit, cursor. */
+export type ListScenariosQuery = NonNullable<paths['/v1/scenarios']['get']['parameters']['query']>;
+
 /** A scenario with its members (seed 000 "In scenarios"). */
 export type Scenario = Schemas['Scenario'];
 /** The body of `scenarios.create`: name, optional orchestrator, members (name, session?, task?, dependsOn?, requiresResult?). */

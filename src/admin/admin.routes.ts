@@ -17,13 +17,14 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
       retention: formatDuration(t.retentionMs),
       max_title: t.maxTitle,
       max_note: t.maxNote,
+      max_result: t.maxResult,
       list_limit: t.listLimit,
       sweep_interval: formatDuration(t.sweepIntervalMs),
       busy_timeout: formatDuration(t.busyTimeoutMs),
     };
   };
   const TodoView = z.object({
-    emit_events: z.string(), claim_lease: z.string(), retention: z.string(), max_title: z.number(), max_note: z.number(),
+    emit_events: z.string(), claim_lease: z.string(), retention: z.string(), max_title: z.number(), max_note: z.number(), max_result: z.number(),
     list_limit: z.number(), sweep_interval: z.string(), busy_timeout: z.string(),
   });
   r.get(
@@ -41,7 +42,7 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
         tags: ['admin'],
         summary: 'Re-read the reloadable [todo] keys',
         description:
-          'Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title and max_note. ' +
+          'Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. ' +
           'list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`.',
         response: {
           200: z.object({ applied: z.record(z.string(), z.number()), restartRequired: z.array(z.string()), todo: TodoView }),

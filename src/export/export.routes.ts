@@ -21,7 +21,7 @@ export function exportRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         description:
           'Streams every item of the scope in position order, paging internally, so the export is complete however large the scope ' +
           '(never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title ' +
-          'and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, ' +
+          'and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, a done item’s result on the next line (`  Result: …`, one line), ' +
           '`_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be ' +
           'in the scope (a scope it is not in is the 404 of one that does not exist); `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).',
         params: z.object({ scope: z.string().min(3).max(300) }),

@@ -44,20 +44,40 @@ export function markdownLine(item: TodoItem): string {
   if (item.blockedBy.length) parts.push(`blocked by ${item.blockedBy.join(',')}`);
   // A title may hold a line break (one item stays one line) and Markdown syntax, which is escaped
   // so a title cannot forge another item's checkbox or emphasis.
-  const title = item.title.replace(/\s*[\r\n]+\s*/g, ' ').replace(/[\\`*_[\]<>#|]/g, (c) => `\\${c}`);
-  return `${item.parentId ? '  ' : ''}- [${item.status === 'done' ? 'x' : ' '}] ${title} _(${parts.join(', ')})_`;
+  return `${item.parentId ? '  ' : ''}- [${item.status === 'done' ? 'x' : ' '}] ${inlineText(item.title)} _(${parts.join(', ')})_`;
+}
+
+/** Text on one Markdown line: line breaks folded to a space, Markdown syntax escaped. */
+function inlineText(text: string): string {
+  return text.replace(/\s*[\r\n]+\s*/g, ' ').replace(/[\\`*_[\]<>#|]/g, (c) => `\\${c}`);
+}
+
+/**
+ * A done item's result (issue 19) as the line under its item, indented into it: `Result: ` and a
+ * text result as it is, any other JSON value as compact JSON, on one line, escaped like titles.
+ * Undefined when the item has no result. The JSON export carries the value itself.
+ */
+export function markdownResultLine(item: TodoItem): string | undefined {
+  if (item.result === undefined) return undefined;
+  const text = typeof item.result === 'string' ? item.result : JSON.stringify(item.result);
+  return `${item.parentId ? '  ' : ''}  Result: ${inlineText(text)}`;
 }
 
 /**
  * The export as text chunks (one per page), for streaming.
- * Markdown: `# Todo export: <scope>`, a blank line, one line per item (`_(no items)_` when empty).
+ * Markdown: `# Todo export: <scope>`, a blank line, one line per item (`_(no items)_` when empty),
+ * a done item's result on the line under it (`markdownResultLine`).
  * JSON: an indented array of full items, the same objects `GET /v1/todos` returns.
  */
 export async function* exportChunks(db: Db, scope: string, format: ExportFormat, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
   let buf = format === 'markdown' ? `# Todo export: ${scope}\n\n` : '[';
   let n = 0;
   for await (const item of scopeItems(db, scope, leaseMs, pageSize)) {
-    if (format === 'markdown') buf += markdownLine(item) + '\n';
+    if (format === 'markdown') {
+      buf += markdownLine(item) + '\n';
+      const result = markdownResultLine(item);
+      if (result) buf += result + '\n';
+    }
     else buf += (n > 0 ? ',\n' : '\n') + JSON.stringify(item, null, 2).replace(/^/gm, '  ');
     n++;
     if (n % pageSize === 0) {

@@ -45,6 +45,7 @@ export const ERROR_CATALOGUE = {
   title_required: { status: 422, title: 'The title is empty' },
   title_too_long: { status: 422, title: 'The title is too long' },
   note_too_long: { status: 422, title: 'The note is too long' },
+  result_too_large: { status: 422, title: 'The result is too large' },
   parent_not_found: { status: 422, title: 'The parent item does not exist' },
   hierarchy_too_deep: { status: 422, title: 'Sub-items are one level deep' },
   parent_scope_mismatch: { status: 422, title: 'A sub-item must share its parent’s scope' },

@@ -12,19 +12,21 @@ import { problemResponses } from '../http/problem.js';
 import {
   CreateScenarioBody,
   CreatedScenario,
+  ListScenariosQuery,
   MemberParams,
   PublishedResult,
   PublishResultBody,
   Scenario,
+  ScenarioList,
   ScenarioParams,
   ScenarioStatus,
 } from './scenarios.schemas.js';
 import './scenarios.scope.js';
-import { createScenario, getScenario, publishResult, renderStatusText, scenarioStatus, type ScenarioCtx } from './scenarios.service.js';
+import { createScenario, getScenario, listScenarios, publishResult, renderStatusText, scenarioStatus, type ScenarioCtx } from './scenarios.service.js';
 
 const tags = ['scenarios'];
 
-/** Registers `POST /v1/scenarios`, `GET /v1/scenarios/{name}`, `…/status`, `…/members/{member}/result`. */
+/** Registers `POST /v1/scenarios`, `GET /v1/scenarios`, `GET /v1/scenarios/{name}`, `…/status`, `…/members/{member}/result`. */
 export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const ctx = (req: { principal: ScenarioCtx['principal'] }): ScenarioCtx => ({ sql: deps.sql, config: deps.config, principal: req.principal });
@@ -55,6 +57,24 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
       reply.status(201);
       return created;
     },
+  );
+
+  r.get(
+    '/v1/scenarios',
+    {
+      schema: {
+        tags,
+        summary: 'List the scenarios you may read',
+        description:
+          'In name order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). The same rule ' +
+          'as `GET /v1/scenarios/{name}`: users see every scenario, a session those it orchestrates or is a member of. Each is a ' +
+          'summary: the record without its members, the member count, scope-wide done/total and derived completion (recorded ' +
+          'when it holds, as a read of the scenario does).',
+        querystring: ListScenariosQuery,
+        response: { 200: ScenarioList, ...problemResponses('invalid_cursor') },
+      },
+    },
+    async (req) => listScenarios(ctx(req), req.query),
   );
 
   r.get(

@@ -58,6 +58,32 @@ export const Scenario = z
   })
   .meta({ id: 'Scenario' });
 
+export const ScenarioSummary = z
+  .object({
+    id: z.string().describe('`sc-` + 16 hex'),
+    name: z.string(),
+    scope: z.string().describe('`scenario:<id>`'),
+    orchestratorId: z.string(),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    completedAt: z.string().optional().describe('When derived completion first held'),
+    revision: z.number().int(),
+    members: z.number().int().describe('How many members it has (`GET /v1/scenarios/{name}` lists them)'),
+    done: z.number().int().describe('Done items in the whole scope, sub-items included'),
+    total: z.number().int().describe('Items in the whole scope'),
+    complete: z.boolean().describe('Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete'),
+  })
+  .meta({ id: 'ScenarioSummary', description: 'A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress' });
+
+export const ListScenariosQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100_000).optional().describe('Page size, capped at list_limit (also the default)'),
+  cursor: z.string().max(2000).optional().describe('`nextCursor` of the previous page'),
+});
+
+export const ScenarioList = z
+  .object({ scenarios: z.array(ScenarioSummary).describe('In name order'), nextCursor: z.string().nullable() })
+  .meta({ id: 'ScenarioList' });
+
 export const CreatedScenario = z
   .object({
     scenario: Scenario,

@@ -20,10 +20,11 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.view.js';
-import { checkMembers, type MemberInput } from './scenarios.plan.js';
+import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
 import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
 
 export interface ScenarioCtx {
@@ -346,6 +347,91 @@ export async function getScenario(ctx: ScenarioCtx, nameOrId: string): Promise<S
   const done = await completeScenarios(ctx.sql, ctx.config, row.id);
   const fresh = done.length ? { ...row, completed_at: new Date(done[0].completedAt), revision: done[0].revision } : row;
   return toScenario(fresh, await readMembers(ctx.sql, row.id));
+}
+
+/** One scenario in `GET /v1/scenarios`: the record without its members, plus derived progress. */
+export interface ScenarioSummary {
+  id: string;
+  name: string;
+  scope: string;
+  orchestratorId: string;
+  createdBy: string;
+  createdAt: string;
+  /** When derived completion first held (set once). */
+  completedAt?: string;
+  revision: number;
+  /** How many members the scenario has. */
+  members: number;
+  /** Done items in the whole scope (sub-items included), as `…/status` counts them. */
+  done: number;
+  /** Items in the whole scope. */
+  total: number;
+  /** Derived completion now: at least one tracked member, and every tracked member complete. */
+  complete: boolean;
+}
+
+/**
+ * Lists the scenarios the caller may read, in name order with a keyset cursor (`nextCursor` set
+ * while more exist; never silently truncated). Who sees what is `GET /v1/scenarios/{name}`'s rule
+ * (`scenarioAccess`): a user sees every scenario; a session (an orchestrator one too) those it
+ * orchestrates or is a member of. Each is a {@link ScenarioSummary}: the record without its
+ * members (their results may be large: `GET /v1/scenarios/{name}` has them), the member count,
+ * scope-wide done/total and derived completion, evaluated as `…/status` does (so a scenario whose
+ * completion holds now is recorded, with its `scenario-completed` event, as a read of it would).
+ * `limit` ≤ `[todo] list_limit` (also the default). Errors: 400 invalid_cursor.
+ */
+export async function listScenarios(ctx: ScenarioCtx, opts: { limit?: number; cursor?: string }): Promise<{ scenarios: ScenarioSummary[]; nextCursor: string | null }> {
+  const max = ctx.config.todo.listLimit;
+  const limit = Math.min(opts.limit ?? max, max);
+  const after = opts.cursor ? (decodeCursor(opts.cursor, [NAME_PATTERN])[0] as string) : null;
+  const p = ctx.principal;
+  const sql = ctx.sql;
+  const rows = await sql<(ScenarioRow & { members: number; done: number; total: number; complete: boolean })[]>`
+    select s.*,
+           (select count(*)::int from scenario_members m where m.scenario_id = s.id) as members,
+           coalesce(c.done, 0) as done, coalesce(c.total, 0) as total,
+           (exists (select 1 from scenario_members m
+                     where m.scenario_id = s.id
+                       and (m.requires_result or exists (select 1 from todos t where t.scope = 'scenario:' || s.id and t.assignee = m.session_id)))
+            and not exists (select 1 from scenario_members m
+                     where m.scenario_id = s.id
+                       and ((m.requires_result and m.result_at is null)
+                            or exists (select 1 from todos t where t.scope = 'scenario:' || s.id and t.assignee = m.session_id and t.status <> 'done'))))
+             as complete
+      from scenarios s
+      left join lateral (
+        select count(*)::int as total, (count(*) filter (where t.status = 'done'))::int as done
+          from todos t where t.scope = 'scenario:' || s.id) c on true
+     where ${p.kind === 'user'
+       ? sql`true`
+       : sql`(s.orchestrator_id = ${p.id} or exists (select 1 from scenario_members m where m.scenario_id = s.id and m.session_id = ${p.id}))`}
+       ${after !== null ? sql`and s.name > ${after}` : sql``}
+     order by s.name
+     limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const scenarios: ScenarioSummary[] = [];
+  for (const r of page) {
+    // Completion holds but is not recorded yet: record it now, as a read of the scenario does.
+    const recorded = r.complete && r.completed_at === null ? (await completeScenarios(sql, ctx.config, r.id))[0] : undefined;
+    const v: ScenarioSummary = {
+      id: r.id,
+      name: r.name,
+      scope: scenarioScope(r.id),
+      orchestratorId: r.orchestrator_id,
+      createdBy: r.created_by,
+      createdAt: r.created_at.toISOString(),
+      revision: recorded?.revision ?? r.revision,
+      members: r.members,
+      done: r.done,
+      total: r.total,
+      complete: r.complete,
+    };
+    const completedAt = recorded?.completedAt ?? r.completed_at?.toISOString();
+    if (completedAt) v.completedAt = completedAt;
+    scenarios.push(v);
+  }
+  return { scenarios, nextCursor: more ? encodeCursor([page[page.length - 1].name]) : null };
 }
 
 export interface MemberStatus {

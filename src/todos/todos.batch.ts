@@ -57,6 +57,11 @@ export interface DoneRequest {
   leaseMs: number;
   /** `[todo] emit_events`. */
   emitEvents: EmitEvents;
+  /**
+   * The result to store with the item (issue 19): any JSON value, already checked against
+   * `[todo] max_result`; undefined or null: none.
+   */
+  result?: unknown;
 }
 
 interface Lanes {
@@ -214,18 +219,21 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
 }
 
 /**
- * `done` of distinct items in one statement (coord_done_many): one row per request, in order, the
- * completed row or null when its guard did not match. Without `override` only each item's owner
- * may complete it; with it (the scope's override authority, checked by the caller) anyone may.
- * Rings the topics of the events it wrote.
+ * `done` of distinct items in one statement (coord_done_many, migrations/0014): one row per
+ * request, in order, the completed row or null when its guard did not match. Without `override`
+ * only each item's owner may complete it; with it (the scope's override authority, checked by the
+ * caller) anyone may. Request i's `result` travels as element i of `p_results` (serialised here,
+ * parsed to jsonb by Postgres: postgres.js binds no jsonb[]), so the guarded UPDATE stores each
+ * result on its own item and the `done` event carries it. Rings the topics of the events it wrote.
  */
 export async function completeMany(sql: Sql, reqs: DoneRequest[], override = false): Promise<(TodoRow | null)[]> {
   if (reqs.length === 0) return [];
   const { leaseMs, emitEvents } = reqs[0];
+  const results = reqs.map((r) => (r.result === undefined || r.result === null ? null : JSON.stringify(r.result)));
   const rows = await sql<TodoRow[]>`
     select t.*, ${derivedColumns(sql)}, null::timestamptz as lease_expires_at, false as lease_expired
       from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], ${override},
-                           ${leaseMs}::float8, ${emitEvents}, false) with ordinality t
+                           ${leaseMs}::float8, ${emitEvents}, false, ${results}::text[]::jsonb[]) with ordinality t
      order by t.ordinality`;
   if (rows.length !== reqs.length) throw new Error(`coord_done_many returned ${rows.length} rows for ${reqs.length} items`);
   const done = rows.map((r) => (r.id === null ? null : r));

@@ -11,6 +11,7 @@ import {
   assignTodo,
   claimNext,
   claimTodo,
+  dependencyResults,
   editTodo,
   getTodo,
   heartbeatTodo,
@@ -23,6 +24,8 @@ import {
 import {
   AddTodoBody,
   ClaimResult,
+  DependencyResults,
+  DoneTodoBody,
   EditTodoBody,
   IdParams,
   IfMatchHeaders,
@@ -136,6 +139,22 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     async (req, reply) => withEtag(reply, await editTodo(ctx(req), req.params.id, req.body, parseIfMatch(req.headers['if-match']))),
   );
 
+  r.get(
+    '/v1/todos/:id/dependencies',
+    {
+      schema: {
+        tags,
+        summary: 'Read an item’s dependencies and their results',
+        description:
+          'Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, ' +
+          'the `result` each one’s `done` stored (issue 19). Anyone who may read the item may call it (dependencies share its scope).',
+        params: IdParams,
+        response: { 200: DependencyResults, ...problemResponses(...itemErrors) },
+      },
+    },
+    async (req) => dependencyResults(ctx(req), req.params.id),
+  );
+
   r.put(
     '/v1/todos/:id/dependencies',
     {
@@ -217,9 +236,11 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
   );
 
   const transitions = [
-    ['done', 'done', 'Complete a claimed or blocked item', 'From in-progress or blocked; cascades to dependents in the same transaction.'],
+    ['done', 'done', 'Complete a claimed or blocked item',
+      'From in-progress or blocked; cascades to dependents in the same transaction. An optional `result` (a string or any JSON value, ' +
+        '≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`).'],
     ['block', 'blocked', 'Block a claimed item', 'From in-progress; an optional note replaces the note.'],
-    ['reopen', 'todo', 'Reopen an item', 'From in-progress, blocked or done; clears the owner; reopening a done item re-blocks its ready dependents.'],
+    ['reopen', 'todo', 'Reopen an item', 'From in-progress, blocked or done; clears the owner and a done item’s result; reopening a done item re-blocks its ready dependents.'],
   ] as const;
   for (const [path, to, summary, description] of transitions) {
     r.post(
@@ -230,13 +251,16 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           summary,
           description,
           params: IdParams,
-          body: (to === 'blocked' ? z.strictObject({ note: z.string().max(16384).optional() }) : z.strictObject({})).nullish(),
-          response: { 200: ItemEnvelope, ...problemResponses(...itemErrors, 'invalid_transition', 'lease_expired', 'note_too_long', 'managed_by_graph') },
+          body: (to === 'blocked' ? z.strictObject({ note: z.string().max(16384).optional() }) : to === 'done' ? DoneTodoBody : z.strictObject({})).nullish(),
+          response: {
+            200: ItemEnvelope,
+            ...problemResponses(...itemErrors, 'invalid_transition', 'lease_expired', 'note_too_long', 'managed_by_graph', ...(to === 'done' ? (['result_too_large'] as const) : [])),
+          },
         },
       },
       async (req, reply) => {
-        const note = (req.body as { note?: string } | undefined)?.note;
-        return withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, note));
+        const body = req.body as { note?: string; result?: unknown } | undefined | null;
+        return withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, body?.note, body?.result));
       },
     );
   }

@@ -25,6 +25,10 @@ export const TodoItem = z
     updatedAt: z.string(),
     leaseExpiresAt: z.string().optional().describe('Claimed items: last progress + claim_lease (database clock)'),
     leaseExpired: z.boolean().optional().describe('True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted)'),
+    result: z
+      .unknown()
+      .optional()
+      .describe('What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it'),
   })
   .meta({ id: 'TodoItem' });
 
@@ -117,3 +121,36 @@ export const Readiness = z
     reasons: z.array(z.object({ code: z.string(), message: z.string(), ids: z.array(z.string()).optional() })),
   })
   .meta({ id: 'Readiness' });
+
+/**
+ * The body of `POST /v1/todos/{id}/done`: an optional result for the item's dependents (issue 19).
+ * `null` is the same as no result. Its size is checked by the service (`[todo] max_result`).
+ */
+export const DoneTodoBody = z
+  .strictObject({
+    result: z
+      .unknown()
+      .optional()
+      .describe(
+        'What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. ' +
+          'At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large',
+      ),
+  })
+  .meta({ id: 'DoneTodo' });
+
+/** One dependency as `GET /v1/todos/{id}/dependencies` reads it. */
+export const DependencyResult = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    status: TodoStatus.describe('Effective status, as the item reads'),
+    result: z.unknown().optional().describe('The dependency’s `done` result, when it is done with one'),
+  })
+  .meta({ id: 'DependencyResult' });
+
+export const DependencyResults = z
+  .object({
+    id: z.string().describe('The item whose dependencies these are'),
+    dependencies: z.array(DependencyResult).describe('Every dependency, in sorted id order'),
+  })
+  .meta({ id: 'DependencyResults' });

@@ -52,6 +52,22 @@ function checkTitle(ctx: Ctx, raw: string): string {
   return title;
 }
 
+/**
+ * A `done` result (issue 19): undefined or null mean none; anything else must fit `[todo]
+ * max_result` bytes, measured on its UTF-8 JSON serialisation (a string's quotes and escapes
+ * count), since that is what is stored and sent in the `done` event. Nesting depth is bounded
+ * before this (src/http/text.ts). Errors: 422 result_too_large, with `limit` and `size`.
+ */
+function checkResult(ctx: Ctx, result: unknown): unknown {
+  if (result === undefined || result === null) return undefined;
+  const size = bytes(JSON.stringify(result));
+  const max = ctx.config.todo.maxResult;
+  if (size > max) {
+    fail('result_too_large', `the result is ${size} bytes as JSON; the limit is ${max} bytes (max_result); store a reference to it instead`, { limit: max, size });
+  }
+  return result;
+}
+
 function checkNote(ctx: Ctx, note: string): string {
   const max = ctx.config.todo.maxNote;
   if (bytes(note) > max) fail('note_too_long', `todo note is ${bytes(note)} bytes; the limit is ${max} bytes`, { limit: max });
@@ -486,19 +502,20 @@ const PRE: Record<Target, StoredStatus[]> = {
 };
 
 /**
- * Moves an item along the seed's state machine: done (from in-progress or blocked; owner kept),
- * block (from in-progress; a non-empty note replaces the note in the same statement), reopen
- * (from anything but todo; owner cleared). Who: the owner, the scope's override authority, or a
- * user. Completing cascades to dependents in the same transaction; reopening a done item re-blocks
- * its unclaimed, ready dependents. `reason`, when given, is recorded in the item's event (e.g.
- * `waiter-gone`). Errors: 404 todo_not_found, 403 forbidden, 409 lease_expired,
- * 409 invalid_transition, 422 note_too_long.
+ * Moves an item along the seed's state machine: done (from in-progress or blocked; owner kept;
+ * with an optional `result`, issue 19), block (from in-progress; a non-empty note replaces the
+ * note in the same statement), reopen (from anything but todo; owner cleared; a done item's result
+ * is cleared with it, by the trigger of migrations/0014, since the item is no longer done). Who:
+ * the owner, the scope's override authority, or a user. Completing cascades to dependents in the
+ * same transaction; reopening a done item re-blocks its unclaimed, ready dependents. `reason`,
+ * when given, is recorded in the item's event (e.g. `waiter-gone`). Errors: 404 todo_not_found, 403 forbidden, 409 lease_expired, 409 invalid_transition,
+ * 422 note_too_long, 422 result_too_large.
  */
-export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: string, reason?: string): Promise<TodoItem> {
+export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: string, doneResult?: unknown, reason?: string): Promise<TodoItem> {
   const newNote = to === 'blocked' && note ? checkNote(ctx, note) : null;
   const self = me(ctx);
   const leaseMs = lease(ctx);
-  if (to === 'done') return completeTodo(ctx, id, self, leaseMs);
+  if (to === 'done') return completeTodo(ctx, id, self, leaseMs, checkResult(ctx, doneResult));
   const result = await withTx(ctx.sql, async (tx) => {
     // Fast path for the owner (the hot path: no scope lookup); otherwise check authority first.
     let override = false;
@@ -533,14 +550,14 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
  * The owner's call needs no scope lookup and shares a round trip with concurrent owners' calls
  * (group commit, src/todos/todos.batch.ts); anyone else is checked for override authority first.
  */
-async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number): Promise<TodoItem> {
+async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number, result: unknown): Promise<TodoItem> {
   const mine = self
-    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents })
+    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents, result })
     : undefined;
   if (mine) return toItem(mine);
   const v = await visibleRow(ctx, ctx.sql, id);
   if (v.override) {
-    const [theirs] = await completeMany(ctx.sql, [{ id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents }], true);
+    const [theirs] = await completeMany(ctx.sql, [{ id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents, result }], true);
     if (theirs) return toItem(theirs);
   }
   refuseTransition(id, 'done', self, v.override ? (await visibleRow(ctx, ctx.sql, id)).row : v.row, v.override);
@@ -746,6 +763,28 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
     await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'removed', row }]));
     return { removed: set };
   });
+}
+
+/**
+ * The dependencies of an item with their state and `done` results (`GET /v1/todos/{id}/dependencies`,
+ * issue 19): what a dependent needs from upstream, in one call. Each dependency as
+ * `{id, title, status, result?}` (effective status, as the item reads), in sorted id order.
+ * Dependencies share the item's scope, so whoever may read the item may read them.
+ * Errors: 404 todo_not_found (also for an item outside the caller's scopes).
+ */
+export async function dependencyResults(ctx: Ctx, id: string): Promise<{ id: string; dependencies: { id: string; title: string; status: StoredStatus; result?: unknown }[] }> {
+  await visibleRow(ctx, ctx.sql, id);
+  const rows = await ctx.sql<TodoRow[]>`
+    select ${itemColumns(ctx.sql, lease(ctx))} from todos t
+     where t.id in (select e.dependency_id from todo_dependencies e where e.todo_id = ${id})
+     order by t.id`;
+  return {
+    id,
+    dependencies: rows.map((r) => {
+      const item = toItem(r);
+      return { id: item.id, title: item.title, status: item.status, ...(item.result !== undefined ? { result: item.result } : {}) };
+    }),
+  };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { check, index, integer, pgTable, primaryKey, smallint, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { check, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**
  * Work items: the one engine's row for todo items, scenario seeds and graph subtasks alike.
@@ -38,6 +38,12 @@ export const todos = pgTable(
     unfinishedDeps: integer('unfinished_deps').notNull().default(0),
     /** Claimed first when higher (issue 19): `next` orders by priority desc, then the seed's (position, id). */
     priority: smallint('priority').notNull().default(0),
+    /**
+     * What the item's `done` handed on (issue 19): any JSON value (a text result is a JSON
+     * string), at most `[todo] max_result` bytes serialised (checked by the server). Set only
+     * while done: leaving done clears it (trigger `todos_clear_result`, migrations/0014).
+     */
+    result: jsonb('result'),
   },
   (t) => [
     check('todos_status_check', sql`${t.status} in ('todo', 'in-progress', 'done', 'blocked')`),
@@ -46,6 +52,7 @@ export const todos = pgTable(
     check('todos_title_check', sql`octet_length(${t.title}) between 1 and 500`),
     check('todos_note_check', sql`${t.note} is null or octet_length(${t.note}) <= 2000`),
     check('todos_unfinished_check', sql`${t.unfinishedDeps} >= 0`),
+    check('todos_result_check', sql`${t.result} is null or ${t.status} = 'done'`),
     index('todos_scope_position_idx').on(t.scope, t.position, t.id),
     // The ready set in `next` order: an unfiltered `next` is one probe of this partial index,
     // whatever the backlog size.

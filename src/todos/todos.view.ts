@@ -25,6 +25,8 @@ export interface TodoRow {
   position: number;
   priority: number;
   unfinished_deps: number;
+  /** The result `done` stored (any JSON value; null: none, or not done). */
+  result: unknown;
   depends_on: string[];
   blocked_by: string[];
   lease_expires_at: Date | null;
@@ -57,6 +59,8 @@ export interface TodoItem {
   updatedAt: string;
   leaseExpiresAt?: string;
   leaseExpired?: boolean;
+  /** What `done` handed on: a string or any JSON value; present only while done with a result. */
+  result?: unknown;
 }
 
 /**
@@ -93,7 +97,7 @@ export function derivedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
 export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
-    t.created_at, t.updated_at, t.revision, t.position, t.priority, t.unfinished_deps`;
+    t.created_at, t.updated_at, t.revision, t.position, t.priority, t.unfinished_deps, t.result`;
 }
 
 /**
@@ -194,6 +198,7 @@ export function toItem(r: TodoRow): TodoItem {
     item.leaseExpiresAt = r.lease_expires_at.toISOString();
     item.leaseExpired = r.lease_expired;
   }
+  if (r.result !== null && r.result !== undefined) item.result = r.result;
   return item;
 }
 

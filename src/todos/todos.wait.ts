@@ -228,5 +228,5 @@ export async function waitForNext(
  */
 async function handBack(ctx: Ctx, item: TodoItem): Promise<void> {
   if (item.scope.startsWith('graph:') || item.scope.startsWith('metagit:')) return;
-  await transitionTodo(ctx, item.id, 'todo', undefined, 'waiter-gone').catch(() => undefined);
+  await transitionTodo(ctx, item.id, 'todo', undefined, undefined, 'waiter-gone').catch(() => undefined);
 }

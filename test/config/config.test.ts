@@ -30,7 +30,7 @@ describe('the [todo] block', () => {
   it('should apply the seed defaults, except emit_events which defaults to all', () => {
     const c = loadConfig({});
     expect(c.todo).toEqual({
-      emitEvents: 'all', claimLeaseMs: 1_800_000, retentionMs: 604_800_000, maxTitle: 500, maxNote: 2000,
+      emitEvents: 'all', claimLeaseMs: 1_800_000, retentionMs: 604_800_000, maxTitle: 500, maxNote: 2000, maxResult: 16_384,
       listLimit: 2000, sweepIntervalMs: 60_000, busyTimeoutMs: 5000,
     });
   });
@@ -45,6 +45,8 @@ describe('the [todo] block', () => {
     for (const [toml, key] of [
       ['max_title = 501', 'max_title'],
       ['max_note = 2001', 'max_note'],
+      ['max_result = 1048577', 'max_result'],
+      ['max_result = 0', 'max_result'],
       ['list_limit = 100001', 'list_limit'],
       ['busy_timeout = "500us"', 'busy_timeout'],
       ['busy_timeout = "6m"', 'busy_timeout'],

@@ -1465,7 +1465,86 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Read an item’s dependencies and their results
+         * @description Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, the `result` each one’s `done` stored (issue 19). Anyone who may read the item may call it (dependencies share its scope).
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["DependencyResults"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: todo_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         /**
          * Replace an item’s dependency set
          * @description `[]` clears. Ids are trimmed, duplicates fold, then self/unknown/scope/cycle are checked per id in sorted order.
@@ -1829,7 +1908,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a claimed or blocked item
-         * @description From in-progress or blocked; cascades to dependents in the same transaction.
+         * @description From in-progress or blocked; cascades to dependents in the same transaction. An optional `result` (a string or any JSON value, ≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`).
          */
         post: {
             parameters: {
@@ -1845,7 +1924,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": Record<string, never> | null;
+                    "application/json": components["schemas"]["DoneTodoInput"] | null;
                 };
             };
             responses: {
@@ -1905,7 +1984,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: note_too_long */
+                /** @description Problem codes: note_too_long, result_too_large */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -2075,7 +2154,7 @@ export interface paths {
         put?: never;
         /**
          * Reopen an item
-         * @description From in-progress, blocked or done; clears the owner; reopening a done item re-blocks its ready dependents.
+         * @description From in-progress, blocked or done; clears the owner and a done item’s result; reopening a done item re-blocks its ready dependents.
          */
         post: {
             parameters: {
@@ -2458,6 +2537,7 @@ export interface paths {
                                 retention: string;
                                 max_title: number;
                                 max_note: number;
+                                max_result: number;
                                 list_limit: number;
                                 sweep_interval: string;
                                 busy_timeout: string;
@@ -2531,7 +2611,7 @@ export interface paths {
         put?: never;
         /**
          * Re-read the reloadable [todo] keys
-         * @description Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title and max_note. list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`.
+         * @description Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`.
          */
         post: {
             parameters: {
@@ -2562,6 +2642,7 @@ export interface paths {
                                 retention: string;
                                 max_title: number;
                                 max_note: number;
+                                max_result: number;
                                 list_limit: number;
                                 sweep_interval: string;
                                 busy_timeout: string;
@@ -2638,7 +2719,71 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * List the scenarios you may read
+         * @description In name order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). The same rule as `GET /v1/scenarios/{name}`: users see every scenario, a session those it orchestrates or is a member of. Each is a summary: the record without its members, the member count, scope-wide done/total and derived completion (recorded when it holds, as a read of the scenario does).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, capped at list_limit (also the default) */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ScenarioList"];
+                    };
+                };
+                /** @description Problem codes: invalid_cursor, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         put?: never;
         /**
          * Start a scenario
@@ -3068,7 +3213,7 @@ export interface paths {
         };
         /**
          * Export a whole scope as Markdown or JSON
-         * @description Streams every item of the scope in position order, paging internally, so the export is complete however large the scope (never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, `_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be in the scope (a scope it is not in is the 404 of one that does not exist); `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).
+         * @description Streams every item of the scope in position order, paging internally, so the export is complete however large the scope (never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, a done item’s result on the next line (`  Result: …`, one line), `_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be in the scope (a scope it is not in is the 404 of one that does not exist); `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).
          */
         get: {
             parameters: {
@@ -7069,6 +7214,8 @@ export interface components {
             leaseExpiresAt?: string;
             /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
             leaseExpired?: boolean;
+            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
+            result?: unknown;
         };
         AddTodoInput: {
             /** @description Trimmed; 1..max_title bytes (default 500) */
@@ -7140,6 +7287,24 @@ export interface components {
                 message: string;
                 ids?: string[];
             }[];
+        };
+        DoneTodoInput: {
+            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
+            result?: unknown;
+        };
+        DependencyResultInput: {
+            id: string;
+            title: string;
+            /** @description Effective status, as the item reads */
+            status: components["schemas"]["TodoStatusInput"];
+            /** @description The dependency’s `done` result, when it is done with one */
+            result?: unknown;
+        };
+        DependencyResultsInput: {
+            /** @description The item whose dependencies these are */
+            id: string;
+            /** @description Every dependency, in sorted id order */
+            dependencies: components["schemas"]["DependencyResultInput"][];
         };
         /** @enum {string} */
         TaskGraphSubtaskStateInput: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
@@ -8245,6 +8410,33 @@ export interface components {
             revision: number;
             members: components["schemas"]["ScenarioMemberInput"][];
         };
+        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
+        ScenarioSummaryInput: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
+            members: number;
+            /** @description Done items in the whole scope, sub-items included */
+            done: number;
+            /** @description Items in the whole scope */
+            total: number;
+            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
+            complete: boolean;
+        };
+        ScenarioListInput: {
+            /** @description In name order */
+            scenarios: components["schemas"]["ScenarioSummaryInput"][];
+            nextCursor: string | null;
+        };
         CreatedScenarioInput: {
             scenario: components["schemas"]["ScenarioInput"];
             /** @description Bearer token of the orchestrator session created for the scenario; shown once */
@@ -8501,6 +8693,8 @@ export interface components {
             leaseExpiresAt?: string;
             /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
             leaseExpired?: boolean;
+            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
+            result?: unknown;
         };
         AddTodo: {
             /** @description Trimmed; 1..max_title bytes (default 500) */
@@ -8572,6 +8766,24 @@ export interface components {
                 message: string;
                 ids?: string[];
             }[];
+        };
+        DoneTodo: {
+            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
+            result?: unknown;
+        };
+        DependencyResult: {
+            id: string;
+            title: string;
+            /** @description Effective status, as the item reads */
+            status: components["schemas"]["TodoStatus"];
+            /** @description The dependency’s `done` result, when it is done with one */
+            result?: unknown;
+        };
+        DependencyResults: {
+            /** @description The item whose dependencies these are */
+            id: string;
+            /** @description Every dependency, in sorted id order */
+            dependencies: components["schemas"]["DependencyResult"][];
         };
         /** @enum {string} */
         TaskGraphSubtaskState: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
@@ -9676,6 +9888,33 @@ export interface components {
             completedAt?: string;
             revision: number;
             members: components["schemas"]["ScenarioMember"][];
+        };
+        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
+        ScenarioSummary: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
+            members: number;
+            /** @description Done items in the whole scope, sub-items included */
+            done: number;
+            /** @description Items in the whole scope */
+            total: number;
+            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
+            complete: boolean;
+        };
+        ScenarioList: {
+            /** @description In name order */
+            scenarios: components["schemas"]["ScenarioSummary"][];
+            nextCursor: string | null;
         };
         CreatedScenario: {
             scenario: components["schemas"]["Scenario"];
