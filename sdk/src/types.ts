@@ -19,6 +19,12 @@ export type ClaimResult = Schemas['ClaimResult'];
 export type Readiness = Schemas['Readiness'];
 /** The body of `todos.add`. */
 export type AddTodoInput = Schemas['AddTodo'];
+/** The body of `todos.addMany`: an optional `scope` and the items (each a single add's fields but `scope`, plus `ref` and `parentRef`). */
+export type AddManyTodosInput = Schemas['AddManyTodos'];
+/** One item of `todos.addMany`. */
+export type AddManyTodoItem = Schemas['AddManyTodoItem'];
+/** The answer of `todos.addMany`: the new items in request order and each `ref` → its item's id. */
+export type AddManyTodosResult = Schemas['AddManyTodosResult'];
 /** The body of `todos.edit`: absent fields are unchanged; `dependsOn: []` clears. */
 export type EditTodoInput = Schemas['EditTodo'];
 /** Query of `todos.list`: scope, status (effective), tag, owner (`me`), assignee, all, limit, cursor. */
