@@ -9,11 +9,14 @@
  * either an existing item id (it starts with `td-`) or a `ref` of this request (anything else),
  * which is why a ref may not start with `td-`.
  *
- * Checks run in two passes, each in request order, and the first refusal answers for the whole
- * request (nothing is written), naming the item (`index`, 0-based, and its `ref`) beside the code
- * a single add would give: first what the request itself says (refs, title, note, tags,
- * dependency ids, assignment authority, the sub-item rule among new items, cycles among new
- * items), then what needs the database (assignees, existing parents and dependencies).
+ * Checks run in stages, each over the items in request order; the first refusal answers for the
+ * whole request (nothing is written), naming the item (`index`, 0-based, and its `ref`) beside the
+ * code a single add would give: (1) the refs (invalid_ref, duplicate_ref); (2) each item's own
+ * fields in the single add's order (title, note, tags, dependency ids, assignment authority),
+ * then its `parentRef` (unknown_ref, the sub-item rule among new items) and the refs among its
+ * `dependsOn` (unknown_ref, dependency_self); (3) cycles among the new items; (4) what needs the
+ * database: each distinct assignee (at its first item), then per item its existing parent and
+ * existing dependencies.
  *
  * No scope-wide dependency lock is needed: nothing outside the request can depend on an item
  * that does not exist yet, so new edges can only close a cycle among the new items themselves,
