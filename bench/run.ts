@@ -9,7 +9,7 @@
  *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
  *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
- *            --only <list>        comma-separated sections: claim,breakdown,ready,events,memory
+ *            --only <list>        comma-separated sections: claim,breakdown,ready,events,memory,bulk
  *            --server-root <dir>  run the Coord server from another checkout (the migrations of
  *                                 this one are applied)
  *            --compare <dir>      also run a second Coord server from another checkout on the same
@@ -27,6 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
+import { bulkBench, type BulkResult } from './bulk.js';
 import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
 import { eventsBench, type EventsResult } from './events.js';
 import { call, openPool } from './lib/http.js';
@@ -52,7 +53,7 @@ const { values: opts } = parseArgs({
 const serverRoot = opts['server-root'] ? path.resolve(opts['server-root']) : undefined;
 const compareRoot = opts.compare ? path.resolve(opts.compare) : undefined;
 
-const SECTIONS = ['memory', 'claim', 'breakdown', 'events', 'ready'] as const;
+const SECTIONS = ['memory', 'claim', 'breakdown', 'events', 'ready', 'bulk'] as const;
 type Section = (typeof SECTIONS)[number];
 const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.trim()) as Section[]);
 for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
@@ -63,6 +64,8 @@ if (!Number.isFinite(capMs) || capMs < 1000) throw new Error(`--cap takes a numb
 const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
 const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
 const BREAKDOWN_N = 32;
+/** Items of the bulk section (one request, and as many single adds). */
+const BULK_ITEMS = quick ? 2000 : 10_000;
 const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
 
 // graphile-worker's best showing: do not even format its per-job success log line.
@@ -77,7 +80,9 @@ let pg: BenchPostgres | undefined;
 let server: CoordServer | undefined;
 let compareServer: CoordServer | undefined;
 let noGroupCommitServer: CoordServer | undefined;
+let bulkServer: CoordServer | undefined;
 const cleanup = async () => {
+  await bulkServer?.stop().catch(() => {});
   await server?.stop().catch(() => {});
   await compareServer?.stop().catch(() => {});
   await noGroupCommitServer?.stop().catch(() => {});
@@ -114,6 +119,7 @@ interface Results {
   breakdown: ClaimRun[];
   readySet?: ReadySetResult;
   events?: EventsResult;
+  bulk?: BulkResult;
   memory: (MemorySample & { rssMiB: number })[];
 }
 
@@ -209,6 +215,20 @@ async function main(): Promise<void> {
   }
   await admin.close();
 
+  let bulk: BulkResult | undefined;
+  if (only.has('bulk')) {
+    progress(`bulk: ${fmt(BULK_ITEMS)} items in one POST /v1/todos/bulk against ${fmt(BULK_ITEMS)} single POST /v1/todos (8 in flight)`);
+    // A server of its own: list_limit and the body limit raised so that one request holds every item.
+    bulkServer = await startCoordServer({
+      databaseUrl: coordUrl,
+      root: serverRoot,
+      env: { COORD_TODO_LIST_LIMIT: String(BULK_ITEMS), COORD_BODY_LIMIT: String(64 * 2 ** 20) },
+    });
+    bulk = await bulkBench(bulkServer, { items: BULK_ITEMS, inFlight: 8, runs: 3 });
+    progress(`bulk: single adds ${fmt(bulk.single.ms)} ms, one bulk request p50 ${fmt(bulk.bulk.p50)} ms: ${bulk.speedup}× faster`);
+    await bulkServer.stop();
+  }
+
   await server.stop();
   await compareServer?.stop();
   await noGroupCommitServer?.stop();
@@ -236,6 +256,7 @@ async function main(): Promise<void> {
     breakdown,
     readySet,
     events,
+    bulk,
     memory: memory.map((m) => ({ ...m, rssMiB: mib(m.rssBytes) })),
   };
   report(results);
@@ -297,6 +318,16 @@ function cpuRows(r: Results): (string | number)[][] {
 }
 const CPU_TITLE = `CPU per cycle at N=${BREAKDOWN_N} (µs of CPU time per next → done cycle, by process; cores busy = share of all cores over the run)`;
 
+const BULK_HEAD = ['how', 'p50', 'max', 'items/s'];
+function bulkRows(b: BulkResult): (string | number)[][] {
+  const perSecond = (ms: number) => round((b.items / ms) * 1000, 0);
+  return [
+    [`${fmt(b.items)} × POST /v1/todos (${b.inFlight} in flight)`, b.single.ms, b.single.ms, b.single.perSecond],
+    ['1 × POST /v1/todos/bulk', b.bulk.p50, b.bulk.max, perSecond(b.bulk.p50)],
+    ['1 × POST /v1/todos/bulk, dependency chain by ref', b.bulkChain.p50, b.bulkChain.max, perSecond(b.bulkChain.p50)],
+  ];
+}
+
 function report(r: Results): void {
   const out: string[] = [];
   out.push(`Coord benchmark ${r.date} (${r.mode}, ${r.durationSeconds} s) on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.postgres}, Node ${r.machine.node}`);
@@ -345,6 +376,9 @@ function report(r: Results): void {
         r.events.throughput.map((x) => [x.subscribers, x.events, x.eventsPerSecond, x.deliveriesPerSecond, x.writerEventsPerSecond, x.complete ? 'yes' : 'capped']),
       ),
     );
+  }
+  if (r.bulk) {
+    out.push('', `Bulk add: ${fmt(r.bulk.items)} items (ms; bulk over ${r.bulk.bulk.n} runs)`, table(BULK_HEAD, bulkRows(r.bulk)), `one bulk request is ${r.bulk.speedup}× faster than the single adds`);
   }
   if (r.memory.length) out.push('', 'Server memory (RSS)', table(['when', 'RSS MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
   console.log(out.join('\n'));
@@ -426,6 +460,7 @@ function markdown(r: Results): string {
       mdTable(['subscribers', 'events/s per subscriber', 'frames/s'], r.events.throughput.map((x) => [x.subscribers, x.eventsPerSecond, x.deliveriesPerSecond])),
     );
   }
+  if (r.bulk) out.push('', `**Bulk add** (${fmt(r.bulk.items)} items, ms; ${r.bulk.speedup}× faster in one request)`, '', mdTable(BULK_HEAD, bulkRows(r.bulk)));
   if (r.memory.length) out.push('', '**Server RSS**', '', mdTable(['when', 'MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
   return out.join('\n') + '\n';
 }

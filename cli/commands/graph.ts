@@ -3,30 +3,14 @@
  * Task Graph v1 (seed 002) from the shell. Graph documents are read from a file or stdin (`-`);
  * `--intent-map <file>` adds the Intent Map v1 companion.
  */
-import { readFileSync } from 'node:fs';
 import type { GraphRequest, TaskGraphRecord } from '@coord/sdk';
 import { Command } from 'commander';
+import { parseJson, readText } from '../input.js';
 import { table, type Io } from '../output.js';
-import { act, UsageError, type Ctx } from '../runtime.js';
+import { act, type Ctx } from '../runtime.js';
 import { addRunnerCommands } from './graph-run.js';
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
-
-async function readText(io: Io, file: string): Promise<string> {
-  if (file !== '-') return readFileSync(file, 'utf8');
-  if (!io.stdin) return '';
-  let text = '';
-  for await (const chunk of io.stdin) text += String(chunk);
-  return text;
-}
-
-function parseJson(text: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    throw new UsageError(`${what} is not JSON: ${(err as Error).message}`);
-  }
-}
 
 /** `{graph, intentMap?}` from a graph file (itself a bare graph or already an envelope) and an optional Intent Map file. */
 async function requestFrom(io: Io, file: string, intentMapFile?: string): Promise<GraphRequest> {

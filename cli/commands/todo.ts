@@ -3,8 +3,9 @@
  * done|block|reopen|rm|deps|export`), plus get, assign, heartbeat, edit, why and results.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import type { TodoItem } from '@coord/sdk';
+import type { AddManyTodoItem, TodoItem } from '@coord/sdk';
 import { Command, Option } from 'commander';
+import { parseJson, readText } from '../input.js';
 import { resultText, table, todoDetail, todoTable } from '../output.js';
 import { act, EXIT, UsageError, type Ctx } from '../runtime.js';
 import type { Io } from '../output.js';
@@ -54,6 +55,20 @@ function waitSeconds(v: string): number {
 }
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
+
+/**
+ * The items and scope of a `todo add-many` file: a bare array of items, or `{scope?, items}`. A
+ * scope given on the command line must agree with the file's.
+ */
+function addManyDocument(doc: unknown, file: string, flagScope: string | undefined): { items: AddManyTodoItem[]; scope?: string } {
+  const envelope = Array.isArray(doc) ? { items: doc } : (doc as { items?: unknown; scope?: unknown } | null);
+  if (!envelope || typeof envelope !== 'object' || !Array.isArray(envelope.items)) {
+    throw new UsageError(`${file === '-' ? 'stdin' : file} must hold a JSON array of items or an object {"scope"?, "items": [...]}`);
+  }
+  const fileScope = typeof envelope.scope === 'string' ? envelope.scope : undefined;
+  if (flagScope && fileScope && flagScope !== fileScope) throw new UsageError(`the file's scope ${fileScope} differs from ${flagScope}; give one of them`);
+  return { items: envelope.items as AddManyTodoItem[], scope: flagScope ?? fileScope };
+}
 
 /** The `todo` command group. */
 export function todoCommand(io: Io, setExit: (code: number) => void): Command {
@@ -113,6 +128,37 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
           itemOut(ctx, item, `Added ${item.id}: ${item.title}${item.status === 'blocked' ? ` (${item.whyBlocked ?? 'blocked'})` : ''}`);
         },
       ),
+    );
+
+  withScopeOptions(
+    todo
+      .command('add-many')
+      .description('Add many items at once from a JSON file or stdin: one transaction, all or nothing (POST /v1/todos/bulk)')
+      .requiredOption('--file <path>', 'a JSON array of items, or {"scope", "items"}; `-` reads stdin')
+      .option('-q, --quiet', 'print only the new ids, one a line, in file order'),
+  )
+    .addHelpText(
+      'after',
+      `\nEach item takes the fields of \`todo add\` (title, note, tags, parentId, assignee, dependsOn) plus
+\`ref\`, a name unique in the file that other items use in \`parentRef\` and \`dependsOn\`
+(a dependsOn entry starting with td- is an existing item id, anything else a ref). At most
+list_limit items (default 2000); one bad item refuses the whole file, naming its index and ref.
+` +
+        examples([
+          `echo '[{"ref":"api","title":"Wire the API"},{"title":"Test it","dependsOn":["api"]}]' | coord todo add-many --file -`,
+          'coord todo add-many --file plan.json --scenario strath',
+          'coord todo add-many --file plan.json --json',
+        ]),
+    )
+    .action(
+      run<ScopeOpts & { file: string; quiet?: boolean }>(async (ctx) => {
+        const o = ctx.opts;
+        const doc = parseJson(await readText(ctx.io, o.file), o.file === '-' ? 'stdin' : o.file);
+        const { items, scope } = addManyDocument(doc, o.file, scopeOf(o));
+        const r = await ctx.client().todos.addMany(items, { scope });
+        if (o.quiet) return ctx.out.line(r.items.map((i) => i.id));
+        ctx.out.result([`Added ${r.items.length} item${r.items.length === 1 ? '' : 's'}`, ...(r.items.length ? todoTable(r.items) : [])], r);
+      }),
     );
 
   withScopeOptions(

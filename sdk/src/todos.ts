@@ -5,7 +5,7 @@
 import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
 import type { Transport } from './transport.js';
 import { claims, withClaim, work, type ClaimContext, type ClaimLoopOptions, type WithClaimOptions, type WithClaimResult, type WorkSummary } from './work.js';
-import type { AddTodoInput, ClaimResult, DependencyResults, DoneTodoInput, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
+import type { AddManyTodoItem, AddManyTodosResult, AddTodoInput, ClaimResult, DependencyResults, DoneTodoInput, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
 
 /** Options of the edits that take an optimistic-concurrency guard. */
 export interface IfMatch {
@@ -37,6 +37,22 @@ export class TodosApi {
   async add(input: AddTodoInput): Promise<TodoItem> {
     const r = await this.t.unwrap('POST /v1/todos', this.t.api.POST('/v1/todos', { body: input }));
     return r.item;
+  }
+
+  /**
+   * Adds many items to one scope in one transaction, all or nothing (`POST /v1/todos/bulk`; issue 19):
+   * at most `list_limit` items (default 2000), each with a single add's fields and rules. Items name
+   * each other by `ref` (unique in the request, not starting with `td-`): `parentRef` makes a
+   * sub-item of another new item, and a `dependsOn` entry is an existing item id when it starts
+   * with `td-`, else a ref. Positions and `added` events follow the array's order. Returns the
+   * new items in that order and `refs` (ref → id).
+   * Errors: `InvalidRequest` (too_many_items, invalid_ref, duplicate_ref, unknown_ref,
+   * dependency_cycle among the new items, and every code of `add`; the problem's `index` and
+   * `ref` name the offending item), `Forbidden`, `NotFound` (scope_not_found), `Conflict` (managed_by_graph).
+   */
+  async addMany(items: AddManyTodoItem[], opts: { scope?: string } = {}): Promise<AddManyTodosResult> {
+    const body = opts.scope === undefined ? { items } : { scope: opts.scope, items };
+    return this.t.unwrap('POST /v1/todos/bulk', this.t.api.POST('/v1/todos/bulk', { body }));
   }
 
   /**

@@ -21,6 +21,12 @@ export type Readiness = Schemas['Readiness'];
 export type AddTodoInput = Schemas['AddTodo'];
 /** The body of `todos.next`: scope, filters (`tags` every one, `anyTags` at least one, `minPriority`, `assignedToMe`) and `waitMs` (≤ 60000). */
 export type NextInput = Schemas['NextRequest'];
+/** The body of `todos.addMany`: an optional `scope` and the items (each a single add's fields but `scope`, plus `ref` and `parentRef`). */
+export type AddManyTodosInput = Schemas['AddManyTodos'];
+/** One item of `todos.addMany`. */
+export type AddManyTodoItem = Schemas['AddManyTodoItem'];
+/** The answer of `todos.addMany`: the new items in request order and each `ref` → its item's id. */
+export type AddManyTodosResult = Schemas['AddManyTodosResult'];
 /** The body of `todos.edit`: absent fields are unchanged; `dependsOn: []` clears. */
 export type EditTodoInput = Schemas['EditTodo'];
 /** Query of `todos.list`: scope, status (effective), tag, owner (`me`), assignee, all, limit, cursor. */

@@ -21,7 +21,10 @@ import {
   transitionTodo,
   type Ctx,
 } from './todos.service.js';
+import { addManyTodos } from './todos.bulk.js';
 import {
+  AddManyTodosBody,
+  AddManyTodosResult,
   AddTodoBody,
   ClaimResult,
   DependencyResults,
@@ -82,6 +85,34 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
       const item = await addTodo(ctx(req), req.body);
       reply.status(201);
       return withEtag(reply, item);
+    },
+  );
+
+  r.post(
+    '/v1/todos/bulk',
+    {
+      schema: {
+        tags,
+        summary: 'Add many items at once',
+        description:
+          'Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add (issue 19). ' +
+          'Items name each other by `ref`: `parentRef`, and `dependsOn` entries that do not start with `td-` (those are existing item ids). ' +
+          'Positions and `added` events follow request order. A refusal caused by one item names it (`index`, `ref`) beside the single add’s code; ' +
+          'a cycle among the new items is `dependency_cycle` with `cycle` as refs. Bodies over `COORD_BODY_LIMIT` (default 1 MiB) are 413.',
+        body: AddManyTodosBody,
+        response: {
+          201: AddManyTodosResult,
+          ...problemResponses('no_session_context', 'invalid_scope', 'forbidden', 'scope_not_found', 'payload_too_large', 'malformed_json', 'managed_by_graph',
+            'too_many_items', 'invalid_ref', 'duplicate_ref', 'unknown_ref',
+            'title_required', 'title_too_long', 'note_too_long', 'parent_not_found', 'hierarchy_too_deep', 'parent_scope_mismatch',
+            'dependency_empty', 'dependency_self', 'dependency_not_found', 'dependency_scope_mismatch', 'dependency_cycle', 'invalid_assignee'),
+        },
+      },
+    },
+    async (req, reply) => {
+      const result = await addManyTodos(ctx(req), req.body);
+      reply.status(201);
+      return result;
     },
   );
 

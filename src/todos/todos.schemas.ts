@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIST_LIMIT_CEILING } from '../config.js';
 
 export const TodoStatus = z.enum(['todo', 'in-progress', 'done', 'blocked']).meta({ id: 'TodoStatus' });
 
@@ -49,6 +50,39 @@ export const AddTodoBody = z
     priority: Priority.optional().describe('−32768..32767, higher is claimed first by `next`; default 0'),
   })
   .meta({ id: 'AddTodo' });
+
+/**
+ * One item of `POST /v1/todos/bulk`: every field of a single add (`AddTodo`, so a field added
+ * there reaches the bulk add too) except `scope`, which is the request's, plus `ref` and `parentRef`.
+ */
+export const AddManyTodoItem = AddTodoBody.omit({ scope: true })
+  .extend({
+    ref: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace'),
+    parentRef: z.string().max(100).optional().describe('Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep)'),
+    dependsOn: AddTodoBody.shape.dependsOn.describe('Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold'),
+  })
+  .meta({ id: 'AddManyTodoItem' });
+
+export const AddManyTodosBody = z
+  .strictObject({
+    scope: AddTodoBody.shape.scope,
+    items: z
+      .array(AddManyTodoItem)
+      .max(LIST_LIMIT_CEILING)
+      .describe('At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order'),
+  })
+  .meta({ id: 'AddManyTodos' });
+
+export const AddManyTodosResult = z
+  .object({
+    items: z.array(TodoItem).describe('The new items, in request order'),
+    refs: z.record(z.string(), z.string()).describe('Each `ref` of the request → the id of its item'),
+  })
+  .meta({ id: 'AddManyTodosResult' });
 
 export const EditTodoBody = z
   .strictObject({

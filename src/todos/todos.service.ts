@@ -44,7 +44,8 @@ const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 const me = (ctx: Ctx) => (ctx.principal.kind === 'session' ? ctx.principal.id : null);
 const lease = (ctx: Ctx) => ctx.config.todo.claimLeaseMs;
 
-function checkTitle(ctx: Ctx, raw: string): string {
+/** A title as stored: trimmed, 1..`max_title` bytes (seed 000 "Items"). Throws 422 title_required, title_too_long. */
+export function checkTitle(ctx: Ctx, raw: string): string {
   const title = raw.trim();
   if (!title) fail('title_required', 'todo title must not be empty');
   const max = ctx.config.todo.maxTitle;
@@ -68,7 +69,8 @@ function checkResult(ctx: Ctx, result: unknown): unknown {
   return result;
 }
 
-function checkNote(ctx: Ctx, note: string): string {
+/** A note of at most `max_note` bytes (not trimmed). Throws 422 note_too_long. */
+export function checkNote(ctx: Ctx, note: string): string {
   const max = ctx.config.todo.maxNote;
   if (bytes(note) > max) fail('note_too_long', `todo note is ${bytes(note)} bytes; the limit is ${max} bytes`, { limit: max });
   return note;
@@ -86,7 +88,8 @@ export function normalizeDependencies(ids: string[]): string[] {
   return [...new Set(out)].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-function emitted(ctx: Ctx, scope: string, items: { event: string; row: Parameters<typeof eventPayload>[1] }[]): EventInput[] {
+/** The events of `items` under `[todo] emit_events` (none when the scope's events are off), topic `todo:<scope>`. */
+export function emitted(ctx: Ctx, scope: string, items: { event: string; row: Parameters<typeof eventPayload>[1] }[]): EventInput[] {
   if (!emitsFor(scope, ctx.config.todo.emitEvents)) return [];
   return items.map(({ event, row }) => ({ topic: topicOf(row.scope), event, subjectId: row.id, payload: eventPayload(event, row) }));
 }
@@ -109,7 +112,7 @@ async function visibleRow(ctx: Ctx, db: Db, id: string, forUpdate = false): Prom
  * routes, so the generic todo routes refuse to change them (409 `managed_by_graph`); they still
  * read and stream them, and the lease heartbeat works on both.
  */
-function assertNotGraphManaged(scope: string): void {
+export function assertNotGraphManaged(scope: string): void {
   if (scope.startsWith('graph:')) {
     fail('managed_by_graph', `items of ${scope} are Task Graph v1 subtasks; change them through /v1/graphs`);
   }
@@ -144,12 +147,7 @@ async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: str
   }
   for (const dep of deps) {
     if (dep === id) fail('dependency_self', `todo "${id}" cannot depend on itself`, { id });
-    const d = found.get(dep);
-    // An item in a scope the caller cannot read does not exist for it (existence is not leaked).
-    if (!d || (d.scope !== scope && !(await accessToScope(tx, ctx.principal, d.scope)).inScope)) {
-      fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
-    }
-    if (d.scope !== scope) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
+    await assertDependencyFits(ctx, tx, scope, dep, found.get(dep));
     if (reaching.has(dep)) {
       const cycle = await cycleThrough(tx, id, dep);
       // The seed's message (seeds-notes §1.6), then the whole cycle (issue 18 #14).
@@ -157,6 +155,19 @@ async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: str
     }
   }
   return new Map(rows.map((r) => [r.id, r.status]));
+}
+
+/**
+ * An existing item `dep` (its row `d`, undefined when missing) as a dependency of an item in
+ * `scope`: it exists for the caller and shares the scope (seed 000 "Dependencies"). An item in a
+ * scope the caller cannot read does not exist for it (existence is not leaked).
+ * Throws 422 dependency_not_found, dependency_scope_mismatch.
+ */
+export async function assertDependencyFits(ctx: Ctx, db: Db, scope: string, dep: string, d: { scope: string } | undefined): Promise<void> {
+  if (!d || (d.scope !== scope && !(await accessToScope(db, ctx.principal, d.scope)).inScope)) {
+    fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
+  }
+  if (d.scope !== scope) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
 }
 
 /**
@@ -223,6 +234,31 @@ export interface AddInput {
 }
 
 /**
+ * The assignee of a new item, trimmed (`null` for none): assigning to another session than the
+ * caller needs the scope's override authority or a user (seed 000 "Ownership rules"). Throws 403 forbidden.
+ */
+export function checkAssignee(ctx: Ctx, override: boolean, raw: string | undefined): string | null {
+  const assignee = raw?.trim() || null;
+  if (assignee && assignee !== me(ctx) && !override) {
+    fail('forbidden', "only the scope's override authority or the human may assign an item to another session");
+  }
+  return assignee;
+}
+
+/**
+ * The parent `parentId` (its row `parent`, undefined when missing) of a new sub-item in `scope`
+ * (seed 000 "Items"), checked in this order: it exists for the caller, is top-level (one level
+ * deep), shares the scope. Throws 422 parent_not_found, hierarchy_too_deep, parent_scope_mismatch.
+ */
+export async function assertParentFits(ctx: Ctx, db: Db, scope: string, parentId: string, parent: { scope: string; parent_id: string | null } | undefined): Promise<void> {
+  if (!parent || (parent.scope !== scope && !(await accessToScope(db, ctx.principal, parent.scope)).inScope)) {
+    fail('parent_not_found', `parent todo "${parentId}" not found`);
+  }
+  if (parent.parent_id) fail('hierarchy_too_deep', `todo hierarchy is one level deep: "${parentId}" is itself a sub-item`);
+  if (parent.scope !== scope) fail('parent_scope_mismatch', "sub-item must share its parent's scope");
+}
+
+/**
  * Adds an item (seed 000 "Items", §1.1, §1.7). Scope: `scope` or the caller's default; a sub-item's
  * parent must exist, be top-level and share the scope (checked in that order). Assigning to
  * another session needs override authority. Returns the new item (revision 1).
@@ -236,21 +272,14 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
   const deps = normalizeDependencies(input.dependsOn ?? []);
   const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
   assertNotGraphManaged(access.scope);
-  const assignee = input.assignee?.trim() || null;
-  if (assignee && assignee !== me(ctx) && !access.override) {
-    fail('forbidden', "only the scope's override authority or the human may assign an item to another session");
-  }
+  const assignee = checkAssignee(ctx, access.override, input.assignee);
   const id = newId('td');
   const row = await withTx(ctx.sql, async (tx) => {
     if (assignee) await assertAssignable(tx, access.scope, assignee);
     if (input.parentId !== undefined) {
       const [parent] = await tx<{ scope: string; parent_id: string | null }[]>`
         select scope, parent_id from todos where id = ${input.parentId} for share`;
-      if (!parent || (parent.scope !== access.scope && !(await accessToScope(tx, ctx.principal, parent.scope)).inScope)) {
-        fail('parent_not_found', `parent todo "${input.parentId}" not found`);
-      }
-      if (parent.parent_id) fail('hierarchy_too_deep', `todo hierarchy is one level deep: "${input.parentId}" is itself a sub-item`);
-      if (parent.scope !== access.scope) fail('parent_scope_mismatch', "sub-item must share its parent's scope");
+      await assertParentFits(ctx, tx, access.scope, input.parentId, parent);
     }
     const statuses = await lockAndCheckDependencies(ctx, tx, id, access.scope, deps, true);
     const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
@@ -704,7 +733,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
  * not leak. (A session stopped later keeps its reservations, as the seed keeps assignments.)
  * Errors: 422 invalid_assignee.
  */
-async function assertAssignable(tx: Db, scope: string, assignee: string): Promise<void> {
+export async function assertAssignable(tx: Db, scope: string, assignee: string): Promise<void> {
   const who = await activeSessionPrincipal(tx, assignee);
   if (who && who.graphId === null && (await accessToScope(tx, who, scope)).inScope) return;
   fail('invalid_assignee', `assignee "${assignee}" is not an active session that may claim in ${scope}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);

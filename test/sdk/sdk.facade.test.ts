@@ -3,7 +3,7 @@
  * generated types promise.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createClient, type CoordClient } from '@coord/sdk';
+import { CoordError, createClient, type CoordClient } from '@coord/sdk';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
@@ -107,6 +107,22 @@ describe('client.todos', () => {
     expect(assigned.assignee).toBe(a.session.id);
     expect((await a.client.todos.assign(ui.id, null)).assignee).toBeUndefined();
     expect(await a.client.todos.remove(publish.id)).toEqual({ removed: [publish.id] });
+  });
+
+  it('should add many items at once with addMany, refs naming each other, or refuse all of them', async () => {
+    const a = await agent();
+    const existing = await a.client.todos.add({ title: 'existing' });
+    const r = await a.client.todos.addMany([
+      { ref: 'api', title: 'API' },
+      { ref: 'api-test', title: 'API test', parentRef: 'api', dependsOn: ['api', existing.id] },
+    ]);
+    expect(r.items.map((i) => i.title)).toEqual(['API', 'API test']);
+    expect(r.refs).toEqual({ api: r.items[0].id, 'api-test': r.items[1].id });
+    expect(r.items[1]).toMatchObject({ parentId: r.items[0].id, dependsOn: [r.items[0].id, existing.id].sort(), status: 'blocked' });
+    const err = await a.client.todos.addMany([{ title: 'fine' }, { ref: 'x', title: 'x', dependsOn: ['nobody'] }], { scope: `session:${a.session.id}` }).catch((e) => e);
+    expect(err).toBeInstanceOf(CoordError);
+    expect([err.status, err.code, err.problem.index, err.problem.ref]).toEqual([422, 'unknown_ref', 1, 'x']);
+    expect((await a.client.todos.listAll()).length).toBe(3);
   });
 });
 

@@ -1067,6 +1067,133 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/todos/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add many items at once
+         * @description Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add (issue 19). Items name each other by `ref`: `parentRef`, and `dependsOn` entries that do not start with `td-` (those are existing item ids). Positions and `added` events follow request order. A refusal caused by one item names it (`index`, `ref`) beside the single add’s code; a cycle among the new items is `dependency_cycle` with `cycle` as refs. Bodies over `COORD_BODY_LIMIT` (default 1 MiB) are 413.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["AddManyTodosInput"];
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AddManyTodosResult"];
+                    };
+                };
+                /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: scope_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: payload_too_large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self, duplicate_ref, hierarchy_too_deep, invalid_assignee, invalid_ref, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long, too_many_items, unknown_ref */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/todos/{id}": {
         parameters: {
             query?: never;
@@ -7235,6 +7362,40 @@ export interface components {
             /** @description −32768..32767, higher is claimed first by `next`; default 0 */
             priority?: number;
         };
+        AddManyTodoItemInput: {
+            /** @description Trimmed; 1..max_title bytes (default 500) */
+            title: string;
+            /** @description ≤ max_note bytes (default 2000); not trimmed */
+            note?: string;
+            /** @description Trimmed, de-duplicated, sorted */
+            tags?: string[];
+            /** @description Makes this a sub-item (one level deep, same scope) */
+            parentId?: string;
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
+            assignee?: string;
+            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
+            dependsOn?: string[];
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
+            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
+            ref?: string;
+            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
+            parentRef?: string;
+        };
+        AddManyTodosInput: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
+            items: components["schemas"]["AddManyTodoItemInput"][];
+        };
+        AddManyTodosResultInput: {
+            /** @description The new items, in request order */
+            items: components["schemas"]["TodoItemInput"][];
+            /** @description Each `ref` of the request → the id of its item */
+            refs: {
+                [key: string]: string;
+            };
+        };
         EditTodoInput: {
             title?: string;
             /** @description `""` clears the note */
@@ -8713,6 +8874,40 @@ export interface components {
             scope?: string;
             /** @description −32768..32767, higher is claimed first by `next`; default 0 */
             priority?: number;
+        };
+        AddManyTodoItem: {
+            /** @description Trimmed; 1..max_title bytes (default 500) */
+            title: string;
+            /** @description ≤ max_note bytes (default 2000); not trimmed */
+            note?: string;
+            /** @description Trimmed, de-duplicated, sorted */
+            tags?: string[];
+            /** @description Makes this a sub-item (one level deep, same scope) */
+            parentId?: string;
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
+            assignee?: string;
+            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
+            dependsOn?: string[];
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
+            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
+            ref?: string;
+            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
+            parentRef?: string;
+        };
+        AddManyTodos: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
+            items: components["schemas"]["AddManyTodoItem"][];
+        };
+        AddManyTodosResult: {
+            /** @description The new items, in request order */
+            items: components["schemas"]["TodoItem"][];
+            /** @description Each `ref` of the request → the id of its item */
+            refs: {
+                [key: string]: string;
+            };
         };
         EditTodo: {
             title?: string;
