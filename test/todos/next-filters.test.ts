@@ -74,6 +74,17 @@ describe('priority', () => {
     }
   });
 
+  it('should take priorities from a bulk add too', async () => {
+    const root = await t.session();
+    const me = await t.session({ parentId: root.id, by: root.client });
+    const r = await root.client.post('/v1/todos/bulk', { items: [{ title: 'low', priority: -1 }, { title: 'mid' }, { title: 'high', priority: 3 }] });
+    expect(r.status).toBe(201);
+    expect(r.body.items.map((i: { priority: number }) => i.priority)).toEqual([-1, 0, 3]);
+    const order = [];
+    for (let i = 0; i < 3; i++) order.push((await me.client.post('/v1/todos/next', {})).body.item.title);
+    expect(order).toEqual(['high', 'mid', 'low']);
+  });
+
   it('should keep the seed order (position, id) when every priority is 0', async () => {
     const { me, items } = await world([0, 0, 0].map((priority) => ({ priority, tags: [], assigned: 'none' })));
     const got = [];
