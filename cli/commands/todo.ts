@@ -5,6 +5,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddManyTodoItem, TodoItem } from '@coord/sdk';
 import { Command, Option } from 'commander';
+import { durationMs } from '../duration.js';
 import { parseJson, readText } from '../input.js';
 import { resultText, table, todoDetail, todoTable } from '../output.js';
 import { act, EXIT, UsageError, type Ctx } from '../runtime.js';
@@ -47,11 +48,11 @@ function signedInt(name: string) {
   };
 }
 
-/** `--wait <seconds>`: 0..60, decimals allowed; sent as `waitMs`. */
-function waitSeconds(v: string): number {
-  const n = Number(v);
-  if (!/^\d+(\.\d+)?$/.test(v) || n > 60) throw new UsageError(`--wait must be a number of seconds from 0 to 60 (got "${v}")`);
-  return Math.round(n * 1000);
+/** `--wait <duration>` (30s, 1500ms; ≤ 60s), sent as `waitMs`. */
+function waitDuration(v: string): number {
+  const ms = durationMs(v);
+  if (ms > 60_000) throw new UsageError(`--wait is at most 60s (got "${v}")`);
+  return ms;
 }
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
@@ -237,7 +238,7 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       .option('--any-tag <tag>', 'only items carrying at least one of these tags (repeatable)', collect)
       .option('--min-priority <n>', 'only items with priority ≥ n', signedInt('--min-priority'))
       .option('--mine', 'only items reserved for you (your assignee)')
-      .option('--wait <seconds>', 'wait up to this long (≤ 60) for an eligible item instead of answering at once', waitSeconds),
+      .option('--wait <duration>', 'wait up to this long (e.g. 30s; ≤ 60s) for an eligible item instead of answering at once', waitDuration),
   )
     .addHelpText(
       'after',
@@ -245,7 +246,7 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
         'coord todo next',
         'coord todo next --scenario strath',
         'coord todo next --tag gpu --min-priority 1',
-        'coord todo next --mine --wait 60',
+        'coord todo next --mine --wait 60s',
         'coord todo next || echo "nothing to do"',
       ])}`,
     )

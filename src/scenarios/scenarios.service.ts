@@ -350,16 +350,7 @@ export async function getScenario(ctx: ScenarioCtx, nameOrId: string): Promise<S
 }
 
 /** One scenario in `GET /v1/scenarios`: the record without its members, plus derived progress. */
-export interface ScenarioSummary {
-  id: string;
-  name: string;
-  scope: string;
-  orchestratorId: string;
-  createdBy: string;
-  createdAt: string;
-  /** When derived completion first held (set once). */
-  completedAt?: string;
-  revision: number;
+export interface ScenarioSummary extends Omit<ScenarioView, 'members'> {
   /** How many members the scenario has. */
   members: number;
   /** Done items in the whole scope (sub-items included), as `…/status` counts them. */
