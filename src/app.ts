@@ -145,10 +145,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerAuth(app, sql, principals, deps.documentOnly ? undefined : lastSeen);
   // After authentication (keys are per principal), before any route (it documents them as added).
   registerIdempotency(app, sql, config);
-  const events = eventsRoutes(app, { sql, hub, config, metrics });
+  const events = eventsRoutes(app, { sql, hub, config, metrics, seen: deps.documentOnly ? undefined : (id) => lastSeen.note(id) });
   openStreams = events.openStreams;
   sessionsRoutes(app, { sql, config });
-  todosRoutes(app, { sql, config, hub });
+  todosRoutes(app, { sql, config, hub, seen: deps.documentOnly ? undefined : (id) => lastSeen.note(id) });
   adminRoutes(app, { config });
   for (const m of extraModules) await m(app, { sql, config });
   healthRoutes(app, { sql, config, metrics, startedAt });

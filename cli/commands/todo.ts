@@ -140,7 +140,7 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
   )
     .addHelpText(
       'after',
-      `\nEach item takes the fields of \`todo add\` (title, note, tags, parentId, assignee, dependsOn) plus
+      `\nEach item takes the fields of \`todo add\` (title, note, tags, parentId, assignee, dependsOn, priority) plus
 \`ref\`, a name unique in the file that other items use in \`parentRef\` and \`dependsOn\`
 (a dependsOn entry starting with td- is an existing item id, anything else a ref). At most
 list_limit items (default 2000); one bad item refuses the whole file, naming its index and ref.

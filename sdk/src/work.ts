@@ -41,7 +41,9 @@ const clip = (s: string, bytes: number) => {
 /**
  * Claims an item (an id: `claim`; a `NextInput`: `next`, waiting when it has `waitMs`), runs
  * `fn(item, {signal})` while heartbeating the claim, then `done` with `fn`'s result when it
- * resolves, or `block` with the error's message as the note when it throws (and rethrows).
+ * resolves, or `block` with the error's message as the note when it throws (and rethrows); a
+ * `done` the server refuses (e.g. `result_too_large`) or a result that is not JSON blocks the
+ * item with the reason too, and throws.
  * Resolves `{claimed:false}` when `next` found nothing. Errors: those of `claim`/`next` (e.g.
  * `AlreadyClaimed` for an id), of `done`/`block` (e.g. `LeaseExpired` when the claim was lost
  * while `fn` ran: `signal` had aborted), and `fn`'s own.
@@ -90,8 +92,19 @@ async function runClaimed<T>(todos: TodosApi, item: TodoItem, fn: (item: TodoIte
   }
   if (timer) clearInterval(timer);
   const result = opts.result ? opts.result(value) : value;
-  const done = await todos.done(item.id, result === undefined ? {} : { result });
-  return { claimed: true as const, item: done, value };
+  try {
+    if (result !== undefined) JSON.stringify(result); // a circular or BigInt result is the work's failure, not the network's
+    const done = await todos.done(item.id, result === undefined ? {} : { result });
+    return { claimed: true as const, item: done, value };
+  } catch (err) {
+    // A refused `done` (e.g. result_too_large) must not strand the claim for a whole lease:
+    // block the item with the reason, unless the claim is no longer ours.
+    if (!(err instanceof LeaseExpired || err instanceof Forbidden || err instanceof NotFound)) {
+      const why = err instanceof Error ? err.message : String(err);
+      await todos.block(item.id, clip(`could not complete: ${why}`, 2000)).catch(() => undefined);
+    }
+    throw err;
+  }
 }
 
 function defaultHeartbeat(item: TodoItem): number | undefined {
@@ -141,9 +154,9 @@ export interface WorkSummary {
 /**
  * A worker loop: claims items as they appear (waiting `next`, `claims`) and runs each through
  * `withClaim` (heartbeat while `fn` runs, then `done` with its result, or `block` with its error).
- * An item whose `fn` throws is blocked and the loop goes on; a claim lost meanwhile is left to
- * whoever holds it now. Ends when `signal` aborts or after `max` claims. Errors: those of
- * `next`, `done` and `block` other than a lost claim.
+ * An item whose `fn` throws, or whose `done` is refused (e.g. a result over `max_result`), is
+ * blocked with the reason and the loop goes on; a claim lost meanwhile is left to whoever holds it
+ * now. Ends when `signal` aborts or after `max` claims. Errors: those of `next`.
  */
 export async function work<T>(
   todos: TodosApi,
@@ -157,9 +170,8 @@ export async function work<T>(
       await runClaimed(todos, item, fn, { heartbeatMs, result, blockNote });
       summary.done++;
     } catch (err) {
-      if (err instanceof LeaseExpired || err instanceof Forbidden) continue; // the claim was lost
-      if (err instanceof CoordError) throw err;
-      summary.blocked++;
+      if (err instanceof LeaseExpired || err instanceof Forbidden || err instanceof NotFound) continue; // the claim was lost
+      summary.blocked++; // fn threw, or done was refused: the item is blocked with the reason; go on
     }
   }
   return summary;

@@ -59,7 +59,7 @@ function parseAfter(raw: string | undefined): number | undefined {
  * `GET /v1/events` (SSE) and `GET /v1/events/log` (JSON page). Both deliver a topic's events in
  * the same order; resuming from a sequence number is gap-free and duplicate-free (events.repo.ts).
  */
-export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config; metrics?: Metrics }) {
+export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config; metrics?: Metrics; seen?: (sessionId: string) => void }) {
   const { sql, hub, config, metrics } = deps;
   const open = new Set<() => void>();
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -119,6 +119,8 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       const token = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
       const heartbeat = setInterval(() => {
         res.write(': heartbeat\n\n');
+        // An open stream is a live session (liveness: lastSeenAt moves on each stream heartbeat).
+        if (req.principal.kind === 'session') deps.seen?.(req.principal.id);
         void stillAllowed(sql, token, topic).then((ok) => ok || end(), () => {});
       }, config.sseHeartbeatMs);
       let untrack: (() => void) | undefined;

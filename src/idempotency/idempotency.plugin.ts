@@ -101,6 +101,16 @@ function covers(method: string | string[], url: string, config: { idempotency?: 
   return (method === 'POST' || (Array.isArray(method) && method.includes('POST'))) && url.startsWith('/v1/') && config?.idempotency !== false;
 }
 
+/**
+ * Says that this request's answer did nothing a retry could repeat (e.g. `next` answering
+ * `{claimed:false}`): its key is released instead of storing the answer, so a retry with the same
+ * key runs again (and may claim what has appeared since) rather than replaying "nothing".
+ */
+export function answerWroteNothing(req: FastifyRequest): void {
+  const state = req.idempotency as { wroteNothing?: boolean } | null;
+  if (state) state.wroteNothing = true;
+}
+
 /** Whether an answer with this status is final (stored and replayed) or released for a retry. */
 export function isFinalStatus(status: number): boolean {
   return status < 500 && status !== 429 && status !== 408;
@@ -245,7 +255,7 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
     state.phase = 'settled';
     const createdAt = state.createdAt!;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;
-    if (body && isFinalStatus(reply.statusCode)) {
+    if (body && isFinalStatus(reply.statusCode) && !(state as { wroteNothing?: boolean }).wroteNothing) {
       const headers: Record<string, string> = {};
       for (const name of REPLAYED_HEADERS) {
         const v = reply.getHeader(name);

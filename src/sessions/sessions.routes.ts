@@ -162,6 +162,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         description:
           'Marks the calling session seen now, at once (no event). Any authenticated call does so too, within about a second; ' +
           'an idle agent whose session has a heartbeat interval calls this to stay alive. Sessions only.',
+        body: z.strictObject({}).nullish(),
         response: { 200: HeartbeatResult, ...problemResponses('forbidden') },
       },
     },
@@ -189,6 +190,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
           'and so do its active descendants’ (stopped, never deleted: `stoppedDescendants`). A Task Graph dispatch’s session among them is ' +
           'stopped and its graph records the dispatch interrupted. A user, the session itself or an ancestor may do it. Idempotent.',
         params: IdParams,
+        ...(method === 'post' ? { body: z.strictObject({}).nullish() } : {}),
         response: { 200: StopResult, ...problemResponses('session_not_found', 'forbidden') },
       },
       handler: async (req) => stopSession(sql, config, req.principal, (req.params as { id: string }).id, mode),

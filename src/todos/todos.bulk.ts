@@ -198,6 +198,7 @@ async function planItem(ctx: Ctx, override: boolean, scope: string, items: AddMa
     if (parentId !== null) fail('validation_failed', 'pass parentId (an existing item) or parentRef (an item of this request), not both');
     const p = refs.get(item.parentRef);
     if (p === undefined) fail('unknown_ref', `parentRef "${item.parentRef}" names no item of this request`, { parentRef: item.parentRef });
+    if (p === index) fail('invalid_ref', `parentRef "${item.parentRef}" names the item itself; an item cannot be its own parent`, { parentRef: item.parentRef });
     const parent = items[p];
     await assertParentFits(ctx, ctx.sql, scope, item.parentRef, { scope, parent_id: parent.parentId ?? parent.parentRef ?? null });
     parentIndex = p;

@@ -40,6 +40,7 @@ import {
 } from './todos.schemas.js';
 import type { TodoItem } from './todos.view.js';
 import { Waiters, waitForNext } from './todos.wait.js';
+import { answerWroteNothing } from '../idempotency/idempotency.plugin.js';
 
 /** `If-Match: "7"` / `7` / `W/"7"` → 7; `*` or absent → undefined. */
 export function parseIfMatch(h: string | undefined): number | undefined {
@@ -60,7 +61,7 @@ const tags = ['todos'];
  * Todo routes (design brief §7). Each handler parses, calls one service function and maps the
  * result; the rules live in todos.service.ts.
  */
-export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config; hub: EventHub }) {
+export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config; hub: EventHub; seen?: (sessionId: string) => void }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   const ctx = (req: { principal: Ctx['principal'] }): Ctx => ({ sql: deps.sql, config: deps.config, principal: req.principal });
   const itemErrors = ['todo_not_found', 'forbidden'] as const;
@@ -259,10 +260,23 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     },
     async (req, reply) => {
       const { waitMs = 0, ...input } = req.body ?? {};
-      if (waitMs <= 0) return claimNext(ctx(req), input);
-      const gone = new AbortController();
-      reply.raw.once('close', () => gone.abort());
-      return waitForNext(ctx(req), { hub: deps.hub, waiters }, input, waitMs, gone.signal);
+      let r: { claimed: boolean };
+      if (waitMs <= 0) r = await claimNext(ctx(req), input);
+      else {
+        const gone = new AbortController();
+        reply.raw.once('close', () => gone.abort());
+        // A waiting session is alive: it counts as seen while it waits (heartbeat intervals).
+        const seen = req.principal.kind === 'session' ? setInterval(() => deps.seen?.(req.principal.id), 1000) : undefined;
+        try {
+          r = await waitForNext(ctx(req), { hub: deps.hub, waiters }, input, waitMs, gone.signal);
+        } finally {
+          clearInterval(seen);
+        }
+        if (req.principal.kind === 'session') deps.seen?.(req.principal.id);
+      }
+      // Nothing claimed is nothing done: a retry with the same Idempotency-Key runs again.
+      if (!r.claimed) answerWroteNothing(req);
+      return r;
     },
   );
 

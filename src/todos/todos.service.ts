@@ -53,6 +53,17 @@ export function checkTitle(ctx: Ctx, raw: string): string {
   return title;
 }
 
+/** True when every number in `v` is finite (iteratively: results may nest 100 deep). */
+function finiteJson(v: unknown): boolean {
+  const stack = [v];
+  while (stack.length) {
+    const x = stack.pop();
+    if (typeof x === 'number' && !Number.isFinite(x)) return false;
+    if (x && typeof x === 'object') stack.push(...Object.values(x as object));
+  }
+  return true;
+}
+
 /**
  * A `done` result (issue 19): undefined or null mean none; anything else must fit `[todo]
  * max_result` bytes, measured on its UTF-8 JSON serialisation (a string's quotes and escapes
@@ -61,6 +72,10 @@ export function checkTitle(ctx: Ctx, raw: string): string {
  */
 function checkResult(ctx: Ctx, result: unknown): unknown {
   if (result === undefined || result === null) return undefined;
+  if (!finiteJson(result)) {
+    // JSON.parse reads 1e400 as Infinity, which JSON (and jsonb) cannot store: refuse, never drop.
+    fail('validation_failed', 'the result holds a number JSON cannot represent (e.g. 1e400); send it as a string', { errors: [{ path: 'body.result', message: 'numbers must be finite' }] });
+  }
   const size = bytes(JSON.stringify(result));
   const max = ctx.config.todo.maxResult;
   if (size > max) {
