@@ -53,7 +53,7 @@ export const API_TOOLS: readonly ApiTool[] = [
   t('todo_add_many', 'todo', 'POST', '/v1/todos/bulk', 'Add many items at once (≤ list_limit, one transaction, all or nothing). Items name each other by ref: parentRef, and dependsOn entries that do not start with td- (those are existing ids). A refusal names the item (index, ref).'),
   t('todo_list', 'todo', 'GET', '/v1/todos', 'List items of a scope in position order (paginated: pass nextCursor back as cursor). Filters: status, tag, owner (me), assignee.', { readOnly: true }),
   t('todo_get', 'todo', 'GET', '/v1/todos/{id}', 'Read one item.', { readOnly: true }),
-  t('todo_next', 'todo', 'POST', '/v1/todos/next', 'Claim the next eligible item of a scope (highest priority, then lowest position); {claimed:false} when none. Filters: tags (every one), anyTags (at least one), minPriority, assignedToMe. waitMs (≤ 60000) waits for an item instead of polling. In scope graph:<id>, claims a Task Graph subtask for your Agent and returns its dispatch.'),
+  t('todo_next', 'todo', 'POST', '/v1/todos/next', 'Claim the next eligible item (highest priority first); {claimed:false} when none. Optional filters; waitMs waits for one instead of polling. In graph:<id>, claims a subtask for your Agent with its dispatch.'),
   t('todo_claim', 'todo', 'POST', '/v1/todos/{id}/claim', 'Claim one item atomically; exactly one of several racing callers wins.'),
   t('todo_done', 'todo', 'POST', '/v1/todos/{id}/done', 'Finish a claimed (or blocked) item; dependents become ready. Optional result (text or JSON) is handed on to them.'),
   t('todo_block', 'todo', 'POST', '/v1/todos/{id}/block', 'Block a claimed item with an optional note.'),

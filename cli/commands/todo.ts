@@ -242,7 +242,7 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
   )
     .addHelpText(
       'after',
-      `\nExit code 3 when nothing is eligible (after the wait, with --wait).${examples([
+      `\nExit code 3 when nothing is eligible. With --wait, after the wait.${examples([
         'coord todo next',
         'coord todo next --scenario strath',
         'coord todo next --tag gpu --min-priority 1',

@@ -51,7 +51,7 @@ export class SessionsApi {
    * Errors: `Forbidden` (an operator token), `Unauthorized` (the session has stopped).
    */
   async heartbeat(): Promise<SessionHeartbeat> {
-    return this.t.unwrap('POST /v1/sessions/me/heartbeat', this.t.api.POST('/v1/sessions/me/heartbeat', {}));
+    return this.t.unwrap('POST /v1/sessions/me/heartbeat', this.t.api.POST('/v1/sessions/me/heartbeat', { body: {} }));
   }
 
   /**
@@ -61,7 +61,7 @@ export class SessionsApi {
    * descendants. A user, the session itself or an ancestor may. Idempotent. Errors: `Forbidden`, `NotFound`.
    */
   async stop(id: string): Promise<StoppedSession> {
-    return this.t.unwrap('POST /v1/sessions/{id}/stop', this.t.api.POST('/v1/sessions/{id}/stop', { params: { path: { id } } }));
+    return this.t.unwrap('POST /v1/sessions/{id}/stop', this.t.api.POST('/v1/sessions/{id}/stop', { params: { path: { id } }, body: {} }));
   }
 
   /** Soft-deletes a session (`DELETE /v1/sessions/{id}`): like `stop`, and the session reads `deleted` (its descendants read `stopped`). */

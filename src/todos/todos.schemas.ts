@@ -126,17 +126,17 @@ export const MAX_NEXT_WAIT_MS = 60_000;
 export const NextBody = z
   .strictObject({
     scope: z.string().max(300).optional().describe('Default: the caller’s subtree root scope'),
-    tags: z.array(z.string().max(200)).max(100).optional().describe('Only items carrying every one of these tags'),
-    anyTags: z.array(z.string().max(200)).max(100).optional().describe('Only items carrying at least one of these tags'),
+    tags: z.array(z.string().max(200)).max(100).optional().describe('Only items with every one of these tags'),
+    anyTags: z.array(z.string().max(200)).max(100).optional().describe('Only items with at least one of these tags'),
     minPriority: Priority.optional().describe('Only items with priority ≥ this'),
-    assignedToMe: z.boolean().optional().describe('Only items reserved for the caller (its assignee)'),
+    assignedToMe: z.boolean().optional().describe('Only items assigned to the caller'),
     waitMs: z
       .number()
       .int()
       .min(0)
       .max(MAX_NEXT_WAIT_MS)
       .optional()
-      .describe('Hold the request up to this many ms (≤ 60000) until an eligible item appears; 0 or absent = answer at once'),
+      .describe('Wait up to this many ms for an eligible item; 0 = answer at once'),
   })
   .meta({ id: 'NextRequest' });
 

@@ -89,6 +89,25 @@ describe('todos.work and todos.claims', () => {
     expect(done.every((i) => typeof i.result === 'string' && i.result.startsWith('done by '))).toBe(true);
   }, 30_000);
 
+  it('should block an item whose done is refused (a result too large, a circular one) and go on with the next', async () => {
+    const { root, kids: [a] } = await team(1);
+    const ids = [];
+    for (const title of ['ok1', 'huge', 'circular', 'ok2']) ids.push((await root.client.todos.add({ title })).id);
+    const summary = await a.client.todos.work(async (item) => {
+      if (item.title === 'huge') return 'x'.repeat(20_000);
+      if (item.title === 'circular') {
+        const o: Record<string, unknown> = {};
+        o.self = o;
+        return o;
+      }
+      return item.title;
+    }, { max: 4, waitMs: 500 });
+    expect(summary).toEqual({ done: 2, blocked: 2 });
+    const byTitle = Object.fromEntries((await root.client.todos.listAll()).map((i) => [i.title, i]));
+    expect([byTitle.ok1.status, byTitle.ok2.status, byTitle.huge.status, byTitle.circular.status]).toEqual(['done', 'done', 'blocked', 'blocked']);
+    expect(byTitle.huge.note).toMatch(/could not complete/);
+  });
+
   it('should stream claims with the next filters and stop after max', async () => {
     const { root, kids: [a] } = await team(1);
     await root.client.todos.add({ title: 'cpu', tags: ['cpu'] });

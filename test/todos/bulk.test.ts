@@ -118,7 +118,7 @@ describe('bulk add (issue 19)', () => {
     const later = await bulk(s.client, { items: [{ ref: 'c', title: 'c', parentRef: 'b' }, { ref: 'b', title: 'b', parentRef: 'a' }, { ref: 'a', title: 'a' }] });
     expect(later.body).toMatchObject({ code: 'hierarchy_too_deep', index: 0 });
     const self = await bulk(s.client, { items: [{ ref: 'a', title: 'a', parentRef: 'a' }] });
-    expect(self.body).toMatchObject({ code: 'hierarchy_too_deep', index: 0 });
+    expect(self.body).toMatchObject({ code: 'invalid_ref', index: 0 });
     const underChild = await bulk(s.client, { items: [{ title: 'a' }, { title: 'b', parentId: child.id }] });
     expect(underChild.body).toMatchObject({ code: 'hierarchy_too_deep', index: 1 });
     const ok = await bulk(s.client, { items: [{ ref: 'p', title: 'p' }, { title: 'q', parentRef: 'p' }, { title: 'r', parentId: top.id }] });

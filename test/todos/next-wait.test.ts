@@ -5,6 +5,7 @@
  * swallow an item; closing the replica ends the waits.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSweep } from '../../src/sweeps/sweeps.js';
 import { groupCommitStats } from '../../src/todos/todos.batch.js';
 import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
@@ -54,6 +55,30 @@ describe('waiting next', () => {
     const r = await a.client.post('/v1/todos/next', { scope: 'session:s-0000000000000000', waitMs: 60_000 });
     expect(r.status).toBeGreaterThanOrEqual(400);
     expect(r.status).toBeLessThan(500);
+  });
+
+  it('should count a waiting session as seen, so a heartbeat interval does not stop it mid-wait', async () => {
+    const root = await t.session();
+    const made = await root.client.post('/v1/sessions', { name: 'waiter', heartbeatIntervalMs: 5000 });
+    const waiter = root.client.as(made.body.token);
+    const waiting = waiter.post('/v1/todos/next', { waitMs: 8000 });
+    await sleep(6500); // longer than the interval, all of it spent waiting
+    await runSweep(t.sql, t.config);
+    const [s] = await t.sql<{ status: string }[]>`select status from sessions where id = ${made.body.session.id}`;
+    expect(s.status).toBe('active');
+    expect((await waiting).body).toEqual({ claimed: false });
+  }, 20_000);
+
+  it('should not store a {claimed:false} answer for its Idempotency-Key: a retry waits and claims again', async () => {
+    const { root, kids: [a] } = await team(1);
+    const key = { 'idempotency-key': `wait-${a.id}` };
+    expect((await a.client.post('/v1/todos/next', { waitMs: 100 }, key)).body).toEqual({ claimed: false });
+    const item = await add(root.client, 'appeared');
+    const retry = await a.client.post('/v1/todos/next', { waitMs: 100 }, key);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.body).toMatchObject({ claimed: true, item: { id: item.id } });
+    const again = await a.client.post('/v1/todos/next', { waitMs: 100 }, key);
+    expect([again.headers.get('idempotent-replayed'), again.body.item?.id]).toEqual(['true', item.id]);
   });
 
   it('should end a wait with 401 when the waiting session is stopped', async () => {

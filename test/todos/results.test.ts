@@ -251,3 +251,14 @@ describe('the README “Results” example', () => {
     }
   });
 });
+
+describe('results JSON cannot hold', () => {
+  it('should refuse a number JSON cannot represent (1e400) with 400, writing nothing', async () => {
+    const root = await t.session();
+    const item = (await root.client.post('/v1/todos', { title: 'inf' })).body.item;
+    await root.client.post(`/v1/todos/${item.id}/claim`);
+    const r = await root.client.post(`/v1/todos/${item.id}/done`, '{"result":{"n":1e400}}');
+    expect([r.status, r.body.code]).toEqual([400, 'validation_failed']);
+    expect((await root.client.get(`/v1/todos/${item.id}`)).body.item.status).toBe('in-progress');
+  });
+});

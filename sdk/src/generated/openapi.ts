@@ -412,7 +412,11 @@ export interface paths {
                 path?: never;
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -680,7 +684,11 @@ export interface paths {
                 };
                 cookie?: never;
             };
-            requestBody?: never;
+            requestBody: {
+                content: {
+                    "application/json": Record<string, never> | null;
+                };
+            };
             responses: {
                 /** @description Default Response */
                 200: {
@@ -7425,15 +7433,15 @@ export interface components {
         NextRequestInput: {
             /** @description Default: the caller’s subtree root scope */
             scope?: string;
-            /** @description Only items carrying every one of these tags */
+            /** @description Only items with every one of these tags */
             tags?: string[];
-            /** @description Only items carrying at least one of these tags */
+            /** @description Only items with at least one of these tags */
             anyTags?: string[];
             /** @description Only items with priority ≥ this */
             minPriority?: number;
-            /** @description Only items reserved for the caller (its assignee) */
+            /** @description Only items assigned to the caller */
             assignedToMe?: boolean;
-            /** @description Hold the request up to this many ms (≤ 60000) until an eligible item appears; 0 or absent = answer at once */
+            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
             waitMs?: number;
         };
         ReadinessInput: {
@@ -8938,15 +8946,15 @@ export interface components {
         NextRequest: {
             /** @description Default: the caller’s subtree root scope */
             scope?: string;
-            /** @description Only items carrying every one of these tags */
+            /** @description Only items with every one of these tags */
             tags?: string[];
-            /** @description Only items carrying at least one of these tags */
+            /** @description Only items with at least one of these tags */
             anyTags?: string[];
             /** @description Only items with priority ≥ this */
             minPriority?: number;
-            /** @description Only items reserved for the caller (its assignee) */
+            /** @description Only items assigned to the caller */
             assignedToMe?: boolean;
-            /** @description Hold the request up to this many ms (≤ 60000) until an eligible item appears; 0 or absent = answer at once */
+            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
             waitMs?: number;
         };
         Readiness: {
