@@ -53,6 +53,9 @@ export class Transport {
     try {
       res = await call;
     } catch (err) {
+      // A body JSON cannot hold (a cycle, a BigInt) fails before anything is sent: the caller's
+      // bug, thrown as is, not a network failure to retry.
+      if (err instanceof TypeError && /circular|BigInt/i.test(err.message)) throw err;
       throw new ConnectionFailed(this.baseUrl, err, label);
     }
     if (!res.response.ok) throw errorFromProblem(res.response.status, res.error, { request: label, headers: res.response.headers });

@@ -66,6 +66,15 @@ describe('todos.withClaim', () => {
   });
 });
 
+describe('a body JSON cannot hold', () => {
+  it('should throw the TypeError itself, not ConnectionFailed', async () => {
+    const { kids: [a] } = await team(1);
+    const o: Record<string, unknown> = { title: 'x' };
+    o.self = o;
+    await expect(a.client.todos.add(o as never)).rejects.toThrow(TypeError);
+  });
+});
+
 describe('todos.work and todos.claims', () => {
   it('should give every item to exactly one of 4 workers started before the items exist', async () => {
     const { root, kids } = await team(4);
