@@ -21,6 +21,7 @@ import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';
 import { Metrics } from './metrics/metrics.js';
 import { registerMetricsHooks } from './metrics/metrics.hooks.js';
+import { uiRoutes } from './ui/ui.routes.js';
 import { LastSeenTracker } from './sessions/sessions.liveness.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { groupCommitStats } from './todos/todos.batch.js';
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   adminRoutes(app, { config });
   for (const m of extraModules) await m(app, { sql, config });
   healthRoutes(app, { sql, config, metrics, startedAt });
+  await uiRoutes(app);
 
   if (!deps.documentOnly) {
     app.addHook('onReady', async () => hub.start());

@@ -11,12 +11,14 @@ import { graphsRoutes } from './graphs/graphs.routes.js';
 import { mcpRoutes } from './mcp/mcp.routes.js';
 import { metagitRoutes } from './metagit/metagit.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
+import { scopesRoutes } from './scopes/scopes.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
 
 export const extraModules: ModuleRegistration[] = [
   scenariosRoutes,
   exportRoutes,
+  scopesRoutes,
   graphsRoutes,
   executionRoutes,
   metagitRoutes,

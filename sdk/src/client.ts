@@ -1,6 +1,6 @@
 /**
  * `createClient({ baseUrl, token })`: the Coord SDK's entry point. One object with a facade per
- * domain (`todos`, `sessions`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
+ * domain (`todos`, `sessions`, `scopes`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
  * (`raw`, for anything the facade does not cover).
  */
 import type { Client } from 'openapi-fetch';
@@ -10,6 +10,7 @@ import { AgentsApi, GraphsApi } from './graphs.js';
 import { IntentsApi, TaskGraphsApi } from './metagit.js';
 import type { paths } from './generated/openapi.js';
 import { ScenariosApi } from './scenarios.js';
+import { ScopesApi } from './scopes.js';
 import { SessionsApi } from './sessions.js';
 import { TodosApi } from './todos.js';
 import { Transport, type ClientOptions } from './transport.js';
@@ -20,6 +21,8 @@ export class CoordClient {
   readonly todos: TodosApi;
   /** Agent sessions: create (token shown once), list, get, stop, delete. */
   readonly sessions: SessionsApi;
+  /** The lists the caller may read, with progress (`GET /v1/scopes`). */
+  readonly scopes: ScopesApi;
   /** Scenarios: create, get, status (derived completion), publishResult (seed 000 "In scenarios"). */
   readonly scenarios: ScenariosApi;
   /** Task Graph v1: validate, create, list, get (status), inspect, plan (seed 002). */
@@ -47,6 +50,7 @@ export class CoordClient {
     this.todos = new TodosApi(this.t);
     this.sessions = new SessionsApi(this.t);
     this.scenarios = new ScenariosApi(this.t);
+    this.scopes = new ScopesApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);
     this.taskGraphs = new TaskGraphsApi(this.t);

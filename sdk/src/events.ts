@@ -39,6 +39,13 @@ export interface FollowOptions {
   idleTimeoutMs?: number;
   /** Called before each reconnect with the attempt number (1-based), the delay in ms and the cause. */
   onReconnect?: (info: { attempt: number; delayMs: number; cause: unknown; lastEventId?: string }) => void;
+  /**
+   * Called each time the server accepts the stream (its 200), before any event of that connection.
+   * The server fixed the stream's starting point before answering, so a snapshot read after the
+   * first `onOpen` misses nothing the stream will not deliver. `reconnect` is false the first time;
+   * `lastEventId` is what the connection resumes after.
+   */
+  onOpen?: (info: { reconnect: boolean; lastEventId?: string }) => void;
 }
 
 /** A live event stream: iterate it with `for await`; `break` (or `close()`, or the signal) ends it. */
@@ -109,6 +116,7 @@ export class EventsApi {
 
     async function* run(): AsyncGenerator<CoordEvent> {
       let attempt = 0;
+      let opened = 0;
       const backoff = async (cause: unknown, atLeastMs = 0) => {
         attempt += 1;
         const exp = Math.min(maxDelay, minDelay * 2 ** (attempt - 1));
@@ -122,7 +130,7 @@ export class EventsApi {
           const conn = new AbortController();
           const cut = () => conn.abort();
           ctrl.signal.addEventListener('abort', cut, { once: true });
-          let idle: NodeJS.Timeout | undefined;
+          let idle: ReturnType<typeof setTimeout> | undefined;
           const arm = () => {
             clearTimeout(idle);
             idle = setTimeout(() => conn.abort(new Error(`no data for ${idleTimeout} ms`)), idleTimeout);
@@ -148,6 +156,7 @@ export class EventsApi {
               continue;
             }
             attempt = 0;
+            opts.onOpen?.({ reconnect: opened++ > 0, lastEventId });
             const queue: EventSourceMessage[] = [];
             const parser = createParser({ onEvent: (m) => queue.push(m) });
             const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -14,6 +14,7 @@ export { TodosApi, type IfMatch, type TryClaimResult } from './todos.js';
 export type { ClaimContext, ClaimLoopOptions, WithClaimOptions, WithClaimResult, WorkSummary } from './work.js';
 export { SessionsApi } from './sessions.js';
 export { ScenariosApi } from './scenarios.js';
+export { ScopesApi } from './scopes.js';
 export * from './graphs.js';
 export * from './metagit.js';
 export { EventsApi, normalizeTopic, type CoordEvent, type EventStream, type FollowOptions } from './events.js';

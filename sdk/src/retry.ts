@@ -81,7 +81,7 @@ export function retryingFetch(inner: typeof fetch, opts: RetryOptions = {}): typ
   return async (input, init) => {
     const first = new Request(input, init);
     const method = first.method.toUpperCase();
-    if (method === 'POST' && !first.headers.has(IDEMPOTENCY_KEY_HEADER)) first.headers.set(IDEMPOTENCY_KEY_HEADER, globalThis.crypto.randomUUID());
+    if (method === 'POST' && !first.headers.has(IDEMPOTENCY_KEY_HEADER)) first.headers.set(IDEMPOTENCY_KEY_HEADER, newKey());
     const keyed = first.headers.has(IDEMPOTENCY_KEY_HEADER);
     // The body is read once into memory so every attempt sends the same bytes.
     const body = first.body === null ? undefined : await first.arrayBuffer();
@@ -111,4 +111,19 @@ export function retryingFetch(inner: typeof fetch, opts: RetryOptions = {}): typ
       await sleep(wait, first.signal);
     }
   };
+}
+
+/**
+ * A random UUID v4 for an Idempotency-Key. `crypto.randomUUID` exists only in secure contexts
+ * (https, localhost); a page served over plain http from another host (the dashboard on a LAN)
+ * still has `crypto.getRandomValues`, which gives the same 122 random bits.
+ */
+function newKey(): string {
+  const c = globalThis.crypto;
+  if (typeof c.randomUUID === 'function') return c.randomUUID();
+  const b = c.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }

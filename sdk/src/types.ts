@@ -85,3 +85,8 @@ export type CreatedScenario = Schemas['CreatedScenario'];
 export type ScenarioStatus = Schemas['ScenarioStatus'];
 /** `{member, scenarioComplete}` after publishing a result. */
 export type PublishedResult = Schemas['PublishedResult'];
+
+/** A list the caller may read, with stored-status counts and its override authority there (`GET /v1/scopes`). */
+export type ScopeSummary = Schemas['ScopeSummary'];
+/** One page of scopes in scope order; `nextCursor` is null on the last page. */
+export type ScopeList = Schemas['ScopeList'];

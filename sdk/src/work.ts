@@ -34,8 +34,8 @@ export interface ClaimContext {
 }
 
 const clip = (s: string, bytes: number) => {
-  const b = Buffer.from(s, 'utf8');
-  return b.length <= bytes ? s : b.subarray(0, bytes).toString('utf8').replace(/\uFFFD$/, '');
+  const b = new TextEncoder().encode(s);
+  return b.length <= bytes ? s : new TextDecoder().decode(b.subarray(0, bytes)).replace(/\uFFFD$/, '');
 };
 
 /**
@@ -76,7 +76,7 @@ async function runClaimed<T>(todos: TodosApi, item: TodoItem, fn: (item: TodoIte
         });
       }, every)
     : undefined;
-  timer?.unref?.();
+  (timer as { unref?: () => void } | undefined)?.unref?.();
   let value: T;
   try {
     value = await fn(item, { signal: lost.signal });

@@ -3428,6 +3428,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/scopes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the scopes you may read, with progress
+         * @description Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default), each with its stored-status counts and whether the caller holds override authority there. Visibility is the single read’s rule: users see every scope; a session sees its subtree root’s list (always, even empty) and the scenario, graph and metagit lists it is in. Scopes the caller may not read are never counted or named.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, capped at list_limit (also the default) */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ScopeList"];
+                    };
+                };
+                /** @description Problem codes: invalid_cursor, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents": {
         parameters: {
             query?: never;
@@ -8661,6 +8741,32 @@ export interface components {
             member: components["schemas"]["ScenarioMemberInput"];
             scenarioComplete: boolean;
         };
+        /** @description A list the caller may read, with stored-status counts */
+        ScopeSummaryInput: {
+            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
+            scope: string;
+            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
+            kind: string;
+            /** @description A scenario’s name; otherwise the part after the colon */
+            name: string;
+            /** @description Items in the scope, sub-items included */
+            total: number;
+            /** @description Stored `done` */
+            done: number;
+            /** @description Stored `in-progress` (claimed) */
+            inProgress: number;
+            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
+            blocked: number;
+            /** @description Stored `todo`: ready, or waiting on a dependency */
+            todo: number;
+            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
+            override: boolean;
+        };
+        ScopeListInput: {
+            /** @description In scope order */
+            scopes: components["schemas"]["ScopeSummaryInput"][];
+            nextCursor: string | null;
+        };
         CreateTaskIntentInput: {
             intentId?: string;
             /** @description Trimmed; required */
@@ -10173,6 +10279,32 @@ export interface components {
         PublishedResult: {
             member: components["schemas"]["ScenarioMember"];
             scenarioComplete: boolean;
+        };
+        /** @description A list the caller may read, with stored-status counts */
+        ScopeSummary: {
+            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
+            scope: string;
+            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
+            kind: string;
+            /** @description A scenario’s name; otherwise the part after the colon */
+            name: string;
+            /** @description Items in the scope, sub-items included */
+            total: number;
+            /** @description Stored `done` */
+            done: number;
+            /** @description Stored `in-progress` (claimed) */
+            inProgress: number;
+            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
+            blocked: number;
+            /** @description Stored `todo`: ready, or waiting on a dependency */
+            todo: number;
+            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
+            override: boolean;
+        };
+        ScopeList: {
+            /** @description In scope order */
+            scopes: components["schemas"]["ScopeSummary"][];
+            nextCursor: string | null;
         };
         CreateTaskIntent: {
             intentId?: string;

@@ -1,0 +1,104 @@
+/**
+ * `GET /v1/scopes`: the lists a caller may read, each with its progress (seed 000 "In gr list":
+ * what is left, at a glance). One row per scope that has ever held an item (the `scopes` table),
+ * in scope order, keyset-paginated; a session's own `session:` scope is always listed, even empty.
+ *
+ * Visibility is exactly the single read's rule (`accessToScope`): users see every scope; a session
+ * sees its subtree root's list and the scenario, graph and metagit lists it is in. A scope the
+ * caller may not read is never counted, named or hinted at.
+ */
+import type { Principal } from '../auth/principal.js';
+import type { Db } from '../db/client.js';
+import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
+import { accessToScope, defaultScope } from './scopes.js';
+
+/** One scope the caller may read, with its stored-status counts. */
+export interface ScopeSummary {
+  /** The canonical scope string (`session:<root>`, `scenario:<id>`, `graph:<id>`, `metagit:<id>`). */
+  scope: string;
+  /** The part before the colon. */
+  kind: string;
+  /** A human name where the scope has one (a scenario's name); otherwise the part after the colon. */
+  name: string;
+  /** Items in the scope (every stored status). */
+  total: number;
+  /** Stored `done`. */
+  done: number;
+  /** Stored `in-progress` (claimed). */
+  inProgress: number;
+  /** Stored `blocked` (an owner blocked it; items waiting on dependencies are counted in `todo`). */
+  blocked: number;
+  /** Stored `todo` (ready or waiting on a dependency). */
+  todo: number;
+  /** Whether the caller holds override authority here (may reopen, assign and block others' items). */
+  override: boolean;
+}
+
+interface Row {
+  scope: string;
+  name: string | null;
+  total: number;
+  done: number;
+  in_progress: number;
+  blocked: number;
+  todo: number;
+}
+
+/** Rows read per round while filtering a session's candidates (users take the page in one). */
+const CHUNK = 200;
+
+/**
+ * A page of the scopes `p` may read, after `cursor`, at most `limit` (the caller clamps it to
+ * `list_limit`). Errors: 400 `invalid_cursor`.
+ */
+export async function listScopes(db: Db, p: Principal, opts: { limit: number; cursor?: string }): Promise<{ scopes: ScopeSummary[]; nextCursor: string | null }> {
+  let after = opts.cursor ? (decodeCursor(opts.cursor, [ANY_TEXT])[0] as string) : null;
+  const own = defaultScope(p);
+  const out: ScopeSummary[] = [];
+  for (;;) {
+    const want = p.kind === 'user' ? opts.limit + 1 : CHUNK;
+    const rows = await db<Row[]>`
+      select s.scope,
+             (select sc.name from scenarios sc where s.scope like 'scenario:%' and sc.id = substr(s.scope, 10)) as name,
+             coalesce(c.total, 0) as total, coalesce(c.done, 0) as done, coalesce(c.in_progress, 0) as in_progress,
+             coalesce(c.blocked, 0) as blocked, coalesce(c.todo, 0) as todo
+        from ${p.kind === 'session' ? db`(select scope from scopes union select ${own!}::text)` : db`scopes`} s
+        left join lateral (
+          select count(*)::int as total,
+                 (count(*) filter (where t.status = 'done'))::int as done,
+                 (count(*) filter (where t.status = 'in-progress'))::int as in_progress,
+                 (count(*) filter (where t.status = 'blocked'))::int as blocked,
+                 (count(*) filter (where t.status = 'todo'))::int as todo
+            from todos t where t.scope = s.scope) c on true
+       where ${after !== null ? db`s.scope > ${after}` : db`true`}
+         ${p.kind === 'session' ? db`and (s.scope = ${own!} or s.scope not like 'session:%')` : db``}
+       order by s.scope
+       limit ${want}`;
+    for (const r of rows) {
+      after = r.scope;
+      const a = await accessToScope(db, p, r.scope);
+      if (!a.inScope) continue;
+      out.push(summary(r, a.override));
+      if (out.length > opts.limit) break;
+    }
+    if (out.length > opts.limit || rows.length < want) break;
+  }
+  const more = out.length > opts.limit;
+  const page = more ? out.slice(0, opts.limit) : out;
+  return { scopes: page, nextCursor: more ? encodeCursor([page[page.length - 1].scope]) : null };
+}
+
+function summary(r: Row, override: boolean): ScopeSummary {
+  const i = r.scope.indexOf(':');
+  return {
+    scope: r.scope,
+    kind: r.scope.slice(0, i),
+    name: r.name ?? r.scope.slice(i + 1),
+    total: r.total,
+    done: r.done,
+    inProgress: r.in_progress,
+    blocked: r.blocked,
+    todo: r.todo,
+    override,
+  };
+}

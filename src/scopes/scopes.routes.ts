@@ -1,0 +1,59 @@
+/**
+ * `GET /v1/scopes`: the lists the caller may read, with their progress (scopes.list.ts).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { problemResponses } from '../http/problem.js';
+import { listScopes } from './scopes.list.js';
+
+export const ScopeSummary = z
+  .object({
+    scope: z.string().describe('The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>`'),
+    kind: z.string().describe('The part before the colon: `session`, `scenario`, `graph` or `metagit`'),
+    name: z.string().describe('A scenario’s name; otherwise the part after the colon'),
+    total: z.number().int().describe('Items in the scope, sub-items included'),
+    done: z.number().int().describe('Stored `done`'),
+    inProgress: z.number().int().describe('Stored `in-progress` (claimed)'),
+    blocked: z.number().int().describe('Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`)'),
+    todo: z.number().int().describe('Stored `todo`: ready, or waiting on a dependency'),
+    override: z.boolean().describe('Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000)'),
+  })
+  .meta({ id: 'ScopeSummary', description: 'A list the caller may read, with stored-status counts' });
+
+export const ScopeList = z
+  .object({ scopes: z.array(ScopeSummary).describe('In scope order'), nextCursor: z.string().nullable() })
+  .meta({ id: 'ScopeList' });
+
+const ListScopesQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100_000).optional().describe('Page size, capped at list_limit (also the default)'),
+  cursor: z.string().max(2000).optional().describe('`nextCursor` of the previous page'),
+});
+
+/** Registers `GET /v1/scopes`. */
+export function scopesRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  r.get(
+    '/v1/scopes',
+    {
+      schema: {
+        tags: ['todos'],
+        summary: 'List the scopes you may read, with progress',
+        description:
+          'Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the ' +
+          'last page; `limit` ≤ list_limit, also the default), each with its stored-status counts and whether the caller holds ' +
+          'override authority there. Visibility is the single read’s rule: users see every scope; a session sees its subtree root’s ' +
+          'list (always, even empty) and the scenario, graph and metagit lists it is in. Scopes the caller may not read are never ' +
+          'counted or named.',
+        querystring: ListScopesQuery,
+        response: { 200: ScopeList, ...problemResponses('invalid_cursor') },
+      },
+    },
+    async (req) => {
+      const max = deps.config.todo.listLimit;
+      return listScopes(deps.sql, req.principal, { limit: Math.min(req.query.limit ?? max, max), cursor: req.query.cursor });
+    },
+  );
+}

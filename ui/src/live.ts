@@ -1,0 +1,143 @@
+/**
+ * Live views: a snapshot read through the API, then kept current by the topic's SSE stream.
+ *
+ * Order (gap-free): the stream is opened first; once the server has accepted it (`onOpen`: it
+ * fixed the stream's starting point before answering) the snapshot is read. Every event after that
+ * re-reads the snapshot (coalesced: at most one read in flight, one more queued), so what is shown
+ * is always a whole, consistent answer of the API rather than a client-side patch. After a
+ * disconnect the SDK resumes with `Last-Event-ID`: the events missed meanwhile arrive, are listed,
+ * and cause one more read. A `resync` (cursor no longer retained) just re-reads.
+ *
+ * The connection state of the page's streams is shared (`useConnection`) so the header can say
+ * when the page is not live.
+ */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { CoordEvent } from '../../sdk/src/index.js';
+import { useSignedIn } from './api.js';
+
+export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'off';
+
+/** Page-wide connection state: the worst state of the open streams. */
+const links = new Map<number, LinkState>();
+const listeners = new Set<() => void>();
+let nextLink = 1;
+function setLink(id: number, s: LinkState | undefined) {
+  if (s === undefined) links.delete(id);
+  else links.set(id, s);
+  for (const l of listeners) l();
+}
+function overall(): LinkState {
+  const v = [...links.values()];
+  if (v.length === 0) return 'off';
+  if (v.includes('reconnecting')) return 'reconnecting';
+  if (v.includes('connecting')) return 'connecting';
+  return 'live';
+}
+
+/** The page's connection state, re-rendering on change. */
+export function useConnection(): LinkState {
+  const [s, set] = useState(overall());
+  useEffect(() => {
+    const l = () => set(overall());
+    listeners.add(l);
+    return () => void listeners.delete(l);
+  }, []);
+  return s;
+}
+
+export interface Live<T> {
+  /** The last snapshot read (undefined until the first read returns). */
+  data: T | undefined;
+  /** The last read's error, if it failed (the previous data stays shown). */
+  error: unknown;
+  /** Events received on the stream since the view opened, newest first (at most `keep`). */
+  events: CoordEvent[];
+  /** Reads the snapshot again now (after an action, say). */
+  reload(): void;
+}
+
+/**
+ * `load()` read once the stream on `topic` is open, and again after every event on it. Without a
+ * topic (a view spanning scopes), `load` is read once and again every `pollMs`.
+ */
+export function useLive<T>(topic: string | undefined, load: () => Promise<T>, deps: unknown[], opts: { keep?: number; pollMs?: number } = {}): Live<T> {
+  const { client } = useSignedIn();
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [events, setEvents] = useState<CoordEvent[]>([]);
+  const loadRef = useRef(load);
+  loadRef.current = load;
+  type Reader = { running: boolean; again: boolean; alive: boolean };
+  const reader = useRef<Reader>({ running: false, again: false, alive: true });
+  const keep = opts.keep ?? 200;
+
+  const read = async () => {
+    const r = reader.current;
+    if (r.running) {
+      r.again = true;
+      return;
+    }
+    r.running = true;
+    try {
+      do {
+        r.again = false;
+        try {
+          const d = await loadRef.current();
+          if (r.alive) {
+            setData(d);
+            setError(undefined);
+          }
+        } catch (err) {
+          if (r.alive) setError(err);
+        }
+      } while (r.again && r.alive);
+    } finally {
+      r.running = false;
+    }
+  };
+
+  useEffect(() => {
+    const r: Reader = { running: false, again: false, alive: true };
+    reader.current = r;
+    setData(undefined);
+    setEvents([]);
+    if (!topic) {
+      void read();
+      const t = setInterval(() => void read(), opts.pollMs ?? 5000);
+      return () => {
+        r.alive = false;
+        clearInterval(t);
+      };
+    }
+    const link = nextLink++;
+    setLink(link, 'connecting');
+    const stream = client.events.follow(topic, {
+      maxDelayMs: 5000,
+      onOpen: () => {
+        setLink(link, 'live');
+        void read();
+      },
+      onReconnect: () => setLink(link, 'reconnecting'),
+    });
+    void (async () => {
+      try {
+        for await (const e of stream) {
+          if (!r.alive) break;
+          if (e.event !== 'resync') setEvents((prev) => [e, ...prev].slice(0, keep));
+          void read();
+        }
+      } catch (err) {
+        if (r.alive) setError(err);
+      } finally {
+        setLink(link, r.alive ? 'reconnecting' : undefined);
+      }
+    })();
+    return () => {
+      r.alive = false;
+      stream.close();
+      setLink(link, undefined);
+    };
+  }, [topic, ...deps]);
+
+  return { data, error, events, reload: () => void read() };
+}

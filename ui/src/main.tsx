@@ -1,0 +1,151 @@
+/**
+ * The Coord dashboard: sign in with a token, then live views of what the token may read. A client
+ * of the public API only (see api.ts); every view is a snapshot kept current by SSE (live.ts).
+ */
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import type { CoordClient, Me } from '../../sdk/src/index.js';
+import { clientFor, errorText, Session, storedToken, storeToken, type SignedIn } from './api.js';
+import { useConnection } from './live.js';
+import { href, useRoute, type Route } from './router.js';
+import { GraphsView, GraphView } from './views/graphs.js';
+import { ItemView } from './views/item.js';
+import { ScenariosView, ScenarioView } from './views/scenarios.js';
+import { ScopesView } from './views/scopes.js';
+import { ScopeView } from './views/scope.js';
+import { SessionsView } from './views/sessions.js';
+import './style.css';
+
+function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; error?: string }) {
+  const [token, setToken] = useState('');
+  return (
+    <main class="signin">
+      <h1>Coord</h1>
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          if (token.trim()) onSignedIn(token.trim());
+        }}
+      >
+        <label for="token">Token</label>
+        <input id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+        <p class="muted">An operator token, or an agent session’s token. It is kept in this tab only (session storage) and sent as the Authorization header.</p>
+        <button type="submit">Sign in</button>
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+      </form>
+    </main>
+  );
+}
+
+function ConnectionBadge() {
+  const s = useConnection();
+  const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Disconnected — reconnecting…', off: 'Not following' }[s];
+  return (
+    <span class={`link link-${s}`} role="status" aria-live="polite" data-state={s}>
+      {text}
+    </span>
+  );
+}
+
+const NAV: [Route['view'], string][] = [
+  ['scopes', 'Scopes'],
+  ['sessions', 'Sessions'],
+  ['scenarios', 'Scenarios'],
+  ['graphs', 'Task graphs'],
+];
+
+function Shell({ s }: { s: SignedIn }) {
+  const route = useRoute();
+  const current = { scope: 'scopes', item: 'scopes', scenario: 'scenarios', graph: 'graphs' }[route.view as string] ?? route.view;
+  return (
+    <Session.Provider value={s}>
+      <header>
+        <a class="brand" href={href('scopes')}>
+          Coord
+        </a>
+        <nav aria-label="views">
+          {NAV.map(([v, label]) => (
+            <a href={href(v)} aria-current={current === v ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <ConnectionBadge />
+        <span class="who" title={s.me.id}>
+          {s.me.kind === 'user' ? 'operator' : 'session'} <strong>{s.me.name}</strong>
+        </span>
+        <button type="button" class="secondary" onClick={s.signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main">
+        <View route={route} />
+      </main>
+    </Session.Provider>
+  );
+}
+
+function View({ route }: { route: Route }) {
+  switch (route.view) {
+    case 'scope':
+      return <ScopeView scope={route.arg ?? ''} />;
+    case 'item':
+      return <ItemView id={route.arg ?? ''} />;
+    case 'sessions':
+      return <SessionsView />;
+    case 'scenarios':
+      return <ScenariosView />;
+    case 'scenario':
+      return <ScenarioView name={route.arg ?? ''} />;
+    case 'graphs':
+      return <GraphsView />;
+    case 'graph':
+      return <GraphView id={route.arg ?? ''} />;
+    default:
+      return <ScopesView />;
+  }
+}
+
+function App() {
+  const [state, setState] = useState<{ client: CoordClient; me: Me } | null>(null);
+  const [error, setError] = useState<string | undefined>();
+  const [checking, setChecking] = useState(!!storedToken());
+
+  const signIn = async (token: string) => {
+    const client = clientFor(token);
+    try {
+      const me = await client.me();
+      storeToken(token);
+      setError(undefined);
+      setState({ client, me });
+    } catch (err) {
+      storeToken(null);
+      setError(`Sign-in failed: ${errorText(err)}`);
+    } finally {
+      setChecking(false);
+    }
+  };
+  useEffect(() => {
+    const t = storedToken();
+    if (t) void signIn(t);
+  }, []);
+  if (checking) return <p class="muted">Signing in…</p>;
+  if (!state) return <SignIn onSignedIn={(t) => void signIn(t)} error={error} />;
+  return (
+    <Shell
+      s={{
+        ...state,
+        signOut: () => {
+          storeToken(null);
+          setState(null);
+        },
+      }}
+    />
+  );
+}
+
+render(<App />, document.getElementById('app')!);

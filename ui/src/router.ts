@@ -1,0 +1,42 @@
+/**
+ * Hash routes (`#/scope/<scope>`): the server serves one page, and a route is a bookmarkable
+ * place with no token in it.
+ *
+ *   #/                       scopes the token can read, with progress
+ *   #/scope/<scope>          a scope's items by status
+ *   #/item/<id>              one item and its event history
+ *   #/sessions               sessions with liveness and holdings
+ *   #/scenarios              scenarios with done/total
+ *   #/scenario/<name>        one scenario: members, WAITING ON
+ *   #/graphs                 Task Graph v1 graphs
+ *   #/graph/<id>             one graph drawn as a DAG, with its plan and history
+ */
+import { useEffect, useState } from 'preact/hooks';
+
+export interface Route {
+  view: 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph';
+  arg?: string;
+}
+
+export function parseRoute(hash: string): Route {
+  const parts = hash.replace(/^#\/?/, '').split('/');
+  const view = parts[0] || 'scopes';
+  const arg = parts.length > 1 ? decodeURIComponent(parts.slice(1).join('/')) : undefined;
+  const known: Route['view'][] = ['scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph'];
+  return known.includes(view as Route['view']) ? { view: view as Route['view'], arg } : { view: 'scopes' };
+}
+
+/** The href of a route. */
+export function href(view: Route['view'], arg?: string): string {
+  return arg === undefined ? `#/${view}` : `#/${view}/${encodeURIComponent(arg)}`;
+}
+
+export function useRoute(): Route {
+  const [r, set] = useState(parseRoute(location.hash));
+  useEffect(() => {
+    const on = () => set(parseRoute(location.hash));
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return r;
+}

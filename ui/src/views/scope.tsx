@@ -1,0 +1,230 @@
+/**
+ * `#/scope/<scope>`: a scope's items grouped by status (in progress, ready, blocked, done) with
+ * owner, assignee, tags, lease deadline and WHY BLOCKED, filterable, live on `todo:<scope>`.
+ *
+ * Operator actions follow the API's authority rules (seed 000 "Authority"), so a button is shown
+ * only when the request would be allowed: reopen (an owned item: in progress, blocked or done) and
+ * block with a note (in progress) for the owner or the override authority; assign for the override
+ * authority (the subtree root, the scenario orchestrator, or a user). The API still decides; a
+ * refusal is shown as it comes.
+ */
+import { useState } from 'preact/hooks';
+import type { TodoItem } from '../../../sdk/src/index.js';
+import { errorText, useSignedIn } from '../api.js';
+import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../components/common.js';
+import { useLive } from '../live.js';
+import { href } from '../router.js';
+
+type Group = 'in-progress' | 'ready' | 'blocked' | 'done';
+const GROUPS: [Group, string][] = [
+  ['in-progress', 'In progress'],
+  ['ready', 'Ready'],
+  ['blocked', 'Blocked'],
+  ['done', 'Done'],
+];
+
+function groupOf(t: TodoItem): Group {
+  if (t.status === 'done') return 'done';
+  if (t.status === 'in-progress') return 'in-progress';
+  if (t.status === 'blocked') return 'blocked';
+  return t.ready ? 'ready' : 'blocked';
+}
+
+function matches(t: TodoItem, q: string): boolean {
+  if (!q) return true;
+  const s = q.toLowerCase();
+  return [t.id, t.title, t.owner ?? '', t.assignee ?? '', ...(t.tags ?? [])].some((v) => v.toLowerCase().includes(s));
+}
+
+export function ScopeView({ scope }: { scope: string }) {
+  const { client, me } = useSignedIn();
+  const [q, setQ] = useState('');
+  const [shown, setShown] = useState<Record<Group, boolean>>({ 'in-progress': true, ready: true, blocked: true, done: true });
+  const live = useLive(
+    `todo:${scope}`,
+    async () => {
+      const [items, scopes] = await Promise.all([client.todos.listAll({ scope }), me.kind === 'user' ? Promise.resolve([]) : client.scopes.listAll()]);
+      const canonical = items[0]?.scope ?? scope;
+      const override = me.kind === 'user' || !!scopes.find((s) => s.scope === canonical)?.override;
+      return { items, override };
+    },
+    [scope],
+  );
+  const items = live.data?.items ?? [];
+  const visible = items.filter((t) => matches(t, q));
+  const byId = new Map(items.map((t) => [t.id, t]));
+  return (
+    <div class="columns">
+      <div>
+        <Section title={`Scope ${scope}`} actions={<a href={href('scopes')}>all scopes</a>}>
+          <div class="filters" role="group" aria-label="Filters">
+            <label>
+              Filter <input type="search" value={q} placeholder="title, tag, owner, id" onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+            </label>
+            {GROUPS.map(([g, label]) => (
+              <label key={g}>
+                <input type="checkbox" checked={shown[g]} onChange={(e) => setShown({ ...shown, [g]: (e.target as HTMLInputElement).checked })} /> {label}
+              </label>
+            ))}
+          </div>
+          <ErrorNote error={live.error} />
+          {!live.data ? (
+            live.error ? null : <Loading />
+          ) : items.length === 0 ? (
+            <p class="muted">No items in this scope.</p>
+          ) : (
+            GROUPS.filter(([g]) => shown[g]).map(([g, label]) => {
+              const rows = visible.filter((t) => groupOf(t) === g);
+              if (rows.length === 0)
+                return (
+                  <p key={g} class={`items items-${g} muted`}>
+                    <strong>{label}</strong>: none{q ? ' matching the filter' : ''}.
+                  </p>
+                );
+              return (
+                <table key={g} class={`items items-${g}`}>
+                  <caption>
+                    {label} ({rows.length})
+                  </caption>
+                  <thead>
+                    <tr>
+                      <th scope="col">Item</th>
+                      <th scope="col">Status</th>
+                      <th scope="col">Owner</th>
+                      <th scope="col">Assignee</th>
+                      <th scope="col">Tags</th>
+                      <th scope="col">Lease</th>
+                      <th scope="col">Why blocked</th>
+                      <th scope="col">Actions</th>
+                    </tr>
+                  </thead>
+                  <tbody>
+                    {rows.map((t) => (
+                      <ItemRow key={t.id} t={t} byId={byId} override={live.data!.override} onChanged={live.reload} />
+                    ))}
+                  </tbody>
+                </table>
+              );
+            })
+          )}
+        </Section>
+      </div>
+      <aside>
+        <Section title="Live events">
+          <EventList events={live.events} empty="No events since this page opened." />
+        </Section>
+      </aside>
+    </div>
+  );
+}
+
+function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<string, TodoItem>; override: boolean; onChanged: () => void }) {
+  const { client, me } = useSignedIn();
+  const [error, setError] = useState<string>();
+  const [mode, setMode] = useState<'none' | 'block' | 'assign'>('none');
+  const [text, setText] = useState('');
+  const mine = t.owner !== null && t.owner === me.id;
+  const may = override || mine;
+  const canReopen = may && t.owner !== null && t.status !== 'todo';
+  const canBlock = may && t.status === 'in-progress';
+  const canAssign = override && t.status !== 'done';
+  const act = async (f: () => Promise<unknown>) => {
+    setError(undefined);
+    try {
+      await f();
+      setMode('none');
+      setText('');
+      onChanged();
+    } catch (err) {
+      setError(errorText(err));
+    }
+  };
+  const why = t.whyBlocked ?? (t.blockedBy?.length ? `waiting on ${t.blockedBy.map((id) => byId.get(id)?.title ?? id).join(', ')}` : null);
+  return (
+    <tr data-id={t.id}>
+      <td class="col-title">
+        <a href={href('item', t.id)}>{t.title}</a>
+        <div class="muted mono">
+          {t.id}
+          {t.parentId ? ` · sub-item of ${t.parentId}` : ''}
+          {t.priority ? ` · priority ${t.priority}` : ''}
+        </div>
+      </td>
+      <td class="col-status">
+        <StatusBadge status={t.status} />
+      </td>
+      <td class="col-owner mono">{t.owner ?? <span class="muted">—</span>}</td>
+      <td class="col-assignee mono">{t.assignee ?? <span class="muted">—</span>}</td>
+      <td class="col-tags">
+        {(t.tags ?? []).map((g) => (
+          <span class="tag" key={g}>
+            {g}
+          </span>
+        ))}
+      </td>
+      <td class="col-lease">
+        {t.leaseExpiresAt ? <Time at={t.leaseExpiresAt} relative /> : <span class="muted">—</span>}
+        {t.leaseExpired ? <span class="why"> expired</span> : null}
+      </td>
+      <td class="col-why">{why ? <span class="why">{why}</span> : t.status === 'blocked' && t.note ? <span class="why">{t.note}</span> : <span class="muted">—</span>}</td>
+      <td class="col-actions">
+        <div class="actions">
+          {canReopen && (
+            <button type="button" class="secondary" onClick={() => void act(() => client.todos.reopen(t.id))} aria-label={`Reopen ${t.title}`}>
+              Reopen
+            </button>
+          )}
+          {canBlock && mode !== 'block' && (
+            <button type="button" class="secondary" onClick={() => setMode('block')} aria-label={`Block ${t.title}`}>
+              Block…
+            </button>
+          )}
+          {canAssign && mode !== 'assign' && (
+            <button type="button" class="secondary" onClick={() => setMode('assign')} aria-label={`Assign ${t.title}`}>
+              Assign…
+            </button>
+          )}
+        </div>
+        {mode === 'block' && (
+          <form
+            class="actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void act(() => client.todos.block(t.id, text || undefined));
+            }}
+          >
+            <label>
+              Note <input value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Block note for ${t.title}`} />
+            </label>
+            <button type="submit">Block</button>
+            <button type="button" class="secondary" onClick={() => setMode('none')}>
+              Cancel
+            </button>
+          </form>
+        )}
+        {mode === 'assign' && (
+          <form
+            class="actions"
+            onSubmit={(e) => {
+              e.preventDefault();
+              void act(() => client.todos.assign(t.id, text.trim() || null));
+            }}
+          >
+            <label>
+              Session <input value={text} placeholder="s-… (empty: unassign)" onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Assignee for ${t.title}`} />
+            </label>
+            <button type="submit">{text.trim() ? 'Assign' : 'Unassign'}</button>
+            <button type="button" class="secondary" onClick={() => setMode('none')}>
+              Cancel
+            </button>
+          </form>
+        )}
+        {error && (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        )}
+      </td>
+    </tr>
+  );
+}

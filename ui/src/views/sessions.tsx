@@ -1,0 +1,4 @@
+// Placeholder: being written (sessions view).
+export function SessionsView() {
+  return <p>Sessions</p>;
+}
