@@ -25,6 +25,8 @@ COPY sdk ./sdk
 COPY cli ./cli
 COPY mcp ./mcp
 COPY bin ./bin
+# The dashboard, built and committed (ui/dist); served at /ui/.
+COPY ui/dist ./ui/dist
 
 RUN mkdir -p /data && chown node:node /data
 USER node

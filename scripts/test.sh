@@ -5,7 +5,7 @@
 set -u
 cd "$(dirname "$0")/.."
 rm -f .vitest-report.json
-if ! npx tsc -p . ; then
+if ! npx tsc -p . || ! npx tsc -p ui ; then
   echo "typecheck failed"
   echo "0 passed, 1 failed"
   exit 1
