@@ -50,7 +50,7 @@ export interface FollowOptions {
 
 /** A live event stream: iterate it with `for await`; `break` (or `close()`, or the signal) ends it. */
 export interface EventStream extends AsyncIterable<CoordEvent> {
-  /** The last sequence number delivered (what a reconnect resumes after). */
+  /** What a reconnect resumes after: the last sequence number delivered, or before any event the point the server started the stream at (`Coord-Resume-After`). */
   readonly lastEventId: string | undefined;
   /** Ends the stream; a pending iteration finishes. */
   close(): void;
@@ -156,6 +156,10 @@ export class EventsApi {
               continue;
             }
             attempt = 0;
+            // Before any event, resume from where the server started this stream (no gap even
+            // when the connection drops before the first event).
+            const head = res.headers.get('coord-resume-after');
+            if (lastEventId === undefined && head !== null && /^\d+$/.test(head)) lastEventId = head;
             opts.onOpen?.({ reconnect: opened++ > 0, lastEventId });
             const queue: EventSourceMessage[] = [];
             const parser = createParser({ onEvent: (m) => queue.push(m) });

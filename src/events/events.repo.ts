@@ -115,6 +115,21 @@ export async function headCursor(db: Db): Promise<Cursor> {
   return { tx: row.x, id: 0 };
 }
 
+/**
+ * The id to resume after so that a reader continues exactly from `cursor`: the topic's newest
+ * event that sorts before it (0 when none, which resumes from the oldest retained event; nothing
+ * of the topic sorts before the cursor then, so it is the same point). A stream that starts at the
+ * head hands this to its client (`Coord-Resume-After`), so even a client that has seen no event
+ * yet resumes without a gap.
+ */
+export async function resumeIdFor(db: Db, topic: string, cursor: Cursor): Promise<number> {
+  const [row] = await db<{ id: number }[]>`
+    select id from events
+     where topic = ${topic} and (tx, id) < (${cursor.tx}::xid8, ${cursor.id}::bigint)
+     order by tx desc, id desc limit 1`;
+  return row ? Number(row.id) : 0;
+}
+
 /** Deletes events older than `retentionMs` (called by the sweep). Returns how many. */
 export async function deleteOldEvents(db: Db, retentionMs: number): Promise<number> {
   if (retentionMs <= 0) return 0;

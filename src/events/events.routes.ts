@@ -9,7 +9,7 @@ import { principalForToken } from '../auth/tokens.js';
 import { accessToScope, canonicalScope } from '../scopes/scopes.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { EventHub, Subscriber } from './events.hub.js';
-import { cursorFor, headCursor, headId, readAfter, type Cursor, type EventRow } from './events.repo.js';
+import { cursorFor, headCursor, headId, readAfter, resumeIdFor, type Cursor, type EventRow } from './events.repo.js';
 
 export const Event = z
   .object({
@@ -77,7 +77,8 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         description:
           'Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload. ' +
           'Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, ' +
-          'the stream starts at the head. A cursor that is no longer retained gets one `resync` event (re-read state, then ' +
+          'the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client ' +
+          'that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then ' +
           'continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; ' +
           'a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.',
         querystring: z.object({ topic: TopicQuery, after: z.string().optional().describe('Resume after this sequence number') }),
@@ -94,6 +95,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       let cursor: Cursor | undefined = afterId === undefined ? await headCursor(sql) : await cursorFor(sql, topic, afterId);
       const resync = cursor === undefined;
       if (!cursor) cursor = await headCursor(sql);
+      const resumeAfter = afterId !== undefined && !resync ? afterId : await resumeIdFor(sql, topic, cursor);
       // The cap is checked after the last await, so the check and `open.add` below run in one
       // synchronous step: simultaneous opens cannot all pass it (issue 18 #8).
       if (open.size >= config.maxStreams) {
@@ -107,6 +109,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         'cache-control': 'no-cache, no-transform',
         connection: 'keep-alive',
         'x-accel-buffering': 'no',
+        'coord-resume-after': String(resumeAfter),
       });
       res.write(`retry: 2000\n: topic ${topic}\n\n`);
       if (resync) {

@@ -12,7 +12,7 @@ export interface paths {
         };
         /**
          * Follow a topic as Server-Sent Events
-         * @description Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload. Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, the stream starts at the head. A cursor that is no longer retained gets one `resync` event (re-read state, then continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.
+         * @description Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload. Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.
          */
         get: {
             parameters: {

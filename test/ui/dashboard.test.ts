@@ -1,0 +1,214 @@
+/**
+ * The dashboard in a real browser (Debian's Chromium via playwright-core) against real servers on
+ * real Postgres (issue 20 "Tests"). Live updates must show within 2 s without a reload.
+ */
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
+import { go, launchBrowser, signIn, type TestBrowser } from '../helpers/browser.js';
+import { killServers, spawnServer, waitReady } from '../helpers/server.js';
+
+const LIVE_MS = 2000;
+
+let t: TestApp;
+let b: TestBrowser;
+beforeAll(async () => {
+  t = await startTestApp();
+  b = await launchBrowser();
+});
+afterAll(async () => {
+  await b?.close();
+  await killServers();
+  await t?.close();
+});
+
+const adminToken = (c: Client) => (c as unknown as { token: string }).token;
+const scopeHash = (scope: string) => `#/scope/${encodeURIComponent(scope)}`;
+
+describe('dashboard: sign-in', () => {
+  it('signs in with a token kept in session storage only, and refuses a bad token with a clear message', async () => {
+    const page = await b.newPage();
+    await page.goto(`${t.base}/ui/`);
+    await page.getByLabel('Token').fill('not-a-real-token-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/Sign-in failed/);
+    expect(await page.evaluate(() => sessionStorage.getItem('coord.token'))).toBeNull();
+
+    await signIn(page, t.base, adminToken(t.admin));
+    expect(await page.locator('header .who').textContent()).toContain('operator');
+    expect(await page.evaluate(() => sessionStorage.getItem('coord.token'))).toBe(adminToken(t.admin));
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    expect(page.url()).not.toContain(adminToken(t.admin));
+    // A reload keeps the tab signed in; signing out forgets the token.
+    await page.reload();
+    await page.locator('header nav').waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Token').waitFor();
+    expect(await page.evaluate(() => sessionStorage.getItem('coord.token'))).toBeNull();
+    await page.close();
+  });
+});
+
+describe('dashboard: a scope, live', () => {
+  it('shows an item added through the API and another session’s claim within 2 s, without a reload', async () => {
+    const root = await t.session({ name: 'lead' });
+    const worker = await t.session({ name: 'worker', parentId: root.id, by: root.client });
+    const first = await addItem(root.client, 'Existing item');
+    const scope = first.scope as string;
+    const page = await b.newPage();
+    await signIn(page, t.base, root.token);
+    await go(page, scopeHash(scope));
+    await page.locator(`tr[data-id="${first.id}"]`).waitFor();
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('live');
+    let reloads = 0;
+    page.on('load', () => reloads++);
+
+    const added = await addItem(root.client, 'Added through the API', { tags: ['backend'] });
+    await page.locator(`tr[data-id="${added.id}"]`).waitFor({ timeout: LIVE_MS });
+    expect(await page.locator(`tr[data-id="${added.id}"] td.col-title`).textContent()).toContain('Added through the API');
+
+    expect((await worker.client.post(`/v1/todos/${added.id}/claim`)).status).toBe(200);
+    await expect.poll(() => page.locator(`tr[data-id="${added.id}"] td.col-owner`).textContent(), { timeout: LIVE_MS }).toBe(worker.id);
+    await expect.poll(() => page.locator(`tr[data-id="${added.id}"] td.col-status`).textContent(), { timeout: LIVE_MS }).toBe('in-progress');
+    expect(reloads).toBe(0);
+    // The root holds override authority: it may reopen and block the worker's claim, and assign.
+    const row = page.locator(`tr[data-id="${added.id}"]`);
+    expect(await row.getByRole('button', { name: /Reopen/ }).count()).toBe(1);
+    expect(await row.getByRole('button', { name: /Block/ }).count()).toBe(1);
+    await row.getByRole('button', { name: /Block/ }).click();
+    await row.getByLabel(/Block note/).fill('waiting on review');
+    await row.getByRole('button', { name: 'Block', exact: true }).click();
+    await expect.poll(() => row.locator('td.col-status').textContent(), { timeout: LIVE_MS }).toBe('blocked');
+    expect((await root.client.get(`/v1/todos/${added.id}`)).body.item).toMatchObject({ status: 'blocked', note: 'waiting on review' });
+    await page.close();
+  });
+
+  it('shows a worker none of the override actions on another’s item', async () => {
+    const root = await t.session({ name: 'lead2' });
+    const worker = await t.session({ name: 'worker2', parentId: root.id, by: root.client });
+    const item = await addItem(root.client, 'Root’s item');
+    expect((await root.client.post(`/v1/todos/${item.id}/claim`)).status).toBe(200);
+    const page = await b.newPage();
+    await signIn(page, t.base, worker.token);
+    await go(page, scopeHash(item.scope));
+    const row = page.locator(`tr[data-id="${item.id}"]`);
+    await row.waitFor();
+    expect(await row.locator('td.col-actions button').count()).toBe(0);
+    await page.close();
+  });
+});
+
+describe('dashboard: a task graph with a write-intent conflict', () => {
+  it('draws the graph and names the deferred subtask and the conflicting pattern pair', async () => {
+    for (const id of ['codex', 'agent-backend', 'agent-frontend', 'agent-docs']) await t.admin.post('/v1/agents', { id });
+    const parentTask = { id: 'task-ui-conflict', title: 'A slice', planner: 'codex', reviewer: 'codex' };
+    const graph = {
+      schemaVersion: 1,
+      parentTask,
+      maxConcurrency: 2,
+      subtasks: [
+        { id: 'backend', title: 'Backend', implementer: 'agent-backend', spec: 'API', dependsOn: [] },
+        { id: 'frontend', title: 'Frontend', implementer: 'agent-frontend', spec: 'UI', dependsOn: [] },
+        { id: 'docs', title: 'Docs', implementer: 'agent-docs', spec: 'Docs', dependsOn: ['backend'] },
+      ],
+    };
+    const intentMap = {
+      schemaVersion: 1,
+      parentTaskId: 'task-ui-conflict',
+      scopePolicy: 'warn',
+      subtasks: [
+        { id: 'backend', writeIntent: ['src/**'] },
+        { id: 'frontend', writeIntent: ['src/web/**'] },
+        { id: 'docs', writeIntent: ['docs/**'] },
+      ],
+    };
+    const created = await t.admin.post('/v1/graphs', { graph, intentMap });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const page = await b.newPage();
+    await signIn(page, t.base, adminToken(t.admin));
+    await go(page, '#/graph/task-ui-conflict');
+    const conflicts = page.locator('.graph-conflicts li');
+    await conflicts.first().waitFor();
+    const text = await conflicts.first().textContent();
+    expect(text).toContain('src/**');
+    expect(text).toContain('src/web/**');
+    expect(text).toMatch(/frontend\s*deferred/);
+    // The drawing: one node per subtask, the wave and the deferral marked, each named for screen readers.
+    expect(await page.locator('svg.graph-dag a').count()).toBe(3);
+    expect(await page.getByRole('link', { name: /backend, READY, in the planned wave/ }).count()).toBe(1);
+    expect(await page.getByRole('link', { name: /frontend, READY, deferred: write-intent conflict/ }).count()).toBe(1);
+    expect(await page.locator('tr[data-subtask="frontend"]').textContent()).toContain('WRITE_INTENT_CONFLICT');
+    await page.close();
+  });
+});
+
+describe('dashboard: isolation', () => {
+  it('shows a session of another subtree none of this scope', async () => {
+    const a = await t.session({ name: 'team-a' });
+    const other = await t.session({ name: 'team-b' });
+    const secret = await addItem(a.client, 'Secret plan');
+    const page = await b.newPage();
+    await signIn(page, t.base, other.token);
+    await page.locator('li.card').first().waitFor();
+    const listed = await page.locator('li.card').evaluateAll((els) => els.map((e) => e.getAttribute('data-scope')));
+    expect(listed).toEqual([`session:${other.id}`]);
+    await go(page, scopeHash(secret.scope));
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/not found/);
+    expect(await page.locator('tr[data-id]').count()).toBe(0);
+    expect(await page.content()).not.toContain('Secret plan');
+    await go(page, `#/item/${secret.id}`);
+    await page.getByRole('alert').waitFor();
+    expect(await page.content()).not.toContain('Secret plan');
+    await page.close();
+  });
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => resolve(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+}
+
+describe('dashboard: a server restart', () => {
+  it('says it is disconnected, reconnects, and shows the events it missed', async () => {
+    const port = await freePort();
+    const token = 'dashboard-restart-admin-token-0123';
+    const env = { DATABASE_URL: t.dbUrl, COORD_ADMIN_TOKEN: token, COORD_SWEEPS: 'off' };
+    let server = spawnServer(port, env);
+    expect(await waitReady(server), server.output()).toBe(true);
+    const base = `http://127.0.0.1:${port}`;
+    const admin = new Client(base, token);
+    const s = await admin.post('/v1/sessions', { name: 'restart-agent' });
+    const agent = new Client(base, s.body.token);
+    const before = await addItem(agent, 'Before the restart');
+    const page = await b.newPage();
+    await signIn(page, base, token);
+    await go(page, scopeHash(before.scope));
+    await page.locator(`tr[data-id="${before.id}"]`).waitFor();
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('live');
+
+    server.child.kill('SIGKILL');
+    await server.exited;
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state'), { timeout: 10_000 }).toBe('reconnecting');
+    expect(await page.locator('[role=status]').textContent()).toMatch(/Disconnected/);
+    // While the page is disconnected, another replica on the same database takes writes.
+    const other = new Client(t.base, s.body.token);
+    const missed = [await addItem(other, 'Missed one'), await addItem(other, 'Missed two')];
+
+    server = spawnServer(port, env);
+    expect(await waitReady(server), server.output()).toBe(true);
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state'), { timeout: 15_000 }).toBe('live');
+    for (const m of missed) await page.locator(`tr[data-id="${m.id}"]`).waitFor({ timeout: LIVE_MS });
+    // The missed events themselves, resumed with Last-Event-ID, are in the live event list.
+    const log = (await agent.get(`/v1/events/log?topic=todo:${before.scope}&after=0`)).body.events.filter((e: any) => missed.some((m) => m.id === e.data.id));
+    expect(log.length).toBe(2);
+    for (const e of log) await page.locator(`ol.events li[data-seq="${e.seq}"]`).waitFor({ timeout: LIVE_MS });
+    await page.close();
+  });
+});
