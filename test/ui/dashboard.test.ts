@@ -94,6 +94,12 @@ describe('dashboard: a scope, live', () => {
     const row = page.locator(`tr[data-id="${item.id}"]`);
     await row.waitFor();
     expect(await row.locator('td.col-actions button').count()).toBe(0);
+    // An item waiting on a dependency names it by title under WHY BLOCKED, and offers no reopen.
+    const waiting = await addItem(root.client, 'Waits for the root', { dependsOn: [item.id] });
+    const wrow = page.locator(`tr[data-id="${waiting.id}"]`);
+    await wrow.waitFor({ timeout: LIVE_MS });
+    expect(await wrow.locator('td.col-why').textContent()).toBe('waiting on Root’s item');
+    expect(await wrow.getByRole('button', { name: /Reopen/ }).count()).toBe(0);
     await page.close();
   });
 });

@@ -123,9 +123,9 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
   const [error, setError] = useState<string>();
   const [mode, setMode] = useState<'none' | 'block' | 'assign'>('none');
   const [text, setText] = useState('');
-  const mine = t.owner !== null && t.owner === me.id;
+  const mine = !!t.owner && t.owner === me.id;
   const may = override || mine;
-  const canReopen = may && t.owner !== null && t.status !== 'todo';
+  const canReopen = may && !!t.owner && t.status !== 'todo';
   const canBlock = may && t.status === 'in-progress';
   const canAssign = override && t.status !== 'done';
   const act = async (f: () => Promise<unknown>) => {
@@ -139,7 +139,8 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
       setError(errorText(err));
     }
   };
-  const why = t.whyBlocked ?? (t.blockedBy?.length ? `waiting on ${t.blockedBy.map((id) => byId.get(id)?.title ?? id).join(', ')}` : null);
+  // Waiting on dependencies: name them by title; an owner's block: the API's reason (its note).
+  const why = t.blockedBy?.length ? `waiting on ${t.blockedBy.map((id) => byId.get(id)?.title ?? id).join(', ')}` : (t.whyBlocked ?? null);
   return (
     <tr data-id={t.id}>
       <td class="col-title">
