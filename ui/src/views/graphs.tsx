@@ -8,10 +8,10 @@
 import type { CoordClient } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Progress, Section, StatusBadge, Time } from '../components/common.js';
+import { history, withLive } from '../history.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 import { Dag, type DagNode } from './graph-dag.js';
-import { history } from './item.js';
 
 export function GraphsView() {
   const { client } = useSignedIn();
@@ -88,8 +88,7 @@ export function GraphView({ id }: { id: string }) {
     link: href('item', s.todoId),
   }));
   const decisions = new Map(plan.decisions.map((d) => [d.subtaskId, d]));
-  const seen = new Set(past.map((e) => e.seq));
-  const events = [...live.events.filter((e) => !seen.has(e.seq)), ...past];
+  const events = withLive(past, live.events);
   const integration = graph.integration as Record<string, unknown> | null | undefined;
   const review = graph.review as Record<string, unknown> | null | undefined;
   return (

@@ -3,27 +3,12 @@
  * retained event of its scope's topic about it (`GET /v1/events/log`, paged), then live ones.
  */
 import { useEffect, useState } from 'preact/hooks';
-import type { CoordClient, CoordEvent, TodoItem } from '../../../sdk/src/index.js';
+import type { CoordEvent, TodoItem } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
+import { history, withLive } from '../history.js';
 import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
-
-/** Retained events of `topic` for which `keep` holds, newest first (at most `pages` pages of 500). */
-export async function history(client: CoordClient, topic: string, keep: (e: CoordEvent) => boolean, pages = 40): Promise<CoordEvent[]> {
-  const out: CoordEvent[] = [];
-  let after = 0;
-  for (let i = 0; i < pages; i++) {
-    const page = await client.events.log(topic, { after, limit: 500 });
-    for (const e of page.events) {
-      const ev: CoordEvent = { seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at } };
-      if (keep(ev)) out.push(ev);
-    }
-    if (page.events.length < 500 || page.nextAfter === null) break;
-    after = page.nextAfter;
-  }
-  return out.reverse();
-}
 
 export function ItemView({ id }: { id: string }) {
   const { client } = useSignedIn();
@@ -53,9 +38,7 @@ function ItemLive({ id, scope }: { id: string; scope: string }) {
   );
   if (!live.data) return live.error ? <ErrorNote error={live.error} /> : <Loading />;
   const { item, readiness, deps, past } = live.data;
-  // The history read covers the live events already delivered; show each sequence number once.
-  const seen = new Set(past.map((e) => e.seq));
-  const events = [...live.events.filter((e) => about(e) && !seen.has(e.seq)), ...past];
+  const events = withLive(past, live.events.filter(about));
   return (
     <div class="columns">
       <div>

@@ -7,9 +7,9 @@
 import type { CoordClient } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Progress, Section, StatusBadge } from '../components/common.js';
+import { history, withLive } from '../history.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
-import { history } from './item.js';
 
 export function ScenariosView() {
   const { client } = useSignedIn();
@@ -65,8 +65,7 @@ export function ScenarioView({ name }: { name: string }) {
   const live = useLive(`todo:scenario:${name}`, () => loadScenario(client, name), [name]);
   if (!live.data) return live.error ? <ErrorNote error={live.error} /> : <Loading />;
   const { status, past } = live.data;
-  const seen = new Set(past.map((e) => e.seq));
-  const events = [...live.events.filter((e) => !seen.has(e.seq)), ...past];
+  const events = withLive(past, live.events);
   return (
     <div class="columns">
       <div>
