@@ -162,6 +162,8 @@ describe('dashboard: isolation', () => {
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toMatch(/not found/);
     expect(await page.locator('tr[data-id]').count()).toBe(0);
+    // Refused for good, so the header does not pretend to reconnect.
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('failed');
     expect(await page.content()).not.toContain('Secret plan');
     await go(page, `#/item/${secret.id}`);
     await page.getByRole('alert').waitFor();

@@ -15,7 +15,8 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CoordEvent } from '../../sdk/src/index.js';
 import { useSignedIn } from './api.js';
 
-export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'off';
+/** `failed`: the server refused the stream for good (a topic the token may not read); the view shows why. */
+export type LinkState = 'connecting' | 'live' | 'reconnecting' | 'failed' | 'off';
 
 /** Page-wide connection state: the worst state of the open streams. */
 const links = new Map<number, LinkState>();
@@ -30,6 +31,7 @@ function overall(): LinkState {
   const v = [...links.values()];
   if (v.length === 0) return 'off';
   if (v.includes('reconnecting')) return 'reconnecting';
+  if (v.includes('failed')) return 'failed';
   if (v.includes('connecting')) return 'connecting';
   return 'live';
 }
@@ -126,10 +128,13 @@ export function useLive<T>(topic: string | undefined, load: () => Promise<T>, de
           if (e.event !== 'resync') setEvents((prev) => [e, ...prev].slice(0, keep));
           void read();
         }
+        // The SDK reconnects by itself; its iterator ends only when closed or refused for good.
+        if (r.alive) setLink(link, 'failed');
       } catch (err) {
-        if (r.alive) setError(err);
-      } finally {
-        setLink(link, r.alive ? 'reconnecting' : undefined);
+        if (r.alive) {
+          setError(err);
+          setLink(link, 'failed');
+        }
       }
     })();
     return () => {
