@@ -106,6 +106,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'sessions' },
         { name: 'todos' },
         { name: 'events' },
+        { name: 'tokens' },
         { name: 'admin' },
         { name: 'health' },
       ],
@@ -139,6 +140,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerMetricsHooks(app, sql, metrics);
   const principals = new PrincipalCache(config.principalCacheMs);
   hub.onSessionStopped((id) => principals.evictSession(id));
+  hub.onTokenRevoked((id) => principals.evictToken(id));
   // lastSeenAt: each replica batches the sessions it saw into one write a second (sessions.liveness.ts).
   const lastSeen = new LastSeenTracker(sql, undefined, (err) =>
     isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'last-seen flush: database unavailable; kept for the next one') : app.log.error({ err }, 'last-seen flush failed'),

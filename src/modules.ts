@@ -12,6 +12,7 @@ import { mcpRoutes } from './mcp/mcp.routes.js';
 import { metagitRoutes } from './metagit/metagit.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 import { scopesRoutes } from './scopes/scopes.routes.js';
+import { tokensRoutes } from './tokens/tokens.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
 
@@ -23,4 +24,5 @@ export const extraModules: ModuleRegistration[] = [
   executionRoutes,
   metagitRoutes,
   mcpRoutes,
+  tokensRoutes,
 ];

@@ -9,8 +9,8 @@ export interface SeenSink {
   note(sessionId: string): void;
 }
 
-/** The message of a 401 for a token that is unknown or whose session has stopped. */
-export const STOPPED_OR_UNKNOWN = 'the token is unknown or its session has stopped';
+/** The message of a 401 for a token that is unknown, revoked or expired, or whose session has stopped. */
+export const STOPPED_OR_UNKNOWN = 'the token is unknown, revoked or expired, or its session has stopped; authenticate with a live token';
 
 /**
  * 401 `unauthorized` with `WWW-Authenticate: Bearer`: no token, an unknown one, or the token of a

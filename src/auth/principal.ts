@@ -3,8 +3,14 @@
  * authority everywhere, no session identity (cannot claim). Sessions are agents with a parent
  * chain; `rootId` anchors their default scope `session:<rootId>` (design brief §2).
  */
+/** The token a request authenticated with (issue 21): its id and its owner-chosen name. */
+export interface TokenRef {
+  id: string;
+  name: string;
+}
+
 export type Principal =
-  | { kind: 'user'; id: string; name: string }
+  | { kind: 'user'; id: string; name: string; token?: TokenRef }
   | {
       kind: 'session';
       id: string;
@@ -17,6 +23,7 @@ export type Principal =
       /** A dispatch's own session: the graph and subtask it may act on (and nothing else), or null. */
       graphId: string | null;
       subtaskId: string | null;
+      token?: TokenRef;
     };
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Db, Sql } from '../db/client.js';
@@ -6,34 +6,55 @@ import { lockXact } from '../db/locks.js';
 import { newId, newToken } from '../lib/ids.js';
 import type { PrincipalCache } from './principal-cache.js';
 import type { Principal, SessionPrincipal } from './principal.js';
+import { hashToken, insertFirstToken } from '../tokens/tokens.repo.js';
+import { TOKEN_REVOKED } from '../events/events.hub.js';
 
-/** sha256(token) as hex. Tokens carry 256 random bits, so a fast hash is the right tool. */
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+export { hashToken } from '../tokens/tokens.repo.js';
+
+type PrincipalRow = {
+  kind: 'user' | 'session';
+  id: string;
+  name: string;
+  root_id: string | null;
+  parent_id: string | null;
+  system_kind: string | null;
+  agent_id: string | null;
+  graph_id: string | null;
+  subtask_id: string | null;
+  token_id: string;
+  token_name: string;
+  token_hash: string;
+  /** ms until the token expires by the database clock, or null (no expiry). */
+  expires_in_ms: number | null;
+};
 
 /**
  * Resolves a bearer token to its principal, or undefined. One indexed lookup (skipped on a hit in
- * `cache`); the stored hash is then compared in constant time. Only `active` sessions
- * authenticate (a stopped session's token stops working at once, on every replica: see
- * principal-cache.ts for how the cache keeps that true).
+ * `cache`); the stored hash is then compared in constant time. A token authenticates while it is
+ * not revoked and not expired by the database clock, and a session's only while the session is
+ * `active` (a stopped session's or a revoked token stops working at once, on every replica: see
+ * principal-cache.ts for how the cache keeps that true; a cached entry never outlives the
+ * token's expiry as the database measured it).
  */
 export async function principalForToken(sql: Sql, token: string, cache?: PrincipalCache): Promise<Principal | undefined> {
   const hash = hashToken(token);
   const cached = cache?.get(hash);
   if (cached) return cached;
-  const rows = await sql<
-    { kind: 'user' | 'session'; id: string; name: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null; token_hash: string }[]
-  >`
-    select 'session' as kind, id, name, root_id, parent_id, system_kind, agent_id, graph_id, subtask_id, token_hash
-      from sessions where token_hash = ${hash} and status = 'active'
-    union all
-    select 'user', id, name, null, null, null, null, null, null, token_hash from users where token_hash = ${hash}
-    limit 1`;
+  const rows = await sql<PrincipalRow[]>`
+    select case when k.user_id is null then 'session' else 'user' end as kind, coalesce(u.id, s.id) as id, coalesce(u.name, s.name) as name,
+           s.root_id, s.parent_id, s.system_kind, s.agent_id, s.graph_id, s.subtask_id,
+           k.id as token_id, k.name as token_name, k.token_hash,
+           (extract(epoch from k.expires_at - now()) * 1000)::float8 as expires_in_ms
+      from tokens k
+      left join users u on u.id = k.user_id
+      left join sessions s on s.id = k.session_id
+     where k.token_hash = ${hash} and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+       and (u.id is not null or s.status = 'active')`;
   const r = rows[0];
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
-  const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name } : sessionPrincipal(r);
-  cache?.set(hash, principal);
+  const tok = { id: r.token_id, name: r.token_name };
+  const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, token: tok } : { ...sessionPrincipal(r), token: tok };
+  cache?.set(hash, principal, r.expires_in_ms ?? undefined);
   return principal;
 }
 
@@ -55,12 +76,16 @@ export async function activeSessionPrincipal(db: Db, id: string): Promise<Sessio
   return r ? sessionPrincipal(r) : undefined;
 }
 
-/** Creates an operator and returns its token (shown once). Accepts the pool or a transaction. */
+/** Creates an operator with its first token (named `default`) and returns both. Accepts the pool or a transaction. */
 export async function createUser(sql: Db, name: string, token = newToken()): Promise<{ id: string; token: string }> {
   const id = newId('u');
-  await sql`insert into users (id, name, token_hash) values (${id}, ${name}, ${hashToken(token)})`;
+  await sql`insert into users (id, name) values (${id}, ${name})`;
+  await insertFirstToken(sql, { userId: id, createdBy: id, secret: token });
   return { id, token };
 }
+
+/** The name of the operator token that `COORD_ADMIN_TOKEN` installs (see `bootstrapAdmin`). */
+export const ENV_TOKEN_NAME = 'COORD_ADMIN_TOKEN';
 
 /** Writes a token file with mode 0600 through a temporary file and a rename (never half-written). */
 function writeTokenFile(file: string, token: string): void {
@@ -73,27 +98,28 @@ function writeTokenFile(file: string, token: string): void {
 
 /**
  * First-start bootstrap (design brief §2), safe when several replicas start at once on one
- * database (issue 18 #5). Returns a line for the start-up log; throws only on database errors.
+ * database (issue 18 #5): everything runs in one transaction under one advisory lock, so the
+ * replicas take turns and the later ones find the work done. Returns a line for the start-up
+ * log; throws only on database errors.
  *
- * - With `COORD_ADMIN_TOKEN`: makes sure an operator `admin` holds that token. Replicas given the
- *   same token insert the same hash; `on conflict do nothing` makes the losers no-ops, so every
- *   replica shares the one operator.
+ * - With `COORD_ADMIN_TOKEN` (issue 21: explicit, never an extra operator per value): the value
+ *   becomes the token named `COORD_ADMIN_TOKEN` of the first operator (created as `admin` when
+ *   the database has none). When that operator already has a different `COORD_ADMIN_TOKEN` token
+ *   (the variable changed), the old one is revoked: changing the variable rotates the token. A
+ *   value that is already a live token of anyone is left as it is. A value that was revoked
+ *   through `DELETE /v1/tokens/{id}` is not brought back: the log says so and the server starts
+ *   without it (set a new value).
  * - Without it: when the database has no operator yet, creates one and writes its token to
- *   `<dataDir>/admin-token` (mode 0600). The check and the insert run under one
- *   transaction-scoped advisory lock, so exactly one replica creates the operator. The file is
- *   written before that transaction commits: an operator never exists without its token on disk
- *   (a failed commit leaves a file the next start overwrites). Replicas sharing a data folder
- *   then all name the same file; a replica with its own folder reports that the operator exists
- *   and where its token went (the creating replica's folder).
+ *   `<dataDir>/admin-token` (mode 0600). The file is written before the transaction commits: an
+ *   operator never exists without its token on disk (a failed commit leaves a file the next start
+ *   overwrites). Replicas sharing a data folder then all name the same file; a replica with its
+ *   own folder reports that the operator exists and where its token went.
  */
 export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: string): Promise<string> {
-  if (envToken) {
-    await sql`insert into users (id, name, token_hash) values (${newId('u')}, 'admin', ${hashToken(envToken)}) on conflict (token_hash) do nothing`;
-    return 'operator token: taken from COORD_ADMIN_TOKEN';
-  }
   const file = path.join(dataDir, 'admin-token');
   return sql.begin(async (tx) => {
     await lockXact(tx, 'coord:bootstrap-admin');
+    if (envToken) return installEnvToken(tx, envToken);
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from users`;
     if (n === 0) {
       const { token } = await createUser(tx, 'admin');
@@ -106,12 +132,40 @@ export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: strin
         'of the replica that created it (or was shown when it was created). Set COORD_ADMIN_TOKEN to give every replica the same one.'
       );
     }
-    const [known] = await tx`select 1 from users where token_hash = ${hashToken(readFileSync(file, 'utf8').trim())}`;
+    const [known] = await tx`
+      select 1 from tokens where token_hash = ${hashToken(readFileSync(file, 'utf8').trim())} and user_id is not null
+         and revoked_at is null and (expires_at is null or expires_at > now())`;
     return known
       ? `operator token: ${file}`
-      : `operator token: ${file} holds no operator's token for this database (it was written for another one); ` +
+      : `operator token: ${file} holds no live operator token of this database (it was written for another one, or revoked or expired); ` +
           'use an operator token of this database, or set COORD_ADMIN_TOKEN';
   });
+}
+
+async function installEnvToken(tx: Db, envToken: string): Promise<string> {
+  const hash = hashToken(envToken);
+  const [existing] = await tx<{ id: string; name: string; owner: string; revoked: boolean }[]>`
+    select id, name, coalesce(user_id, session_id) as owner, revoked_at is not null as revoked from tokens where token_hash = ${hash}`;
+  if (existing?.revoked) {
+    return `operator token: COORD_ADMIN_TOKEN was revoked (token ${existing.id}) and is not reinstated; set COORD_ADMIN_TOKEN to a new value`;
+  }
+  if (existing) return `operator token: COORD_ADMIN_TOKEN is token "${existing.name}" (${existing.id}) of ${existing.owner}`;
+  let [first] = await tx<{ id: string }[]>`select id from users order by created_at, id limit 1`;
+  if (!first) {
+    const id = newId('u');
+    await tx`insert into users (id, name) values (${id}, 'admin')`;
+    first = { id };
+  }
+  const replaced = await tx<{ id: string }[]>`
+    update tokens set revoked_at = now() where user_id = ${first.id} and name = ${ENV_TOKEN_NAME} and revoked_at is null returning id`;
+  // At start-up this replica's doorbell may not be installed yet; a NOTIFY sent at commit (a
+  // rare statement, so its cluster-wide lock costs nothing) tells the running replicas.
+  if (replaced.length) await tx`select pg_notify('coord_events', ${TOKEN_REVOKED} || t) from unnest(${replaced.map((r) => r.id)}::text[]) t`;
+  await insertFirstToken(tx, { userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken });
+  return (
+    `operator token: COORD_ADMIN_TOKEN installed as token "${ENV_TOKEN_NAME}" of operator ${first.id}` +
+    (replaced.length ? ` (its previous value, token ${replaced[0].id}, is revoked)` : '')
+  );
 }
 
 /** Reads the token file written by `bootstrapAdmin`, if present. */

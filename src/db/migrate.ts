@@ -10,14 +10,15 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
  * Applies the drizzle-kit migrations in `migrations/` under a session advisory lock, so several
  * replicas starting at once migrate exactly once (drizzle's migrator takes no lock of its own:
  * three concurrent runs on a fresh database gave one success and two failures, stack.md #10).
- * Uses its own single connection, closed before returning.
+ * Uses its own single connection, closed before returning. `migrationsFolder` is for tests that
+ * build a database as an earlier release left it.
  */
-export async function migrateDatabase(url: string): Promise<void> {
+export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS_DIR): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     await sql`select pg_advisory_lock(hashtextextended('coord:migrate', 0))`;
     try {
-      await migrate(drizzle(sql), { migrationsFolder: MIGRATIONS_DIR });
+      await migrate(drizzle(sql), { migrationsFolder });
     } finally {
       await sql`select pg_advisory_unlock(hashtextextended('coord:migrate', 0))`;
     }

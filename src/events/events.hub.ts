@@ -84,15 +84,23 @@ class TopicFeed {
 
 /** Doorbell prefix announcing a stopped or deleted session (see `trackSessionStream`). */
 export const SESSION_STOPPED = 'session-stopped:';
+/** Doorbell prefix announcing a revoked or rotated token (issue 21; see `trackTokenStream`). */
+export const TOKEN_REVOKED = 'token-revoked:';
 
 export class EventHub {
   private feeds = new Map<string, TopicFeed>();
-  private sessionStreams = new Map<string, Set<() => void>>();
+  /** Streams to end on a ring, by the ring (`session-stopped:<id>` or `token-revoked:<id>`). */
+  private trackedStreams = new Map<string, Set<() => void>>();
   private stopListeners: ((sessionId: string) => void)[] = [];
+  private revokeListeners: ((tokenId: string) => void)[] = [];
 
   /** Calls `listener` whenever any replica stops or deletes a session (e.g. to evict caches). */
   onSessionStopped(listener: (sessionId: string) => void): void {
     this.stopListeners.push(listener);
+  }
+  /** Calls `listener` whenever any replica revokes or rotates a token (e.g. to evict caches). */
+  onTokenRevoked(listener: (tokenId: string) => void): void {
+    this.revokeListeners.push(listener);
   }
   private listening: { unlisten(): Promise<void> } | undefined;
   private poll: NodeJS.Timeout | undefined;
@@ -126,15 +134,13 @@ export class EventHub {
     this.poll.unref();
   }
 
-  /** A doorbell ring: a topic with new events, or `session-stopped:<id>` (end that session's streams). */
+  /** A doorbell ring: a topic with new events, or `session-stopped:<id>` / `token-revoked:<id>` (end those streams). */
   private onRing(topic: string): void {
-    if (topic.startsWith(SESSION_STOPPED)) {
-      const id = topic.slice(SESSION_STOPPED.length);
-      for (const listener of this.stopListeners) listener(id);
-      for (const end of this.sessionStreams.get(id) ?? []) end();
-      return;
-    }
-    void this.feeds.get(topic)?.wake();
+    const listeners = topic.startsWith(SESSION_STOPPED) ? this.stopListeners : topic.startsWith(TOKEN_REVOKED) ? this.revokeListeners : undefined;
+    if (!listeners) return void this.feeds.get(topic)?.wake();
+    const id = topic.slice(topic.indexOf(':') + 1);
+    for (const listener of listeners) listener(id);
+    for (const end of this.trackedStreams.get(topic) ?? []) end();
   }
 
   /**
@@ -143,12 +149,21 @@ export class EventHub {
    * unregister function.
    */
   trackSessionStream(sessionId: string, end: () => void): () => void {
-    let set = this.sessionStreams.get(sessionId);
-    if (!set) this.sessionStreams.set(sessionId, (set = new Set()));
+    return this.track(SESSION_STOPPED + sessionId, end);
+  }
+
+  /** Registers a stream opened with a token; it is ended as soon as any replica revokes or rotates that token. Returns the unregister function. */
+  trackTokenStream(tokenId: string, end: () => void): () => void {
+    return this.track(TOKEN_REVOKED + tokenId, end);
+  }
+
+  private track(ring: string, end: () => void): () => void {
+    let set = this.trackedStreams.get(ring);
+    if (!set) this.trackedStreams.set(ring, (set = new Set()));
     set.add(end);
     return () => {
       set!.delete(end);
-      if (set!.size === 0) this.sessionStreams.delete(sessionId);
+      if (set!.size === 0) this.trackedStreams.delete(ring);
     };
   }
 

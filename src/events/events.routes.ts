@@ -139,7 +139,12 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       open.add(end);
       metrics?.sseOpened.inc();
       res.on('close', end);
-      if (req.principal.kind === 'session') untrack = hub.trackSessionStream(req.principal.id, end);
+      const untrackSession = req.principal.kind === 'session' ? hub.trackSessionStream(req.principal.id, end) : undefined;
+      const untrackToken = req.principal.token ? hub.trackTokenStream(req.principal.token.id, end) : undefined;
+      untrack = () => {
+        untrackSession?.();
+        untrackToken?.();
+      };
       const sub: Subscriber = {
         cursor,
         deliver(events) {

@@ -15,7 +15,7 @@
  * status, and in the same transaction when a result publication is the last missing piece.
  */
 import type { Principal } from '../auth/principal.js';
-import { hashToken } from '../auth/tokens.js';
+import { insertFirstToken, insertTokens } from '../tokens/tokens.repo.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
@@ -188,8 +188,9 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     if (orchestratorId === undefined) {
       const id = newId('s');
       orchestratorToken = newToken();
-      await tx`insert into sessions (id, name, parent_id, root_id, system_kind, token_hash, created_by)
-               values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${hashToken(orchestratorToken)}, ${p.id})`;
+      await tx`insert into sessions (id, name, parent_id, root_id, system_kind, created_by)
+               values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${p.id})`;
+      await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: orchestratorToken });
       orch = { id, root_id: id, system_kind: 'orchestrator', status: 'active' };
     } else {
       const [row] = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = ${orchestratorId} for share`;
@@ -249,9 +250,10 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         sessionOf.set(m.name, ids[i]);
       });
       await tx`
-        insert into sessions (id, name, parent_id, root_id, token_hash, created_by)
-        select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, u.hash, ${p.id}
-          from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[], ${toks.map(hashToken)}::text[]) as u(id, name, hash)`;
+        insert into sessions (id, name, parent_id, root_id, created_by)
+        select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}
+          from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[]) as u(id, name)`;
+      await insertTokens(tx, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })));
     }
     for (const m of input.members) if (m.session !== undefined) sessionOf.set(m.name, m.session);
 

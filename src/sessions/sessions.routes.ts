@@ -210,6 +210,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
             name: z.string(),
             scope: z.string().optional().describe('Default scope (sessions only)'),
             session: Session.optional(),
+            token: z.object({ id: z.string(), name: z.string() }).optional().describe('The token this request was made with (manage it under /v1/tokens)'),
           }),
           ...problemResponses(),
         },
@@ -217,8 +218,8 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     },
     async (req) => {
       const p = req.principal;
-      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name };
-      return { kind: 'session' as const, id: p.id, name: p.name, scope: defaultScope(p), session: await getSession(sql, p, p.id) };
+      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name, token: p.token };
+      return { kind: 'session' as const, id: p.id, name: p.name, scope: defaultScope(p), session: await getSession(sql, p, p.id), token: p.token };
     },
   );
 }

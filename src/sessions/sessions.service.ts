@@ -4,7 +4,7 @@
  * parent, or below a parent with a system kind), so its default scope never drifts.
  */
 import type { Principal } from '../auth/principal.js';
-import { hashToken } from '../auth/tokens.js';
+import { insertFirstToken } from '../tokens/tokens.repo.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
@@ -164,10 +164,11 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
       rootId = parent.system_kind ? id : parent.root_id;
     }
     const [r] = await tx<SessionRow[]>`
-      insert into sessions as s (id, name, parent_id, root_id, system_kind, agent_id, token_hash, created_by, heartbeat_interval_ms)
-      values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${hashToken(token)}, ${p.id},
+      insert into sessions as s (id, name, parent_id, root_id, system_kind, agent_id, created_by, heartbeat_interval_ms)
+      values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${p.id},
               ${input.heartbeatIntervalMs ?? null})
       returning ${tx.unsafe(ROW)}`;
+    await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: token });
     return r;
   });
   return { session: { ...toSession(row), holding: { count: 0, items: [] } }, token };

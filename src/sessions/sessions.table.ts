@@ -14,7 +14,6 @@ export const sessions = pgTable(
     rootId: text('root_id').notNull(),
     /** Non-null marks a system session (e.g. `orchestrator`): its children anchor to themselves. */
     systemKind: text('system_kind'),
-    tokenHash: text('token_hash').notNull().unique(),
     /** `active` | `stopped` | `deleted` (soft delete). Only active sessions authenticate. */
     status: text('status').notNull().default('active'),
     createdBy: text('created_by').notNull(),

@@ -69,8 +69,8 @@ export async function setSubtaskState(
 ): Promise<void> {
   const [row] = await sql<{ todo_id: string }[]>`select todo_id from graph_subtasks where graph_id = ${graphId} and subtask_id = ${subtaskId}`;
   // An active session owns it: a RUNNING subtask whose owner is not an active session reads FAILED (interrupted).
-  await sql`insert into sessions (id, name, root_id, token_hash, created_by)
-            values ('s-executor', 's-executor', 's-executor', 'executor-no-token', 'test') on conflict (id) do nothing`;
+  await sql`insert into sessions (id, name, root_id, created_by)
+            values ('s-executor', 's-executor', 's-executor', 'test') on conflict (id) do nothing`;
   const status = state === 'RUNNING' ? 'in-progress' : state === 'SUCCEEDED' ? 'done' : 'blocked';
   await sql`update todos set status = ${status}, owner = 's-executor', revision = revision + 1, updated_at = now() where id = ${row.todo_id}`;
   if (state === 'SUCCEEDED') {

@@ -807,6 +807,11 @@ export interface paths {
                             /** @description Default scope (sessions only) */
                             scope?: string;
                             session?: components["schemas"]["Session"];
+                            /** @description The token this request was made with (manage it under /v1/tokens) */
+                            token?: {
+                                id: string;
+                                name: string;
+                            };
                         };
                     };
                 };
@@ -7134,6 +7139,373 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List tokens
+         * @description Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may pass `principal` (a user or session id) to list another principal’s; sessions may list only their own (`forbidden`). Secrets are never shown.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description A user or session id (operators only); default: you */
+                    principal?: string;
+                    /** @description Also list revoked tokens */
+                    includeRevoked?: "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenList"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a token
+         * @description A new token for you (an operator or a session), with the same authority as the one you called with. `name` is unique among your unrevoked tokens (`token_name_taken`); you may hold 100 unrevoked tokens (`token_limit_reached`). With `expiresIn` it is refused from that long after the database’s `now()`. The secret is in this response only. A session’s tokens all stop working when the session stops.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description e.g. `ci`, `laptop` */
+                        name: string;
+                        expiresIn?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenWithSecret"];
+                    };
+                };
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, token_limit_reached, token_name_taken */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tokens/{id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a token
+         * @description A new secret for one of your own unrevoked tokens (same id and name). The old secret is refused at once on every replica, and event streams opened with it end. `expiresIn` sets a new expiry from the database’s `now()`, `null` removes it, and omitting it keeps the current one (an expired token needs a new one: `invalid_transition`). Another principal’s token is `token_not_found`, operators included: rotating hands out the secret.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        expiresIn?: string | null;
+                    } | null;
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TokenWithSecret"];
+                    };
+                };
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: token_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a token
+         * @description Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays attributable. Sessions revoke their own tokens, operators anyone’s (another’s is `token_not_found` to a session). Idempotent. The last live operator token cannot be revoked (`last_operator_token`): create another first.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Token"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: token_not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: last_operator_token */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -8767,6 +9139,40 @@ export interface components {
             scopes: components["schemas"]["ScopeSummaryInput"][];
             nextCursor: string | null;
         };
+        /** @description A bearer token, never its secret */
+        TokenInput: {
+            /** @description `tk-…` */
+            id: string;
+            /** @description Chosen by its owner; unique among the owner’s unrevoked tokens. `default` is the token a principal was created with */
+            name: string;
+            /** @description The owner: an operator or a session */
+            principal: {
+                /** @enum {string} */
+                kind: "user" | "session";
+                id: string;
+            };
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user or session id that created it */
+            createdBy: string | null;
+            /** @description Last rotation (new secret, same id), ISO 8601 */
+            rotatedAt: string | null;
+            /** @description Refused from this instant, by the database clock; null = never */
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /**
+             * @description By the database clock at the time of the read
+             * @enum {string}
+             */
+            state: "active" | "expired" | "revoked";
+            /** @description Whether this request was made with this token */
+            current: boolean;
+        };
+        TokenWithSecretInput: {
+            token: components["schemas"]["TokenInput"];
+            /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
         CreateTaskIntentInput: {
             intentId?: string;
             /** @description Trimmed; required */
@@ -8802,6 +9208,9 @@ export interface components {
                 project?: string;
                 repository?: string;
             }[];
+        };
+        TokenListInput: {
+            tokens: components["schemas"]["TokenInput"][];
         };
         Problem: {
             /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
@@ -10306,6 +10715,40 @@ export interface components {
             scopes: components["schemas"]["ScopeSummary"][];
             nextCursor: string | null;
         };
+        /** @description A bearer token, never its secret */
+        Token: {
+            /** @description `tk-…` */
+            id: string;
+            /** @description Chosen by its owner; unique among the owner’s unrevoked tokens. `default` is the token a principal was created with */
+            name: string;
+            /** @description The owner: an operator or a session */
+            principal: {
+                /** @enum {string} */
+                kind: "user" | "session";
+                id: string;
+            };
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user or session id that created it */
+            createdBy: string | null;
+            /** @description Last rotation (new secret, same id), ISO 8601 */
+            rotatedAt: string | null;
+            /** @description Refused from this instant, by the database clock; null = never */
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /**
+             * @description By the database clock at the time of the read
+             * @enum {string}
+             */
+            state: "active" | "expired" | "revoked";
+            /** @description Whether this request was made with this token */
+            current: boolean;
+        };
+        TokenWithSecret: {
+            token: components["schemas"]["Token"];
+            /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
         CreateTaskIntent: {
             intentId?: string;
             /** @description Trimmed; required */
@@ -10341,6 +10784,9 @@ export interface components {
                 project?: string;
                 repository?: string;
             }[];
+        };
+        TokenList: {
+            tokens: components["schemas"]["Token"][];
         };
     };
     responses: never;

@@ -10,7 +10,7 @@
  * coordinator creates no worktree and launches nothing: the dispatch record tells the runner on
  * the agent's machine which worktree, branch and base to use (design brief §8).
  */
-import { hashToken } from '../../auth/tokens.js';
+import { insertFirstToken } from '../../tokens/tokens.repo.js';
 import type { Principal } from '../../auth/principal.js';
 import { emitsFor } from '../../events/events.repo.js';
 import { newId, newToken } from '../../lib/ids.js';
@@ -111,9 +111,10 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
   const parentId = caller.kind === 'session' ? caller.id : null;
   const rootId = sessionId;
   await tx`
-    insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, token_hash, created_by)
+    insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, created_by)
     values (${sessionId}, ${`${graph.id}/${subtaskId}#${attempt}`}, ${parentId}, ${rootId}, ${row.implementer},
-            ${graph.id}, ${subtaskId}, ${hashToken(token)}, ${caller.id})`;
+            ${graph.id}, ${subtaskId}, ${caller.id})`;
+  await insertFirstToken(tx, { sessionId, createdBy: caller.id, secret: token });
   const claimed = await guardedClaim(tx, {
     id: row.todo_id,
     actor: sessionId,

@@ -1,0 +1,61 @@
+/**
+ * Storing bearer tokens (issue 21): one row per token in `tokens`, the secret kept only as its
+ * sha256. Every place that mints a principal (an operator, a session, a scenario's members, a Task
+ * Graph dispatch) issues its first token through `insertTokens`, in the transaction that creates
+ * the principal.
+ */
+import { createHash } from 'node:crypto';
+import type { Db } from '../db/client.js';
+import { noteTopics } from '../events/doorbell.js';
+import { TOKEN_REVOKED } from '../events/events.hub.js';
+import { newId, newToken } from '../lib/ids.js';
+
+/** sha256(token) as hex. Tokens carry 256 random bits, so a fast hash is the right tool. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+/** The name of the token a principal is created with (and of the tokens the 0015 upgrade carried over). */
+export const FIRST_TOKEN_NAME = 'default';
+
+export interface NewToken {
+  /** Exactly one of `userId` and `sessionId`: the owner. */
+  userId?: string;
+  sessionId?: string;
+  name?: string;
+  /** The user or session id that asked for it. */
+  createdBy: string;
+  /** The secret; a fresh one when omitted. */
+  secret?: string;
+  /** Lifetime in ms from the database's `now()`; none when omitted. */
+  expiresInMs?: number;
+}
+
+/** Inserts tokens in one statement and returns their ids and secrets, in input order. */
+export async function insertTokens(db: Db, tokens: readonly NewToken[]): Promise<{ id: string; secret: string }[]> {
+  if (tokens.length === 0) return [];
+  const out = tokens.map((t) => ({ id: newId('tk'), secret: t.secret ?? newToken() }));
+  await db`
+    insert into tokens (id, user_id, session_id, name, token_hash, created_by, expires_at)
+    select u.id, u.user_id, u.session_id, u.name, u.hash, u.created_by,
+           case when u.expires_ms is null then null else now() + make_interval(secs => u.expires_ms / 1000.0) end
+      from unnest(${out.map((o) => o.id)}::text[], ${tokens.map((t) => t.userId ?? null)}::text[], ${tokens.map((t) => t.sessionId ?? null)}::text[],
+                  ${tokens.map((t) => t.name ?? FIRST_TOKEN_NAME)}::text[], ${out.map((o) => hashToken(o.secret))}::text[],
+                  ${tokens.map((t) => t.createdBy)}::text[], ${tokens.map((t) => (t.expiresInMs === undefined ? null : String(t.expiresInMs)))}::float8[])
+           as u(id, user_id, session_id, name, hash, created_by, expires_ms)`;
+  return out;
+}
+
+/** Issues the first token of one new principal (see `insertTokens`) and returns its secret. */
+export async function insertFirstToken(db: Db, t: NewToken): Promise<string> {
+  const [r] = await insertTokens(db, [t]);
+  return r.secret;
+}
+
+/**
+ * Rings `token-revoked:<id>` for each token after the transaction commits (run it under `withTx`):
+ * every replica evicts the token from its principal cache and ends its event streams.
+ */
+export function noteTokensRevoked(tx: Db, tokenIds: readonly string[]): void {
+  if (tokenIds.length) noteTopics(tx, tokenIds.map((id) => TOKEN_REVOKED + id));
+}

@@ -1,0 +1,182 @@
+/**
+ * Listing, creating, rotating and revoking bearer tokens (issue 21). A token belongs to one
+ * principal (an operator or a session); the secret is returned once, by `createToken` and
+ * `rotateToken`, and never stored (only its sha256).
+ *
+ * Authority: every principal manages its own tokens. Operators may also list and revoke any
+ * principal's tokens (to cut off a leaked agent token), but never create or rotate them: that
+ * would hand an operator another principal's secret. A token the caller may not see is answered
+ * exactly as a missing one (`token_not_found`).
+ *
+ * Revocation and rotation ring `token-revoked:<id>` after the commit: every replica evicts the
+ * token from its principal cache and ends the event streams opened with it, so the old secret is
+ * refused at once everywhere. Expiry is compared with the database clock (`now()`), never the
+ * replica's.
+ */
+import type { Principal } from '../auth/principal.js';
+import type { Db, Sql } from '../db/client.js';
+import { lockXact } from '../db/locks.js';
+import { withTx } from '../db/tx.js';
+import { fail } from '../http/errors.js';
+import { newToken } from '../lib/ids.js';
+import { hashToken, insertTokens, noteTokensRevoked } from './tokens.repo.js';
+
+/** Unrevoked tokens one principal may hold (expired ones count until revoked). */
+export const MAX_TOKENS_PER_PRINCIPAL = 100;
+
+export type TokenState = 'active' | 'expired' | 'revoked';
+
+/** A token as the API shows it: never the secret. Times are ISO 8601 (UTC). */
+export interface TokenView {
+  id: string;
+  name: string;
+  /** The owner. */
+  principal: { kind: 'user' | 'session'; id: string };
+  createdAt: string;
+  /** The user or session id that created it. */
+  createdBy: string | null;
+  rotatedAt: string | null;
+  /** Refused from this instant (database clock); null = never. */
+  expiresAt: string | null;
+  revokedAt: string | null;
+  /** By the database clock at the time of the read. */
+  state: TokenState;
+  /** Whether the request was made with this token. */
+  current: boolean;
+}
+
+type Row = {
+  id: string;
+  name: string;
+  user_id: string | null;
+  session_id: string | null;
+  created_at: Date;
+  created_by: string | null;
+  rotated_at: Date | null;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  state: TokenState;
+};
+
+const COLUMNS = (db: Db) => db`
+  id, name, user_id, session_id, created_at, created_by, rotated_at, expires_at, revoked_at,
+  case when revoked_at is not null then 'revoked' when expires_at is not null and expires_at <= now() then 'expired' else 'active' end as state`;
+
+function view(r: Row, caller: Principal): TokenView {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return {
+    id: r.id,
+    name: r.name,
+    principal: r.user_id ? { kind: 'user', id: r.user_id } : { kind: 'session', id: r.session_id! },
+    createdAt: r.created_at.toISOString(),
+    createdBy: r.created_by,
+    rotatedAt: iso(r.rotated_at),
+    expiresAt: iso(r.expires_at),
+    revokedAt: iso(r.revoked_at),
+    state: r.state,
+    current: caller.token?.id === r.id,
+  };
+}
+
+const ownerColumn = (p: { kind: 'user' | 'session' }) => (p.kind === 'user' ? 'user_id' : 'session_id');
+
+/**
+ * The tokens of `principalId` (default: the caller), newest first: every unrevoked one (at most
+ * `MAX_TOKENS_PER_PRINCIPAL`), and with `includeRevoked` also the latest revoked ones (up to as
+ * many again). Sessions may list only their own (`forbidden` otherwise); an operator any
+ * principal's (an unknown id has no tokens: an empty list).
+ */
+export async function listTokens(sql: Sql, caller: Principal, opts: { principalId?: string; includeRevoked?: boolean } = {}): Promise<TokenView[]> {
+  const owner = opts.principalId ?? caller.id;
+  if (owner !== caller.id && caller.kind !== 'user') fail('forbidden', 'a session may list only its own tokens; call without `principal`');
+  const rows = await sql<Row[]>`
+    select ${COLUMNS(sql)} from tokens
+     where coalesce(user_id, session_id) = ${owner} ${opts.includeRevoked ? sql`` : sql`and revoked_at is null`}
+     order by created_at desc, id desc limit ${opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL}`;
+  return rows.map((r) => view(r, caller));
+}
+
+/**
+ * Creates a token for the caller, named `name` (unique among its unrevoked tokens), expiring
+ * `expiresInMs` after the database's `now()` (or never). Returns the view and the secret, which
+ * is shown only here. Errors: `token_name_taken`, `token_limit_reached` (409).
+ */
+export async function createToken(sql: Sql, caller: Principal, input: { name: string; expiresInMs?: number }): Promise<{ token: TokenView; secret: string }> {
+  return withTx(sql, async (tx) => {
+    // One writer per owner at a time, so the name check and the limit are exact under races.
+    await lockXact(tx, `coord:tokens:${caller.id}`);
+    const [{ n, taken }] = await tx<{ n: number; taken: boolean }[]>`
+      select count(*)::int as n, coalesce(bool_or(name = ${input.name}), false) as taken
+        from tokens where ${tx(ownerColumn(caller))} = ${caller.id} and revoked_at is null`;
+    if (taken) fail('token_name_taken', `you already have an unrevoked token named "${input.name}"; pick another name, or revoke that one first`);
+    if (n >= MAX_TOKENS_PER_PRINCIPAL) {
+      fail('token_limit_reached', `you hold ${n} unrevoked tokens, the most allowed (${MAX_TOKENS_PER_PRINCIPAL}); revoke unused or expired ones first`);
+    }
+    const [made] = await insertTokens(tx, [
+      { ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }), name: input.name, createdBy: caller.id, expiresInMs: input.expiresInMs },
+    ]);
+    const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${made.id}`;
+    return { token: view(row, caller), secret: made.secret };
+  });
+}
+
+/** Reads one token the caller may see (`own` = only its own), locked for update; `token_not_found` otherwise. */
+async function lockVisible(tx: Db, caller: Principal, id: string, own: boolean): Promise<Row> {
+  const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${id} for update`;
+  const mine = row && (row.user_id ?? row.session_id) === caller.id;
+  if (!row || (!mine && (own || caller.kind !== 'user'))) {
+    fail('token_not_found', `no token "${id}" that you may ${own ? 'rotate' : 'revoke'}; list yours with GET /v1/tokens`);
+  }
+  return row;
+}
+
+/**
+ * Gives one of the caller's own unrevoked tokens a new secret (same id and name; the old secret
+ * is refused at once on every replica). `expiresInMs` sets a new expiry that many ms after the
+ * database's `now()`, `null` removes the expiry, and `undefined` keeps it; an expired token
+ * therefore needs a new one (or `null`). Errors: `token_not_found` (404), `invalid_transition`
+ * (409: revoked, or expired with the expiry kept).
+ */
+export async function rotateToken(sql: Sql, caller: Principal, id: string, input: { expiresInMs?: number | null }): Promise<{ token: TokenView; secret: string }> {
+  return withTx(sql, async (tx) => {
+    const row = await lockVisible(tx, caller, id, true);
+    if (row.state === 'revoked') fail('invalid_transition', `token ${id} is revoked; create a new one with POST /v1/tokens`);
+    if (row.state === 'expired' && input.expiresInMs === undefined) {
+      fail('invalid_transition', `token ${id} has expired; rotate it with a new expiresIn, or create a new one`);
+    }
+    const secret = newToken();
+    const expiry =
+      input.expiresInMs === undefined ? tx`expires_at` : input.expiresInMs === null ? tx`null` : tx`now() + make_interval(secs => ${input.expiresInMs / 1000}::float8)`;
+    const [updated] = await tx<Row[]>`
+      update tokens set token_hash = ${hashToken(secret)}, rotated_at = now(), expires_at = ${expiry}
+       where id = ${id} returning ${COLUMNS(tx)}`;
+    noteTokensRevoked(tx, [id]);
+    return { token: view(updated, caller), secret };
+  });
+}
+
+/**
+ * Revokes a token: it is refused at once on every replica and its streams end; the row stays (what
+ * it did remains attributable to its name). Idempotent: revoking a revoked token returns it
+ * unchanged. Sessions revoke their own tokens; operators anyone's. Errors: `token_not_found`
+ * (404), `last_operator_token` (409: it is the last live operator token, and revoking it would
+ * leave nobody able to administer the coordinator).
+ */
+export async function revokeToken(sql: Sql, caller: Principal, id: string): Promise<TokenView> {
+  return withTx(sql, async (tx) => {
+    const row = await lockVisible(tx, caller, id, false);
+    if (row.state === 'revoked') return view(row, caller);
+    if (row.user_id) {
+      // Operator tokens: one revocation at a time, so two racing revocations cannot both pass the
+      // "another live operator token remains" check (READ COMMITTED: the check below sees the
+      // winner's commit).
+      await lockXact(tx, 'coord:operator-tokens');
+      const [other] = await tx`
+        select 1 from tokens where user_id is not null and id <> ${id} and revoked_at is null and (expires_at is null or expires_at > now()) limit 1`;
+      if (!other) fail('last_operator_token', `token ${id} is the last live operator token; create another (POST /v1/tokens) before revoking this one`);
+    }
+    const [updated] = await tx<Row[]>`update tokens set revoked_at = now() where id = ${id} returning ${COLUMNS(tx)}`;
+    noteTokensRevoked(tx, [id]);
+    return view(updated, caller);
+  });
+}

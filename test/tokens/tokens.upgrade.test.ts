@@ -1,0 +1,66 @@
+/**
+ * The upgrade to the tokens table (migration 0015, issue 21): a database as the previous release
+ * left it, with operator and session tokens stored on their rows, keeps every token working as a
+ * `default` token of its principal, and a stopped session's stays refused.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import postgres from 'postgres';
+import { describe, expect, it, inject } from 'vitest';
+import { MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrate.js';
+import { startTestApp } from '../helpers/app.js';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+describe('upgrade to the tokens table', () => {
+  it('should keep the previous release’s operator and session tokens working as their "default" tokens', async () => {
+    const adminUrl = inject('adminUrl');
+    const name = `u_${randomBytes(5).toString('hex')}`;
+    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database "${name}"`);
+    const u = new URL(adminUrl);
+    u.pathname = `/${name}`;
+    const url = u.toString();
+    const old = mkdtempSync(path.join(tmpdir(), 'coord-migrations-'));
+    try {
+      // The previous release: migrations up to 0014.
+      cpSync(MIGRATIONS_DIR, old, { recursive: true });
+      const journalFile = path.join(old, 'meta/_journal.json');
+      const journal = JSON.parse(readFileSync(journalFile, 'utf8'));
+      journal.entries = journal.entries.filter((e: { idx: number }) => e.idx <= 14);
+      writeFileSync(journalFile, JSON.stringify(journal));
+      await migrateDatabase(url, old);
+      const db = postgres(url, { max: 1, onnotice: () => {} });
+      const opToken = 'coord_old_operator', liveToken = 'coord_old_session', stoppedToken = 'coord_old_stopped';
+      await db`insert into users (id, name, token_hash) values ('u-old', 'admin', ${sha(opToken)})`;
+      await db`insert into sessions (id, name, root_id, created_by, token_hash) values ('s-live', 'live', 's-live', 'u-old', ${sha(liveToken)})`;
+      await db`insert into sessions (id, name, root_id, created_by, token_hash, status) values ('s-gone', 'gone', 's-gone', 'u-old', ${sha(stoppedToken)}, 'stopped')`;
+      await db.end();
+
+      await migrateDatabase(url); // this release
+      const t = await startTestApp({ dbUrl: url });
+      try {
+        const op = t.admin.as(opToken);
+        expect((await op.get('/v1/me')).body).toMatchObject({ kind: 'user', id: 'u-old', token: { name: 'default' } });
+        expect((await op.as(liveToken).get('/v1/me')).body).toMatchObject({ kind: 'session', id: 's-live', token: { name: 'default' } });
+        expect((await op.as(stoppedToken).get('/v1/me')).status).toBe(401);
+        const mine = (await op.get('/v1/tokens')).body.tokens;
+        expect(mine).toMatchObject([{ name: 'default', principal: { kind: 'user', id: 'u-old' }, createdBy: 'u-old', state: 'active', current: true }]);
+        const theirs = (await op.get('/v1/tokens?principal=s-live')).body.tokens;
+        expect(theirs).toMatchObject([{ name: 'default', principal: { kind: 'session', id: 's-live' }, createdBy: 'u-old' }]);
+        // And the carried-over tokens are managed like any other.
+        expect((await op.del(`/v1/tokens/${theirs[0].id}`)).status).toBe(200);
+        expect((await op.as(liveToken).get('/v1/me')).status).toBe(401);
+      } finally {
+        await t.app.close();
+        await t.sql.end({ timeout: 5 });
+      }
+    } finally {
+      rmSync(old, { recursive: true, force: true });
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    }
+  });
+});
