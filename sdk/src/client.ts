@@ -1,6 +1,6 @@
 /**
  * `createClient({ baseUrl, token })`: the Coord SDK's entry point. One object with a facade per
- * domain (`todos`, `sessions`, `scopes`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
+ * domain (`todos`, `sessions`, `tokens`, `scopes`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
  * (`raw`, for anything the facade does not cover).
  */
 import type { Client } from 'openapi-fetch';
@@ -13,6 +13,7 @@ import { ScenariosApi } from './scenarios.js';
 import { ScopesApi } from './scopes.js';
 import { SessionsApi } from './sessions.js';
 import { TodosApi } from './todos.js';
+import { TokensApi } from './tokens.js';
 import { Transport, type ClientOptions } from './transport.js';
 import type { Me } from './types.js';
 
@@ -21,6 +22,8 @@ export class CoordClient {
   readonly todos: TodosApi;
   /** Agent sessions: create (token shown once), list, get, stop, delete. */
   readonly sessions: SessionsApi;
+  /** Your bearer tokens: list, create (secret shown once), rotate, revoke. */
+  readonly tokens: TokensApi;
   /** The lists the caller may read, with progress (`GET /v1/scopes`). */
   readonly scopes: ScopesApi;
   /** Scenarios: create, get, status (derived completion), publishResult (seed 000 "In scenarios"). */
@@ -51,6 +54,7 @@ export class CoordClient {
     this.sessions = new SessionsApi(this.t);
     this.scenarios = new ScenariosApi(this.t);
     this.scopes = new ScopesApi(this.t);
+    this.tokens = new TokensApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);
     this.taskGraphs = new TaskGraphsApi(this.t);

@@ -15,6 +15,7 @@ export type { ClaimContext, ClaimLoopOptions, WithClaimOptions, WithClaimResult,
 export { SessionsApi } from './sessions.js';
 export { ScenariosApi } from './scenarios.js';
 export { ScopesApi } from './scopes.js';
+export { TokensApi } from './tokens.js';
 export * from './graphs.js';
 export * from './metagit.js';
 export { EventsApi, normalizeTopic, type CoordEvent, type EventStream, type FollowOptions } from './events.js';

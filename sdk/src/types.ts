@@ -90,3 +90,10 @@ export type PublishedResult = Schemas['PublishedResult'];
 export type ScopeSummary = Schemas['ScopeSummary'];
 /** One page of scopes in scope order; `nextCursor` is null on the last page. */
 export type ScopeList = Schemas['ScopeList'];
+
+/** A bearer token, never its secret (`/v1/tokens`). */
+export type Token = Schemas['Token'];
+/** `{tokens}` from `GET /v1/tokens`. */
+export type TokenList = Schemas['TokenList'];
+/** `{token, secret}`: the secret is shown only by create and rotate. */
+export type TokenWithSecret = Schemas['TokenWithSecret'];

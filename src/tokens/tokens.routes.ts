@@ -64,16 +64,18 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         summary: 'List tokens',
         description:
           'Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may ' +
-          'pass `principal` (a user or session id) to list another principal’s; sessions may list only their own (`forbidden`). ' +
+          'pass `principal` (a user or session id) to list another principal’s, or `principalKind=user` to list every operator’s ' +
+          '(at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). ' +
           'Secrets are never shown.',
         querystring: z.strictObject({
           principal: z.string().max(100).optional().describe('A user or session id (operators only); default: you'),
+          principalKind: z.enum(['user']).optional().describe('`user`: every operator’s tokens (operators only; not with `principal`)'),
           includeRevoked: z.enum(['true', 'false']).optional().describe('Also list revoked tokens'),
         }),
-        response: { 200: z.object({ tokens: z.array(Token) }).meta({ id: 'TokenList' }), ...problemResponses('forbidden') },
+        response: { 200: z.object({ tokens: z.array(Token) }).meta({ id: 'TokenList' }), ...problemResponses('validation_failed', 'forbidden') },
       },
     },
-    async (req) => ({ tokens: await listTokens(sql, req.principal, { principalId: req.query.principal, includeRevoked: req.query.includeRevoked === 'true' }) }),
+    async (req) => ({ tokens: await listTokens(sql, req.principal, { principalId: req.query.principal, principalKind: req.query.principalKind, includeRevoked: req.query.includeRevoked === 'true' }) }),
   );
 
   r.post(

@@ -80,19 +80,35 @@ function view(r: Row, caller: Principal): TokenView {
 
 const ownerColumn = (p: { kind: 'user' | 'session' }) => (p.kind === 'user' ? 'user_id' : 'session_id');
 
+/** Rows `listTokens` returns at most for `principalKind: 'user'` (every operator's tokens). */
+export const MAX_OPERATOR_TOKENS_LISTED = 1000;
+
 /**
  * The tokens of `principalId` (default: the caller), newest first: every unrevoked one (at most
  * `MAX_TOKENS_PER_PRINCIPAL`), and with `includeRevoked` also the latest revoked ones (up to as
- * many again). Sessions may list only their own (`forbidden` otherwise); an operator any
- * principal's (an unknown id has no tokens: an empty list).
+ * many again). With `principalKind: 'user'` instead: every operator's tokens (at most
+ * `MAX_OPERATOR_TOKENS_LISTED`), to find the operators earlier `COORD_ADMIN_TOKEN` values made.
+ * Sessions may list only their own (`forbidden` otherwise); an operator any principal's (an
+ * unknown id has no tokens: an empty list).
  */
-export async function listTokens(sql: Sql, caller: Principal, opts: { principalId?: string; includeRevoked?: boolean } = {}): Promise<TokenView[]> {
+export async function listTokens(
+  sql: Sql,
+  caller: Principal,
+  opts: { principalId?: string; principalKind?: 'user'; includeRevoked?: boolean } = {},
+): Promise<TokenView[]> {
   const owner = opts.principalId ?? caller.id;
-  if (owner !== caller.id && caller.kind !== 'user') fail('forbidden', 'a session may list only its own tokens; call without `principal`');
-  const rows = await sql<Row[]>`
-    select ${COLUMNS(sql)} from tokens
-     where coalesce(user_id, session_id) = ${owner} ${opts.includeRevoked ? sql`` : sql`and revoked_at is null`}
-     order by created_at desc, id desc limit ${opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL}`;
+  if ((owner !== caller.id || opts.principalKind) && caller.kind !== 'user') {
+    fail('forbidden', 'a session may list only its own tokens; call without `principal` and `principalKind`');
+  }
+  if (opts.principalId && opts.principalKind) fail('validation_failed', 'pass `principal` or `principalKind`, not both');
+  const revoked = opts.includeRevoked ? sql`` : sql`and revoked_at is null`;
+  const rows = opts.principalKind
+    ? await sql<Row[]>`
+        select ${COLUMNS(sql)} from tokens where user_id is not null ${revoked}
+         order by created_at desc, id desc limit ${MAX_OPERATOR_TOKENS_LISTED}`
+    : await sql<Row[]>`
+        select ${COLUMNS(sql)} from tokens where coalesce(user_id, session_id) = ${owner} ${revoked}
+         order by created_at desc, id desc limit ${opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL}`;
   return rows.map((r) => view(r, caller));
 }
 

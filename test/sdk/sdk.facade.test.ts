@@ -19,6 +19,24 @@ async function agent(name = 'agent') {
   return { session, token, client: createClient({ baseUrl: t.base, token }) };
 }
 
+describe('client.tokens', () => {
+  it('should create, list, rotate and revoke a token, with typed errors', async () => {
+    const a = await agent('tokens');
+    const made = await a.client.tokens.create({ name: 'ci', expiresIn: '1h' });
+    expect(made.token).toMatchObject({ name: 'ci', state: 'active', principal: { kind: 'session', id: a.session.id } });
+    const ci = createClient({ baseUrl: t.base, token: made.secret });
+    expect((await ci.me()).token).toEqual({ id: made.token.id, name: 'ci' });
+    expect((await a.client.tokens.list()).map((k) => k.name).sort()).toEqual(['ci', 'default']);
+    const rotated = await a.client.tokens.rotate(made.token.id, { expiresIn: null });
+    expect(rotated.token.expiresAt).toBeNull();
+    await expect(ci.me()).rejects.toMatchObject({ status: 401 });
+    expect(await admin.tokens.revoke(made.token.id)).toMatchObject({ state: 'revoked' });
+    expect((await admin.tokens.list({ principal: a.session.id, includeRevoked: true })).map((k) => `${k.name}:${k.state}`)).toEqual(['ci:revoked', 'default:active']);
+    const dup = await a.client.tokens.create({ name: 'default' }).catch((e: CoordError) => e);
+    expect(dup).toMatchObject({ status: 409, code: 'token_name_taken' });
+  });
+});
+
 describe('client.me and client.sessions', () => {
   it('should tell a user from a session with me()', async () => {
     const a = await agent('me-check');

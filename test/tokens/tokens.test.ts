@@ -102,6 +102,8 @@ describe('tokens', () => {
 
     expect((await a.client.get('/v1/tokens')).body.tokens.map((k: any) => k.name).sort()).toEqual(['default', 'worker']);
     expect((await a.client.get(`/v1/tokens?principal=${other.id}`)).status).toBe(403);
+    expect((await a.client.get('/v1/tokens?principalKind=user')).status).toBe(403);
+    expect((await t.admin.get(`/v1/tokens?principal=${other.id}&principalKind=user`)).status).toBe(400);
     // Another session's token is answered as a missing one.
     const foreign = (await t.admin.get(`/v1/tokens?principal=${other.id}`)).body.tokens[0];
     expect(foreign.name).toBe('default');
@@ -251,6 +253,9 @@ describe('tokens', () => {
       const envB = t.admin.as(second);
       expect((await envB.get('/v1/me')).status).toBe(200);
       expect(await users()).toBe(before);
+      const operators = (await t.admin.get('/v1/tokens?principalKind=user')).body.tokens;
+      expect(operators.filter((k: any) => k.name === 'COORD_ADMIN_TOKEN').map((k: any) => k.state)).toEqual(['active']);
+      expect(operators.every((k: any) => k.principal.kind === 'user')).toBe(true);
       // Revoked through the API: a restart with the same value does not bring it back.
       const id = (await envB.get('/v1/me')).body.token.id;
       expect((await t.admin.del(`/v1/tokens/${id}`)).status).toBe(200);

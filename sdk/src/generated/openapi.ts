@@ -7148,13 +7148,15 @@ export interface paths {
         };
         /**
          * List tokens
-         * @description Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may pass `principal` (a user or session id) to list another principal’s; sessions may list only their own (`forbidden`). Secrets are never shown.
+         * @description Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may pass `principal` (a user or session id) to list another principal’s, or `principalKind=user` to list every operator’s (at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). Secrets are never shown.
          */
         get: {
             parameters: {
                 query?: {
                     /** @description A user or session id (operators only); default: you */
                     principal?: string;
+                    /** @description `user`: every operator’s tokens (operators only; not with `principal`) */
+                    principalKind?: "user";
                     /** @description Also list revoked tokens */
                     includeRevoked?: "true" | "false";
                 };
