@@ -122,6 +122,14 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   };
 }
 
+/**
+ * A second replica on `of`'s database: its own app, pool, event hub and principal cache (and its
+ * own operator, like every replica start). `close()` leaves the database to `of`.
+ */
+export async function startReplica(of: TestApp, opts: Omit<StartOptions, 'dbUrl'> = {}): Promise<TestApp> {
+  return startTestApp({ ...opts, dbUrl: of.dbUrl });
+}
+
 /** Adds a todo through `POST /v1/todos` as `c` and returns the item; any other status than 201 throws. */
 export async function addItem(c: Client, title: string, extra: Record<string, unknown> = {}) {
   const r = await c.post('/v1/todos', { title, ...extra });

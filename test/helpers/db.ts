@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { inject } from 'vitest';
 
-/** A fresh database cloned from the migrated template; `drop()` removes it. */
-export async function createTestDatabase(): Promise<{ url: string; name: string; drop(): Promise<void> }> {
+/** A fresh database cloned from the migrated template (or, with `empty`, not migrated at all); `drop()` removes it. */
+export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const adminUrl = inject('adminUrl');
   const template = inject('templateDb');
   const name = `t_${randomBytes(6).toString('hex')}`;
@@ -11,7 +11,7 @@ export async function createTestDatabase(): Promise<{ url: string; name: string;
   try {
     for (let i = 0; ; i++) {
       try {
-        await admin.unsafe(`create database "${name}" template "${template}"`);
+        await admin.unsafe(opts.empty ? `create database "${name}"` : `create database "${name}" template "${template}"`);
         break;
       } catch (err) {
         // Two files cloning the same template at the same instant: "source database is being accessed".

@@ -76,7 +76,7 @@ interface Target {
   swap: (x: World) => [string, string][];
 }
 
-const MISSING = { todo: 'td-0000000000000000', session: 's-0000000000000000', graph: 'task-fz-missing', scenario: 'sc-missing', scenarioId: 'sc-0000000000000000', mg: 'mg-missing', intent: 'intent-missing' };
+const MISSING = { todo: 'td-0000000000000000', session: 's-0000000000000000', graph: 'task-fz-missing', scenario: 'sc-missing', scenarioId: 'sc-0000000000000000', mg: 'mg-missing', intent: 'intent-missing', token: 'tk-0000000000000000' };
 
 function targets(op: Operation): Target[] {
   const p = op.path;
@@ -135,6 +135,8 @@ function targets(op: Operation): Target[] {
       one('task graph (leaf node)', 'owner', (x) => ({ id: x.metagit.graph, nodeId: x.metagit.nodes[2] }), { id: MISSING.mg, nodeId: 'leaf' }),
     ];
   }
+  // A session's tokens are its own (operators may revoke them, never another session).
+  if (p.startsWith('/v1/tokens/')) return [one('the owner’s spare token', 'owner', (x) => ({ id: x.spareToken }), { id: MISSING.token })];
   throw new Error(`isolation: no targets for ${op.key}; add the new route family here`);
 }
 
@@ -214,6 +216,7 @@ async function snapshot(x: World): Promise<string> {
     `/v1/graphs/${x.graphs.idle}`,
     `/v1/task-graphs/${x.metagit.graph}`,
     `/v1/intents/${x.metagit.intent}`,
+    '/v1/tokens?includeRevoked=true',
     `/v1/events/log?topic=${encodeURIComponent(`todo:session:${x.owner.id}`)}&after=0&limit=1000`,
   ];
   const out: string[] = [];

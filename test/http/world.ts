@@ -78,6 +78,8 @@ export interface World {
   /** `graph` has run once (backend RUNNING with `dispatch`); `idle` never ran. */
   graphs: { graph: string; idle: string; base: string };
   metagit: { graph: string; nodes: string[]; intent: string };
+  /** The id of the owner's second token (named `spare`; its `default` token is `owner.token`). */
+  spareToken: string;
 }
 
 async function must<T = any>(p: Promise<{ status: number; body: any }>, status: number, what: string): Promise<T> {
@@ -139,6 +141,7 @@ export async function buildWorld(t: TestApp, opts: { parts?: readonly Part[]; ba
   const worker = await newSession(t, { name: `worker-${tag}`, agentId: 'agent-fz' });
   const stopped = await newSession(t, { name: `stopped-${tag}`, parent: owner });
   await must(owner.client.post(`/v1/sessions/${stopped.id}/stop`), 200, 'stop');
+  const spareToken = (await must(owner.client.post('/v1/tokens', { name: 'spare' }), 201, 'token')).token.id as string;
 
   let todos = base?.todos;
   if (parts.has('todos')) {
@@ -200,7 +203,7 @@ export async function buildWorld(t: TestApp, opts: { parts?: readonly Part[]; ba
     metagit = { graph: mg, nodes: expanded.added.map((n: { nodeId: string }) => n.nodeId), intent };
   }
 
-  return { tag, owner, child, worker, dispatch: dispatch!, stopped, todos: todos!, scenario: scenario!, graphs: graphs!, metagit: metagit! };
+  return { tag, owner, child, worker, dispatch: dispatch!, stopped, todos: todos!, scenario: scenario!, graphs: graphs!, metagit: metagit!, spareToken };
 }
 
 /**

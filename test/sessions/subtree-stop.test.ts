@@ -4,17 +4,16 @@
  * replica — and concurrent stops of overlapping subtrees neither deadlock nor reopen twice.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addItem, startTestApp, type TestApp } from '../helpers/app.js';
+import { addItem, startReplica, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 let b: TestApp; // a second replica on the same database
 beforeAll(async () => {
   t = await startTestApp();
-  b = await startTestApp({ dbUrl: t.dbUrl });
+  b = await startReplica(t);
 });
 afterAll(async () => {
-  await b?.app.close();
-  await b?.sql.end();
+  await b?.close();
   await t?.close();
 });
 

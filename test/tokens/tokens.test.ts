@@ -9,18 +9,17 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapAdmin } from '../../src/auth/tokens.js';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startReplica, startTestApp, type TestApp } from '../helpers/app.js';
 import { openSse } from '../helpers/sse.js';
 
 let t: TestApp;
 let b: TestApp; // a second replica on the same database
 beforeAll(async () => {
   t = await startTestApp();
-  b = await startTestApp({ dbUrl: t.dbUrl });
+  b = await startReplica(t);
 });
 afterAll(async () => {
-  await b?.app.close();
-  await b?.sql.end();
+  await b?.close();
   await t?.close();
 });
 

@@ -3,26 +3,22 @@
  * left it, with operator and session tokens stored on their rows, keeps every token working as a
  * `default` token of its principal, and a stopped session's stays refused.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { describe, expect, it, inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrate.js';
 import { startTestApp } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
 describe('upgrade to the tokens table', () => {
   it('should keep the previous release’s operator and session tokens working as their "default" tokens', async () => {
-    const adminUrl = inject('adminUrl');
-    const name = `u_${randomBytes(5).toString('hex')}`;
-    const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    const u = new URL(adminUrl);
-    u.pathname = `/${name}`;
-    const url = u.toString();
+    const target = await createTestDatabase({ empty: true });
+    const url = target.url;
     const old = mkdtempSync(path.join(tmpdir(), 'coord-migrations-'));
     try {
       // The previous release: migrations up to 0014.
@@ -59,8 +55,7 @@ describe('upgrade to the tokens table', () => {
       }
     } finally {
       rmSync(old, { recursive: true, force: true });
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
+      await target.drop();
     }
   });
 });
