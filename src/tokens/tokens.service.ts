@@ -101,14 +101,11 @@ export async function listTokens(
     fail('forbidden', 'a session may list only its own tokens; call without `principal` and `principalKind`');
   }
   if (opts.principalId && opts.principalKind) fail('validation_failed', 'pass `principal` or `principalKind`, not both');
-  const revoked = opts.includeRevoked ? sql`` : sql`and revoked_at is null`;
-  const rows = opts.principalKind
-    ? await sql<Row[]>`
-        select ${COLUMNS(sql)} from tokens where user_id is not null ${revoked}
-         order by created_at desc, id desc limit ${MAX_OPERATOR_TOKENS_LISTED}`
-    : await sql<Row[]>`
-        select ${COLUMNS(sql)} from tokens where coalesce(user_id, session_id) = ${owner} ${revoked}
-         order by created_at desc, id desc limit ${opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL}`;
+  const whose = opts.principalKind ? sql`user_id is not null` : sql`coalesce(user_id, session_id) = ${owner}`;
+  const limit = opts.principalKind ? MAX_OPERATOR_TOKENS_LISTED : opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL;
+  const rows = await sql<Row[]>`
+    select ${COLUMNS(sql)} from tokens where ${whose} ${opts.includeRevoked ? sql`` : sql`and revoked_at is null`}
+     order by created_at desc, id desc limit ${limit}`;
   return rows.map((r) => view(r, caller));
 }
 
