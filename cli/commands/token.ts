@@ -3,7 +3,7 @@
  * secret is printed only by `create` and `rotate`.
  */
 import type { Token } from '@coord/sdk';
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import { table, type Io } from '../output.js';
 import { act, type Ctx } from '../runtime.js';
 
@@ -30,7 +30,7 @@ export function tokenCommand(io: Io, setExit: (code: number) => void): Command {
     .command('list')
     .alias('ls')
     .description('Your unrevoked tokens, newest first (operators: --principal for someone else’s)')
-    .option('--principal <id>', 'a user or session id (operators only)')
+    .addOption(new Option('--principal <id>', 'a user or session id (operators only)').conflicts('operators'))
     .option('--operators', 'every operator’s tokens (operators only)')
     .option('--all', 'include revoked tokens')
     .addHelpText('after', examples(['coord token list', 'coord token list --principal s-0123456789abcdef --all', 'coord token list --operators']))
@@ -69,7 +69,7 @@ export function tokenCommand(io: Io, setExit: (code: number) => void): Command {
     .command('rotate <id>')
     .description('Give one of your tokens a new secret (the old one is refused at once); prints it once')
     .option('--expires-in <duration>', 'a new expiry from now (default: keep the current one)')
-    .option('--no-expiry', 'remove the expiry')
+    .addOption(new Option('--no-expiry', 'remove the expiry').conflicts('expiresIn'))
     .option('-q, --quiet', 'print only the secret')
     .addHelpText('after', examples(['coord token rotate tk-0123456789abcdef', 'coord token rotate tk-… --expires-in 90d -q']))
     .action(

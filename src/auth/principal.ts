@@ -7,6 +7,12 @@
 export interface TokenRef {
   id: string;
   name: string;
+  /**
+   * When the token expires by the database clock, as a `performance.now()` deadline of this
+   * replica (the remaining time the database reported at lookup, added to the local monotonic
+   * clock); undefined when it never expires. Event streams end at it.
+   */
+  expiresAtMono?: number;
 }
 
 export type Principal =

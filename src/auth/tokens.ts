@@ -52,7 +52,7 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
        and (u.id is not null or s.status = 'active')`;
   const r = rows[0];
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
-  const tok = { id: r.token_id, name: r.token_name };
+  const tok = { id: r.token_id, name: r.token_name, ...(r.expires_in_ms === null ? {} : { expiresAtMono: performance.now() + r.expires_in_ms }) };
   const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, token: tok } : { ...sessionPrincipal(r), token: tok };
   cache?.set(hash, principal, r.expires_in_ms ?? undefined);
   return principal;
@@ -105,7 +105,7 @@ function writeTokenFile(file: string, token: string): void {
  * - With `COORD_ADMIN_TOKEN` (issue 21: explicit, never an extra operator per value): the value
  *   becomes the token named `COORD_ADMIN_TOKEN` of the first operator (created as `admin` when
  *   the database has none). When that operator already has a different `COORD_ADMIN_TOKEN` token
- *   (the variable changed), the old one is revoked: changing the variable rotates the token. A
+ *   (the variable changed), the old one is revoked and a new one holds the new value. A
  *   value that is already a live token of anyone is left as it is. A value that was revoked
  *   through `DELETE /v1/tokens/{id}` is not brought back: the log says so and the server starts
  *   without it (set a new value).

@@ -140,10 +140,14 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       metrics?.sseOpened.inc();
       res.on('close', end);
       const untrackSession = req.principal.kind === 'session' ? hub.trackSessionStream(req.principal.id, end) : undefined;
-      const untrackToken = req.principal.token ? hub.trackTokenStream(req.principal.token.id, end) : undefined;
+      const used = req.principal.token;
+      const untrackToken = used ? hub.trackTokenStream(used.id, end) : undefined;
+      // A token that expires ends its streams then (by the database clock, as measured at lookup).
+      const expiry = used?.expiresAtMono === undefined ? undefined : setTimeout(end, Math.max(0, used.expiresAtMono - performance.now()));
       untrack = () => {
         untrackSession?.();
         untrackToken?.();
+        clearTimeout(expiry);
       };
       const sub: Subscriber = {
         cursor,

@@ -35,7 +35,7 @@ export const ERROR_CATALOGUE = {
   scenario_name_taken: { status: 409, title: 'The scenario name is taken' },
   token_name_taken: { status: 409, title: 'The token name is taken' },
   token_limit_reached: { status: 409, title: 'Too many unrevoked tokens' },
-  last_operator_token: { status: 409, title: 'The last live operator token cannot be revoked' },
+  last_operator_token: { status: 409, title: 'The last operator token without an expiry cannot be revoked' },
   constraint_violation: { status: 409, title: 'The change conflicts with stored data' },
   idempotency_key_reused: { status: 409, title: 'The Idempotency-Key was used for a different request' },
   idempotency_key_in_progress: { status: 409, title: 'A request with this Idempotency-Key is still running' },

@@ -218,8 +218,9 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     },
     async (req) => {
       const p = req.principal;
-      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name, token: p.token };
-      return { kind: 'session' as const, id: p.id, name: p.name, scope: defaultScope(p), session: await getSession(sql, p, p.id), token: p.token };
+      const token = p.token && { id: p.token.id, name: p.token.name };
+      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name, token };
+      return { kind: 'session' as const, id: p.id, name: p.name, scope: defaultScope(p), session: await getSession(sql, p, p.id), token };
     },
   );
 }

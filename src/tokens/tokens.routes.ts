@@ -40,7 +40,7 @@ export const Token = z
     rotatedAt: z.string().nullable().describe('Last rotation (new secret, same id), ISO 8601'),
     expiresAt: z.string().nullable().describe('Refused from this instant, by the database clock; null = never'),
     revokedAt: z.string().nullable(),
-    state: z.enum(['active', 'expired', 'revoked']).describe('By the database clock at the time of the read'),
+    state: z.enum(['active', 'expired', 'revoked', 'stopped']).describe('By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates'),
     current: z.boolean().describe('Whether this request was made with this token'),
   })
   .meta({ id: 'Token', description: 'A bearer token, never its secret' });
@@ -68,11 +68,11 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
           '(at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). ' +
           'Secrets are never shown.',
         querystring: z.strictObject({
-          principal: z.string().max(100).optional().describe('A user or session id (operators only); default: you'),
+          principal: z.string().min(1).max(100).optional().describe('A user or session id (operators only; `not_found` if it is neither); default: you'),
           principalKind: z.enum(['user']).optional().describe('`user`: every operator’s tokens (operators only; not with `principal`)'),
           includeRevoked: z.enum(['true', 'false']).optional().describe('Also list revoked tokens'),
         }),
-        response: { 200: z.object({ tokens: z.array(Token) }).meta({ id: 'TokenList' }), ...problemResponses('validation_failed', 'forbidden') },
+        response: { 200: z.object({ tokens: z.array(Token) }).meta({ id: 'TokenList' }), ...problemResponses('validation_failed', 'forbidden', 'not_found') },
       },
     },
     async (req) => ({ tokens: await listTokens(sql, req.principal, { principalId: req.query.principal, principalKind: req.query.principalKind, includeRevoked: req.query.includeRevoked === 'true' }) }),
@@ -134,7 +134,8 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         description:
           'Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays ' +
           'attributable. Sessions revoke their own tokens, operators anyone’s (another’s is `token_not_found` to a session). ' +
-          'Idempotent. The last live operator token cannot be revoked (`last_operator_token`): create another first.',
+          'Idempotent. The last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. ' +
+          'A session left without a live token can do nothing more: stop it and register a new one.',
         params: TokenParams,
         response: { 200: Token, ...problemResponses('token_not_found', 'last_operator_token') },
       },

@@ -24,7 +24,8 @@ import { hashToken, insertTokens, noteTokensRevoked } from './tokens.repo.js';
 /** Unrevoked tokens one principal may hold (expired ones count until revoked). */
 export const MAX_TOKENS_PER_PRINCIPAL = 100;
 
-export type TokenState = 'active' | 'expired' | 'revoked';
+/** `stopped`: the token is not revoked, but its session has stopped, so it no longer authenticates. */
+export type TokenState = 'active' | 'expired' | 'revoked' | 'stopped';
 
 /** A token as the API shows it: never the secret. Times are ISO 8601 (UTC). */
 export interface TokenView {
@@ -60,7 +61,9 @@ type Row = {
 
 const COLUMNS = (db: Db) => db`
   id, name, user_id, session_id, created_at, created_by, rotated_at, expires_at, revoked_at,
-  case when revoked_at is not null then 'revoked' when expires_at is not null and expires_at <= now() then 'expired' else 'active' end as state`;
+  case when revoked_at is not null then 'revoked' when expires_at is not null and expires_at <= now() then 'expired'
+       when session_id is not null and (select s.status from sessions s where s.id = tokens.session_id) <> 'active' then 'stopped'
+       else 'active' end as state`;
 
 function view(r: Row, caller: Principal): TokenView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -89,7 +92,7 @@ export const MAX_OPERATOR_TOKENS_LISTED = 1000;
  * many again). With `principalKind: 'user'` instead: every operator's tokens (at most
  * `MAX_OPERATOR_TOKENS_LISTED`), to find the operators earlier `COORD_ADMIN_TOKEN` values made.
  * Sessions may list only their own (`forbidden` otherwise); an operator any principal's (an
- * unknown id has no tokens: an empty list).
+ * id that is no user or session: `not_found`).
  */
 export async function listTokens(
   sql: Sql,
@@ -101,6 +104,10 @@ export async function listTokens(
     fail('forbidden', 'a session may list only its own tokens; call without `principal` and `principalKind`');
   }
   if (opts.principalId && opts.principalKind) fail('validation_failed', 'pass `principal` or `principalKind`, not both');
+  if (opts.principalId !== undefined && opts.principalId !== caller.id) {
+    const [known] = await sql`select 1 from users where id = ${opts.principalId} union all select 1 from sessions where id = ${opts.principalId} limit 1`;
+    if (!known) fail('not_found', `no user or session "${opts.principalId}"; pass a user id (u-…) or a session id (s-…), or omit principal for your own tokens`);
+  }
   const whose = opts.principalKind ? sql`user_id is not null` : sql`coalesce(user_id, session_id) = ${owner}`;
   const limit = opts.principalKind ? MAX_OPERATOR_TOKENS_LISTED : opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL;
   const rows = await sql<Row[]>`
@@ -172,8 +179,8 @@ export async function rotateToken(sql: Sql, caller: Principal, id: string, input
  * Revokes a token: it is refused at once on every replica and its streams end; the row stays (what
  * it did remains attributable to its name). Idempotent: revoking a revoked token returns it
  * unchanged. Sessions revoke their own tokens; operators anyone's. Errors: `token_not_found`
- * (404), `last_operator_token` (409: it is the last live operator token, and revoking it would
- * leave nobody able to administer the coordinator).
+ * (404), `last_operator_token` (409: no other unrevoked operator token without an expiry would be
+ * left; tokens that expire do not count: once they had, nobody could administer Coord).
  */
 export async function revokeToken(sql: Sql, caller: Principal, id: string): Promise<TokenView> {
   return withTx(sql, async (tx) => {
@@ -185,8 +192,13 @@ export async function revokeToken(sql: Sql, caller: Principal, id: string): Prom
       // winner's commit).
       await lockXact(tx, 'coord:operator-tokens');
       const [other] = await tx`
-        select 1 from tokens where user_id is not null and id <> ${id} and revoked_at is null and (expires_at is null or expires_at > now()) limit 1`;
-      if (!other) fail('last_operator_token', `token ${id} is the last live operator token; create another (POST /v1/tokens) before revoking this one`);
+        select 1 from tokens where user_id is not null and id <> ${id} and revoked_at is null and expires_at is null limit 1`;
+      if (!other) {
+        fail(
+          'last_operator_token',
+          `token ${id} is the last operator token without an expiry; create another without expiresIn (POST /v1/tokens) before revoking this one`,
+        );
+      }
     }
     const [updated] = await tx<Row[]>`update tokens set revoked_at = now() where id = ${id} returning ${COLUMNS(tx)}`;
     noteTokensRevoked(tx, [id]);

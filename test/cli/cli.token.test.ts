@@ -44,6 +44,11 @@ describe('coord token', () => {
     const all = JSON.parse((await runInProcess(['token', 'list', '--all'], env)).stdout).tokens;
     expect(all.map((k: { name: string; state: string }) => `${k.name}:${k.state}`)).toEqual(['ci:revoked', 'default:active']);
 
+    for (const conflicting of [['token', 'rotate', ci.id, '--no-expiry', '--expires-in', '1h'], ['token', 'list', '--operators', '--principal', s.id]]) {
+      const r = await runInProcess(conflicting, env);
+      expect(r.code, conflicting.join(' ')).toBe(2);
+      expect(r.stderr).toContain('cannot be used with');
+    }
     const missing = await runInProcess(['token', 'revoke', 'tk-nope'], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('token_not_found');

@@ -121,6 +121,12 @@ describe('tokens', () => {
     const extra = (await a.client.post('/v1/tokens', { name: 'extra' })).body.secret;
     expect((await t.admin.post(`/v1/sessions/${a.id}/stop`)).status).toBe(200);
     expect((await a.client.as(extra).get('/v1/me')).status).toBe(401);
+    expect((await t.admin.get(`/v1/tokens?principal=${a.id}`)).body.tokens.map((k: any) => k.state)).toEqual(['stopped', 'stopped']);
+    // An id that is no principal is not an empty list.
+    const nobody = await t.admin.get('/v1/tokens?principal=s-0000000000000000');
+    expect(nobody.status).toBe(404);
+    expect(nobody.body.code).toBe('not_found');
+    expect((await t.admin.get('/v1/tokens?principal=')).status).toBe(400);
   });
 
   it('should refuse to revoke the last live operator token', async () => {
@@ -134,6 +140,12 @@ describe('tokens', () => {
     const r = await t.admin.del(`/v1/tokens/${own[0].id}`);
     expect(r.status).toBe(409);
     expect(r.body.code).toBe('last_operator_token');
+    // A token that expires does not count: once it had, nobody could administer Coord.
+    const brief = (await t.admin.post('/v1/tokens', { name: 'brief', expiresIn: '1h' })).body;
+    const still = await t.admin.as(brief.secret).del(`/v1/tokens/${own[0].id}`);
+    expect(still.body.code).toBe('last_operator_token');
+    expect(still.body.detail).toContain('without expiresIn');
+    expect((await t.admin.del(`/v1/tokens/${brief.token.id}`)).status).toBe(200);
     // Two racing revocations of the last two: exactly one wins.
     const spare = (await t.admin.post('/v1/tokens', { name: 'spare' })).body;
     const [x, y] = await Promise.all([t.admin.del(`/v1/tokens/${own[0].id}`), b.admin.as(spare.secret).del(`/v1/tokens/${spare.token.id}`)]);
@@ -233,6 +245,11 @@ describe('tokens', () => {
     expect(await ended(sse2)).toBe(true);
     expect(await Promise.race([sseDefault.closed.then(() => 'closed'), sleep(300).then(() => 'open')])).toBe('open');
     sseDefault.close();
+    // A token that expires ends its streams when it does (long before the next heartbeat).
+    const brief = (await s.client.post('/v1/tokens', { name: 'brief', expiresIn: '1s' })).body;
+    const sse3 = await openSse(url, brief.secret);
+    expect(sse3.status).toBe(200);
+    expect(await ended(sse3)).toBe(true);
   });
 
   it('should make COORD_ADMIN_TOKEN one named operator token: changing it rotates, a revoked value is not reinstated, no extra operator', async () => {

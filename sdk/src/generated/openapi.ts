@@ -7153,7 +7153,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    /** @description A user or session id (operators only); default: you */
+                    /** @description A user or session id (operators only; `not_found` if it is neither); default: you */
                     principal?: string;
                     /** @description `user`: every operator’s tokens (operators only; not with `principal`) */
                     principalKind?: "user";
@@ -7195,6 +7195,15 @@ export interface paths {
                 };
                 /** @description Problem codes: forbidden */
                 403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: not_found */
+                404: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -7425,7 +7434,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a token
-         * @description Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays attributable. Sessions revoke their own tokens, operators anyone’s (another’s is `token_not_found` to a session). Idempotent. The last live operator token cannot be revoked (`last_operator_token`): create another first.
+         * @description Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays attributable. Sessions revoke their own tokens, operators anyone’s (another’s is `token_not_found` to a session). Idempotent. The last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. A session left without a live token can do nothing more: stop it and register a new one.
          */
         delete: {
             parameters: {
@@ -9163,10 +9172,10 @@ export interface components {
             expiresAt: string | null;
             revokedAt: string | null;
             /**
-             * @description By the database clock at the time of the read
+             * @description By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates
              * @enum {string}
              */
-            state: "active" | "expired" | "revoked";
+            state: "active" | "expired" | "revoked" | "stopped";
             /** @description Whether this request was made with this token */
             current: boolean;
         };
@@ -10739,10 +10748,10 @@ export interface components {
             expiresAt: string | null;
             revokedAt: string | null;
             /**
-             * @description By the database clock at the time of the read
+             * @description By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates
              * @enum {string}
              */
-            state: "active" | "expired" | "revoked";
+            state: "active" | "expired" | "revoked" | "stopped";
             /** @description Whether this request was made with this token */
             current: boolean;
         };
