@@ -11,6 +11,7 @@
  */
 import type { Sql } from '../src/db/client.js';
 import { withTx } from '../src/db/tx.js';
+import { systemActor } from '../src/auth/actor.js';
 import { appendEvents } from '../src/events/events.repo.js';
 import { openMany, openSse, type SseStream } from './lib/sse.js';
 import { round, summarize, type Summary } from './lib/stats.js';
@@ -102,7 +103,7 @@ class Subscribers {
 }
 
 async function write(t: Target, run: string, ks: number[]): Promise<void> {
-  await withTx(t.sql, (tx) => appendEvents(tx, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } }))));
+  await withTx(t.sql, (tx) => appendEvents(tx, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } })), systemActor('bench')));
   // A server built without the in-transaction NOTIFY trigger (bench proposal 2) expects every
   // writer to ring after commit, as its own replicas do; the bench writes like one of them.
   if (t.ringAfterCommit) await t.sql`select pg_notify('coord_events', ${t.topic})`;

@@ -107,6 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         { name: 'todos' },
         { name: 'events' },
         { name: 'tokens' },
+        { name: 'audit' },
         { name: 'admin' },
         { name: 'health' },
       ],

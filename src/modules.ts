@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
+import { auditRoutes } from './audit/audit.routes.js';
 import { exportRoutes } from './export/export.routes.js';
 import { executionRoutes } from './graphs/execution/execution.routes.js';
 import { graphsRoutes } from './graphs/graphs.routes.js';
@@ -25,4 +26,5 @@ export const extraModules: ModuleRegistration[] = [
   metagitRoutes,
   mcpRoutes,
   tokensRoutes,
+  auditRoutes,
 ];

@@ -4,6 +4,7 @@
  */
 import type { Token } from '@coord/sdk';
 import { Command, Option } from 'commander';
+import { readStored, writeStored } from '../config.js';
 import { table, type Io } from '../output.js';
 import { act, type Ctx } from '../runtime.js';
 
@@ -16,6 +17,21 @@ function tokenTable(tokens: Token[]): string[] {
     ['ID', 'NAME', 'STATE', 'OWNER', 'EXPIRES', 'ROTATED', 'CREATED', ''],
     tokens.map((k) => [k.id, k.name, k.state, `${k.principal.kind} ${k.principal.id}`, dash(k.expiresAt), dash(k.rotatedAt), k.createdAt, k.current ? '(this one)' : '']),
   );
+}
+
+/**
+ * After rotating the token this CLI is using: the old secret is refused from now on, so the one
+ * saved by `coord login` is replaced with the new secret (same URL); a token from `--token` or
+ * COORD_TOKEN cannot be updated here, so the user is told to replace it.
+ */
+function keepUsing(ctx: Ctx, secret: string): void {
+  const c = ctx.config();
+  if (c.source.token === 'file') {
+    writeStored(c.file, { ...readStored(c.file), token: secret });
+    ctx.out.note(`saved the new secret in ${c.file} (the token coord login stored was this one)`);
+  } else {
+    ctx.out.note(`warning: the token you called with (${c.source.token === 'flag' ? '--token' : 'COORD_TOKEN'}) was this one and is now refused; use the new secret`);
+  }
 }
 
 /** The `token` command group. */
@@ -75,7 +91,9 @@ export function tokenCommand(io: Io, setExit: (code: number) => void): Command {
     .action(
       run<{ expiresIn?: string; expiry?: boolean; quiet?: boolean }>(async (ctx, id: string) => {
         const expiresIn = ctx.opts.expiry === false ? null : ctx.opts.expiresIn;
-        printSecret(ctx, 'Rotated', await ctx.client().tokens.rotate(id, expiresIn === undefined ? {} : { expiresIn }));
+        const r = await ctx.client().tokens.rotate(id, expiresIn === undefined ? {} : { expiresIn });
+        if (r.token.current) keepUsing(ctx, r.secret);
+        printSecret(ctx, 'Rotated', r);
       }),
     );
 

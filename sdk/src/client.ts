@@ -5,6 +5,7 @@
  */
 import type { Client } from 'openapi-fetch';
 import { AdminApi } from './admin.js';
+import { AuditApi } from './audit.js';
 import { EventsApi } from './events.js';
 import { AgentsApi, GraphsApi } from './graphs.js';
 import { IntentsApi, TaskGraphsApi } from './metagit.js';
@@ -24,6 +25,8 @@ export class CoordClient {
   readonly sessions: SessionsApi;
   /** Your bearer tokens: list, create (secret shown once), rotate, revoke. */
   readonly tokens: TokensApi;
+  /** Who did what (operators): every stored change with its actor, newest first. */
+  readonly audit: AuditApi;
   /** The lists the caller may read, with progress (`GET /v1/scopes`). */
   readonly scopes: ScopesApi;
   /** Scenarios: create, get, status (derived completion), publishResult (seed 000 "In scenarios"). */
@@ -55,6 +58,7 @@ export class CoordClient {
     this.scenarios = new ScenariosApi(this.t);
     this.scopes = new ScopesApi(this.t);
     this.tokens = new TokensApi(this.t);
+    this.audit = new AuditApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);
     this.taskGraphs = new TaskGraphsApi(this.t);

@@ -21,7 +21,7 @@ export interface CoordEvent {
   event: string;
   /** The topic it was read from. */
   topic: string;
-  /** The JSON payload: `{event, id, scope, status, owner?, blockedBy?, revision, seq, at, …}`. */
+  /** The JSON payload: `{event, id, scope, status, owner?, blockedBy?, revision, seq, at, actor, …}` (`actor`: who made the change, `{kind, id, token}`, or null). */
   data: Record<string, unknown>;
 }
 

@@ -6,7 +6,7 @@
  * facts at stage `graph-scheduling`).
  */
 import type { components, paths } from './generated/openapi.js';
-import type { Transport } from './transport.js';
+import { collectPages, type Transport } from './transport.js';
 
 type Schemas = components['schemas'];
 /** The body of `graphs.validate` / `graphs.create`: `{graph, intentMap?}` or a bare Task Graph v1 document. */
@@ -171,14 +171,10 @@ export class GraphsApi extends GraphExecutionApi {
 
   /** Every graph summary the caller may see, following `nextCursor`. */
   async listAll(query: { limit?: number } = {}): Promise<TaskGraphSummary[]> {
-    const out: TaskGraphSummary[] = [];
-    let cursor: string | undefined;
-    for (;;) {
+    return collectPages(async (cursor) => {
       const page = await this.list({ ...query, cursor });
-      out.push(...page.graphs);
-      if (!page.nextCursor) return out;
-      cursor = page.nextCursor;
-    }
+      return { rows: page.graphs, nextCursor: page.nextCursor };
+    });
   }
 
   /**
@@ -227,13 +223,9 @@ export class AgentsApi {
 
   /** Every configured Agent, following `nextCursor`. */
   async listAll(): Promise<Agent[]> {
-    const out: Agent[] = [];
-    let cursor: string | undefined;
-    for (;;) {
+    return collectPages(async (cursor) => {
       const page = await this.list({ cursor });
-      out.push(...page.agents);
-      if (!page.nextCursor) return out;
-      cursor = page.nextCursor;
-    }
+      return { rows: page.agents, nextCursor: page.nextCursor };
+    });
   }
 }

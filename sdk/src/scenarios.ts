@@ -3,7 +3,7 @@
  * `/v1/scenarios`. A scenario's items live in scope `scenario:<id>` (the todo methods take
  * `scope: 'scenario:<name>'` too); its events on topic `todo:scenario:<id>`.
  */
-import type { Transport } from './transport.js';
+import { collectPages, type Transport } from './transport.js';
 import type { CreateScenarioInput, CreatedScenario, ListScenariosQuery, PublishedResult, Scenario, ScenarioList, ScenarioStatus, ScenarioSummary } from './types.js';
 
 export class ScenariosApi {
@@ -34,14 +34,10 @@ export class ScenariosApi {
 
   /** Every scenario you may read, all pages (`list` with the cursor followed to the end). */
   async listAll(query: Omit<ListScenariosQuery, 'cursor'> = {}): Promise<ScenarioSummary[]> {
-    const out: ScenarioSummary[] = [];
-    let cursor: string | undefined;
-    for (;;) {
+    return collectPages(async (cursor) => {
       const page = await this.list({ ...query, cursor });
-      out.push(...page.scenarios);
-      if (!page.nextCursor) return out;
-      cursor = page.nextCursor;
-    }
+      return { rows: page.scenarios, nextCursor: page.nextCursor };
+    });
   }
 
   /** A scenario by name or id (`GET /v1/scenarios/{name}`). Errors: `NotFound` (scenario_not_found, also when the caller is not a member). */

@@ -3,7 +3,7 @@
  * "In gr list"). Users see every scope; a session its own subtree's list and the scenario, graph
  * and metagit lists it is in.
  */
-import type { Transport } from './transport.js';
+import { collectPages, type Transport } from './transport.js';
 import type { ScopeList, ScopeSummary } from './types.js';
 
 export class ScopesApi {
@@ -20,13 +20,9 @@ export class ScopesApi {
 
   /** Every page of `list`, concatenated. */
   async listAll(): Promise<ScopeSummary[]> {
-    const out: ScopeSummary[] = [];
-    let cursor: string | undefined;
-    do {
+    return collectPages(async (cursor) => {
       const page = await this.list(cursor ? { cursor } : {});
-      out.push(...page.scopes);
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor);
-    return out;
+      return { rows: page.scopes, nextCursor: page.nextCursor };
+    });
   }
 }

@@ -1,7 +1,7 @@
 /**
  * `client.sessions`: registering and stopping agent sessions (design brief §2) over `/v1/sessions`.
  */
-import type { Transport } from './transport.js';
+import { collectPages, type Transport } from './transport.js';
 import type { CreateSessionInput, CreatedSession, ListSessionsQuery, Session, SessionHeartbeat, SessionList, StoppedSession } from './types.js';
 
 export class SessionsApi {
@@ -28,14 +28,10 @@ export class SessionsApi {
 
   /** Every session matching `query`, following `nextCursor` to the end. */
   async listAll(query: Partial<ListSessionsQuery> = {}): Promise<Session[]> {
-    const out: Session[] = [];
-    let cursor = query.cursor;
-    for (;;) {
+    return collectPages(async (cursor) => {
       const page = await this.list({ ...query, cursor });
-      out.push(...page.sessions);
-      if (!page.nextCursor) return out;
-      cursor = page.nextCursor;
-    }
+      return { rows: page.sessions, nextCursor: page.nextCursor };
+    }, query.cursor);
   }
 
   /** One session (`GET /v1/sessions/{id}`). Errors: `NotFound` (also outside your subtree). */

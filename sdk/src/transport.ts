@@ -62,3 +62,19 @@ export class Transport {
     return res.data as NonNullable<T['data']>;
   }
 }
+
+/**
+ * Every row of a keyset-paged list: `page(cursor)` reads one page (`cursor` undefined for the
+ * first, or `first` when given) and returns its rows and `nextCursor`; pages are read until
+ * `nextCursor` is null. The `listAll` of every facade.
+ */
+export async function collectPages<R>(page: (cursor: string | undefined) => Promise<{ rows: R[]; nextCursor?: string | null }>, first?: string): Promise<R[]> {
+  const out: R[] = [];
+  let cursor = first;
+  for (;;) {
+    const p = await page(cursor);
+    out.push(...p.rows);
+    if (!p.nextCursor) return out;
+    cursor = p.nextCursor;
+  }
+}

@@ -97,3 +97,12 @@ export type Token = Schemas['Token'];
 export type TokenList = Schemas['TokenList'];
 /** `{token, secret}`: the secret is shown only by create and rotate. */
 export type TokenWithSecret = Schemas['TokenWithSecret'];
+
+/** Who made a change: `{kind: 'user' | 'session' | 'system', id, token}` (`token`: the token's name). */
+export type Actor = Schemas['Actor'];
+/** One change in the audit: the event with its actor (`GET /v1/audit`). */
+export type AuditEntry = Schemas['AuditEntry'];
+/** `{entries, nextCursor}`, newest first; `nextCursor` is null on the last page. */
+export type AuditPage = Schemas['AuditPage'];
+/** The filters and paging of `GET /v1/audit`. */
+export type AuditQuery = NonNullable<paths['/v1/audit']['get']['parameters']['query']>;

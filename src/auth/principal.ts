@@ -16,7 +16,14 @@ export interface TokenRef {
 }
 
 export type Principal =
-  | { kind: 'user'; id: string; name: string; token?: TokenRef }
+  | {
+      kind: 'user';
+      id: string;
+      name: string;
+      token?: TokenRef;
+      /** Set only on {@link systemPrincipal}: the job acting as the human; the audit records it as a `system` actor. */
+      system?: string;
+    }
   | {
       kind: 'session';
       id: string;
@@ -39,4 +46,13 @@ declare module 'fastify' {
     /** Set by the auth hook on every `/v1` route. */
     principal: Principal;
   }
+}
+
+/**
+ * The principal Coord's own jobs act with where they run a user-facing operation (the human's
+ * override authority in every scope): `job` names it (`sweep:graph-interruptions`, …), and the
+ * audit records it as that `system` actor (src/auth/actor.ts).
+ */
+export function systemPrincipal(job: string): Principal {
+  return { kind: 'user', id: 'system:sweep', name: 'sweep', system: job };
 }

@@ -6,7 +6,8 @@ import { lockXact } from '../db/locks.js';
 import { newId, newToken } from '../lib/ids.js';
 import type { PrincipalCache } from './principal-cache.js';
 import type { Principal, SessionPrincipal } from './principal.js';
-import { hashToken, insertFirstToken } from '../tokens/tokens.repo.js';
+import { hashToken, insertFirstToken, insertTokens, recordTokenEvents } from '../tokens/tokens.repo.js';
+import { systemActor } from './actor.js';
 import { TOKEN_REVOKED } from '../events/events.hub.js';
 
 export { hashToken } from '../tokens/tokens.repo.js';
@@ -142,6 +143,9 @@ export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: strin
   });
 }
 
+/** COORD_ADMIN_TOKEN's changes as the audit records them: Coord's start-up acting. */
+const BOOTSTRAP = systemActor('bootstrap');
+
 async function installEnvToken(tx: Db, envToken: string): Promise<string> {
   const hash = hashToken(envToken);
   const [existing] = await tx<{ id: string; name: string; owner: string; revoked: boolean }[]>`
@@ -156,12 +160,15 @@ async function installEnvToken(tx: Db, envToken: string): Promise<string> {
     await tx`insert into users (id, name) values (${id}, 'admin')`;
     first = { id };
   }
-  const replaced = await tx<{ id: string }[]>`
-    update tokens set revoked_at = now() where user_id = ${first.id} and name = ${ENV_TOKEN_NAME} and revoked_at is null returning id`;
+  const replaced = await tx<{ id: string; expires_at: Date | null }[]>`
+    update tokens set revoked_at = now() where user_id = ${first.id} and name = ${ENV_TOKEN_NAME} and revoked_at is null returning id, expires_at`;
   // At start-up this replica's doorbell may not be installed yet; a NOTIFY sent at commit (a
   // rare statement, so its cluster-wide lock costs nothing) tells the running replicas.
   if (replaced.length) await tx`select pg_notify('coord_events', ${TOKEN_REVOKED} || t) from unnest(${replaced.map((r) => r.id)}::text[]) t`;
-  await insertFirstToken(tx, { userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken });
+  const [made] = await insertTokens(tx, [{ userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken }]);
+  const fact = (id: string, expiresAt: Date | null) => ({ id, name: ENV_TOKEN_NAME, principal: { kind: 'user' as const, id: first.id }, expiresAt: expiresAt?.toISOString() ?? null });
+  await recordTokenEvents(tx, BOOTSTRAP, 'token-revoked', replaced.map((r) => fact(r.id, r.expires_at)));
+  await recordTokenEvents(tx, BOOTSTRAP, 'token-created', [fact(made.id, null)]);
   return (
     `operator token: COORD_ADMIN_TOKEN installed as token "${ENV_TOKEN_NAME}" of operator ${first.id}` +
     (replaced.length ? ` (its previous value, token ${replaced[0].id}, is revoked)` : '')

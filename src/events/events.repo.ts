@@ -13,6 +13,7 @@
  */
 import type { EmitEvents } from '../config.js';
 import type { Db } from '../db/client.js';
+import type { Actor } from '../auth/actor.js';
 import { noteTopics } from './doorbell.js';
 
 export interface EventInput {
@@ -31,9 +32,28 @@ export interface EventRow {
   payload: Record<string, unknown>;
   /** Database time of the writing statement, ISO 8601. */
   at: string;
+  /** Who made the change (the audit); null on events written before migrations/0016. */
+  actor: Actor | null;
   /** Internal ordering key (the writing transaction); not exposed. */
   tx: string;
 }
+
+/** An `events` row as read by {@link EVENT_COLUMNS}. */
+export type StoredEvent = {
+  id: number;
+  topic: string;
+  event: string;
+  subject_id: string | null;
+  payload: Record<string, unknown>;
+  created_at: Date;
+  tx: string;
+  actor_kind: Actor['kind'] | null;
+  actor_id: string | null;
+  actor_token: string | null;
+};
+
+/** The columns {@link toEventRow} reads, over alias `e`. */
+export const EVENT_COLUMNS = 'e.id, e.topic, e.event, e.subject_id, e.payload, e.created_at, e.tx::text as tx, e.actor_kind, e.actor_id, e.actor_token';
 
 /** Whether a scope's changes are written as events under `[todo] emit_events` (seed 000 "Events"). */
 export function emitsFor(scope: string, mode: EmitEvents): boolean {
@@ -45,13 +65,23 @@ export function emitsFor(scope: string, mode: EmitEvents): boolean {
 /** The topic of a scope's events: `todo:<scope>` (seed 000). */
 export const topicOf = (scope: string) => `todo:${scope}`;
 
-/** Appends events in the caller's transaction, in array order (one round trip). */
-export async function appendEvents(tx: Db, events: EventInput[]): Promise<void> {
+/**
+ * The topics of changes that belong to no scope, kept for the audit only (issue 21; no stream
+ * serves them): `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions`
+ * (session-created, session-stopped) and `audit:agents` (agent-registered).
+ */
+export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents') => `audit:${kind}`;
+
+/**
+ * Appends events in the caller's transaction, in array order (one round trip), each recording
+ * `actor` as the one who made the change (the audit, issue 21).
+ */
+export async function appendEvents(tx: Db, events: EventInput[], actor: Actor): Promise<void> {
   if (events.length === 0) return;
   noteTopics(tx, new Set(events.map((e) => e.topic)));
   await tx`
-    insert into events (topic, event, subject_id, payload)
-    select u.topic, u.event, u.subject_id, u.payload::jsonb from unnest(
+    insert into events (topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
+    select u.topic, u.event, u.subject_id, u.payload::jsonb, ${actor.kind}, ${actor.id}, ${actor.token}::text from unnest(
       ${events.map((e) => e.topic)}::text[],
       ${events.map((e) => e.event)}::text[],
       ${events.map((e) => e.subjectId ?? null)}::text[],
@@ -67,8 +97,10 @@ export interface Cursor {
 /** The position before everything retained. */
 export const START: Cursor = { tx: '0', id: 0 };
 
-function toRow(r: { id: number; topic: string; event: string; subject_id: string | null; payload: Record<string, unknown>; created_at: Date; tx: string }): EventRow {
-  return { id: Number(r.id), topic: r.topic, event: r.event, subjectId: r.subject_id, payload: r.payload, at: r.created_at.toISOString(), tx: String(r.tx) };
+/** An event as Coord hands it on. */
+export function toEventRow(r: StoredEvent): EventRow {
+  const actor = r.actor_kind && r.actor_id ? { kind: r.actor_kind, id: r.actor_id, token: r.actor_token } : null;
+  return { id: Number(r.id), topic: r.topic, event: r.event, subjectId: r.subject_id, payload: r.payload, at: r.created_at.toISOString(), actor, tx: String(r.tx) };
 }
 
 /**
@@ -77,9 +109,9 @@ function toRow(r: { id: number; topic: string; event: string; subject_id: string
  * transaction (the caller should look again shortly).
  */
 export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: number): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
-  const rows = await db<{ id: number; topic: string; event: string; subject_id: string | null; payload: Record<string, unknown>; created_at: Date; tx: string; horizon: string }[]>`
+  const rows = await db<(StoredEvent & { horizon: string })[]>`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
-    select e.id, e.topic, e.event, e.subject_id, e.payload, e.created_at, e.tx::text as tx, h.x::text as horizon
+    select ${db.unsafe(EVENT_COLUMNS)}, h.x::text as horizon
       from events e, h
      where e.topic = ${topic}
        and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)
@@ -87,7 +119,7 @@ export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: nu
      order by e.tx, e.id
      limit ${limit}`;
   if (rows.length > 0) {
-    return { events: rows.map(toRow), horizon: rows[0].horizon, held: false };
+    return { events: rows.map(toEventRow), horizon: rows[0].horizon, held: false };
   }
   const [probe] = await db<{ horizon: string; held: boolean }[]>`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)

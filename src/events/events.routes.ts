@@ -11,12 +11,21 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { EventHub, Subscriber } from './events.hub.js';
 import { cursorFor, headCursor, headId, readAfter, resumeIdFor, type Cursor, type EventRow } from './events.repo.js';
 
+export const Actor = z
+  .object({
+    kind: z.enum(['user', 'session', 'system']).describe('`user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)'),
+    id: z.string().describe('The user or session id, or the system job (`sweep:lease`, `sweep:retention`, `on-session-stopped`, …)'),
+    token: z.string().nullable().describe('The name of the token the request used (`default`, `ci`, …); null for `system`'),
+  })
+  .meta({ id: 'Actor', description: 'Who made a change (the audit)' });
+
 export const Event = z
   .object({
     seq: z.number().int().describe('The event sequence number; the SSE `id:` and the resume cursor'),
     topic: z.string(),
     event: z.string().describe('Seed event name: added, claimed, done, blocked, todo, dependency-blocked, unblocked, updated, assigned, removed, …'),
     at: z.string().describe('Database time of the change (ISO 8601)'),
+    actor: Actor.nullable().describe('Who made the change; null for events written before the audit existed'),
     data: z.record(z.string(), z.unknown()).describe('The payload: {event, id, scope, status, owner?, blockedBy?, revision, …}'),
   })
   .meta({ id: 'Event' });
@@ -24,12 +33,12 @@ export const Event = z
 const TopicQuery = z.string().min(6).max(600).regex(/^todo:/, 'topic must be todo:<scope>').describe('`todo:<scope>`, e.g. `todo:session:s-…`');
 
 function view(e: EventRow) {
-  return { seq: e.id, topic: e.topic, event: e.event, at: e.at, data: e.payload };
+  return { seq: e.id, topic: e.topic, event: e.event, at: e.at, actor: e.actor, data: e.payload };
 }
 
-/** SSE frames of events; `data:` is the payload plus `seq` and `at`. */
+/** SSE frames of events; `data:` is the payload plus `seq`, `at` and `actor`. */
 function frame(e: EventRow): string {
-  return `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify({ ...e.payload, seq: e.id, at: e.at })}\n\n`;
+  return `id: ${e.id}\nevent: ${e.event}\ndata: ${JSON.stringify({ ...e.payload, seq: e.id, at: e.at, actor: e.actor })}\n\n`;
 }
 
 /**
@@ -75,7 +84,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         tags: ['events'],
         summary: 'Follow a topic as Server-Sent Events',
         description:
-          'Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload. ' +
+          'Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload with `seq`, `at` and `actor` (who made the change, `{kind, id, token}`; null before the audit existed). ' +
           'Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, ' +
           'the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client ' +
           'that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then ' +

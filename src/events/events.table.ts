@@ -16,8 +16,22 @@ export const events = pgTable(
     event: text('event').notNull(),
     subjectId: text('subject_id'),
     payload: jsonb('payload').notNull(),
+    /**
+     * Who made the change (issue 21, the audit): `user` (an operator), `session`, or `system` (a
+     * sweep; `actor_id` names it); `actor_token` is the name of the token the request used.
+     * NULL on events written before migrations/0016.
+     */
+    actorKind: text('actor_kind'),
+    actorId: text('actor_id'),
+    actorToken: text('actor_token'),
     tx: xid8('tx').notNull().default(sql`pg_current_xact_id()`),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [index('events_topic_tx_id_idx').on(t.topic, t.tx, t.id), index('events_created_idx').on(t.createdAt)],
+  (t) => [
+    index('events_topic_tx_id_idx').on(t.topic, t.tx, t.id),
+    index('events_created_idx').on(t.createdAt),
+    // The audit's two filters (GET /v1/audit): by actor and by object, newest first.
+    index('events_actor_tx_id_idx').on(t.actorId, t.tx, t.id).where(sql`${t.actorId} is not null`),
+    index('events_subject_tx_id_idx').on(t.subjectId, t.tx, t.id).where(sql`${t.subjectId} is not null`),
+  ],
 );

@@ -21,7 +21,7 @@ import type { Ctx } from '../todos/todos.service.js';
 import type { Db } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
-import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { appendEvents, auditTopic, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
@@ -46,6 +46,7 @@ import { isPlainObject, ownValue, truncateUtf8 } from './contract/text.js';
 import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './graphs.repo.js';
 import { graphScope } from './graphs.scope.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
+import { actorOf } from '../auth/actor.js';
 
 /** The lifecycle events `inspect` returns (seeds-notes §3.4: "Inspect returns up to 100 events"). */
 export const INSPECT_EVENT_LIMIT = 100;
@@ -104,17 +105,23 @@ const toAgent = (r: AgentRow): AgentView => ({ id: r.id, adapter: r.adapter, com
 /**
  * Registers a configured Agent (seed 002 "Every subtask has one explicit, configured Implementer";
  * seeds-notes §3.1). Agents are operator configuration: only users may register (403 `forbidden`
- * for sessions). `adapter` and `command` are optional facts reported by Graph Preflight. The id is
+ * for sessions). `adapter` and `command` are optional facts reported by Graph Preflight; the audit
+ * records the registration (`audit:agents`). The id is
  * the contract's Agent format and is never trimmed. Errors: 403 forbidden, 409 agent_exists.
  */
 export async function registerAgent(ctx: Ctx, input: { id: string; adapter?: string; command?: string }): Promise<AgentView> {
   if (ctx.principal.kind !== 'user') fail('forbidden', 'only an operator (user) may register Agents');
-  const [row] = await ctx.sql<AgentRow[]>`
-    insert into agents (id, adapter, command, created_by)
-    values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id})
-    on conflict (id) do nothing
-    returning id, adapter, command, created_by, created_at`;
-  if (!row) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered`, { agent: input.id });
+  const row = await withTx(ctx.sql, async (tx) => {
+    const [r] = await tx<AgentRow[]>`
+      insert into agents (id, adapter, command, created_by)
+      values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id})
+      on conflict (id) do nothing
+      returning id, adapter, command, created_by, created_at`;
+    if (!r) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered`, { agent: input.id });
+    const payload = { event: 'agent-registered', id: r.id, adapter: r.adapter, command: r.command };
+    await appendEvents(tx, [{ topic: auditTopic('agents'), event: 'agent-registered', subjectId: r.id, payload }], actorOf(ctx.principal));
+    return r;
+  });
   return toAgent(row);
 }
 
@@ -392,7 +399,7 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
         });
       }
     }
-    await appendEvents(tx, events);
+    await appendEvents(tx, events, actorOf(ctx.principal));
     return toRecord(row, rows);
   });
   return { ok: true, validation: { sideEffects: true }, graph: record };

@@ -31,12 +31,14 @@ import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
 import { guardedClaim, type Ctx } from '../todos/todos.service.js';
-import type { Principal } from '../auth/principal.js';
+import { type Principal, systemPrincipal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { unstorable } from '../http/text.js';
 import { onSessionStopped } from '../sessions/sessions.service.js';
 import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
+import { actorOf } from '../auth/actor.js';
+import { completeContractRow } from '../todos/todos.batch.js';
 
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
 
@@ -236,7 +238,7 @@ async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.Transact
       for (const nodeId of nowReady) events.push(event(record, 'TaskReady', { nodeId, status: 'ready' }, record.revision));
       for (const nodeId of demoted) events.push(event(record, 'TaskPending', { nodeId, status: 'pending' }, record.revision));
       if (status !== previous) events.push(event(record, 'TaskGraphStatusChanged', { from: previous, to: status, status }, record.revision));
-      await appendEvents(tx, events);
+      await appendEvents(tx, events, actorOf(ctx.principal));
     }
     return { result: op.result, graph: toGraph(record, after), summary: toSummary(record, after) };
   });
@@ -266,7 +268,8 @@ async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: Gr
 }
 
 /** The principal the sweep and the session-stop hook act as (sees every graph). */
-const SYSTEM: Principal = { kind: 'user', id: 'system:sweep', name: 'sweep' };
+const SYSTEM: Principal = systemPrincipal('sweep:metagit-stranded');
+const ON_STOP: Principal = systemPrincipal('on-session-stopped');
 
 /** Reopens stranded starts of every graph that has one (the sweep's step; see {@link reopenStranded}). */
 export async function sweepStrandedNodes(sql: Sql, config: Config): Promise<number> {
@@ -284,7 +287,7 @@ export async function sweepStrandedNodes(sql: Sql, config: Config): Promise<numb
 onSessionStopped(async (sql, config, sessionId) => {
   const graphs = await sql<{ id: string }[]>`
     select distinct substr(scope, 9) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'metagit:%'`;
-  for (const g of graphs) await withTaskGraph({ sql, config, principal: SYSTEM }, g.id, async () => ({ result: null }));
+  for (const g of graphs) await withTaskGraph({ sql, config, principal: ON_STOP }, g.id, async () => ({ result: null }));
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -407,7 +410,7 @@ export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Pr
       insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by)
       values (${id}, ${scope}, ${title}, ${intent.id}, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id})
       returning *`;
-    await appendEvents(tx, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)]);
+    await appendEvents(tx, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)], actorOf(ctx.principal));
     return toGraph(g, []);
   });
 }
@@ -560,7 +563,7 @@ export async function startNode(ctx: Ctx, id: string, nodeId: string) {
     const status = nodeStatus(n);
     if (status === 'running') throw new DomainError('already_claimed', `node ${id}/${nodeId} is already running (owner ${n.owner})`, { owner: n.owner });
     if (status !== 'ready') refuseStatus(id, n, 'start');
-    const claimed = await guardedClaim(tx, { id: n.todo_id, actor: p.id, override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
+    const claimed = await guardedClaim(tx, { id: n.todo_id, actor: p.id, by: actorOf(p), override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
     if (!claimed) throw new DomainError('already_claimed', `node ${id}/${nodeId} could not be claimed`, {});
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskStarted', payload: { nodeId, status: 'running', owner: p.id } }] };
@@ -593,7 +596,7 @@ export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
     } else if (status !== 'running' && status !== 'blocked') {
       refuseStatus(id, n, 'complete');
     }
-    await tx`select id from coord_done_many(${[n.todo_id]}::text[], ${[p.id]}::text[], true, 0::float8, ${ctx.config.todo.emitEvents}, true)`;
+    await completeContractRow(tx, n.todo_id, p.id, actorOf(p), ctx.config.todo.emitEvents);
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskCompleted', payload: { nodeId, status: 'completed' } }] };
   });
@@ -731,11 +734,11 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
          where t.scope = ${g.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
          order by t.position, t.id limit 1 for update of t skip locked`;
       if (!pick) return { nodeId: null, todoId: null };
-      const claimed = await guardedClaim(tx, { id: pick.todo_id, actor: p.id, override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
+      const claimed = await guardedClaim(tx, { id: pick.todo_id, actor: p.id, by: actorOf(p), override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
       if (!claimed) continue;
       touched(tx, g);
       const [u] = await tx<GraphRow[]>`update task_graphs set updated_at = now(), revision = revision + 1 where id = ${id} returning *`;
-      await appendEvents(tx, [event(u, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, u.revision)]);
+      await appendEvents(tx, [event(u, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, u.revision)], actorOf(p));
       return { nodeId: pick.node_id, todoId: pick.todo_id };
     }
   });

@@ -20,12 +20,14 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { recordSessionEvents } from '../sessions/sessions.service.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.view.js';
 import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
 import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
+import { actorOf, type Actor } from '../auth/actor.js';
 
 export interface ScenarioCtx {
   sql: Sql;
@@ -191,6 +193,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
       await tx`insert into sessions (id, name, parent_id, root_id, system_kind, created_by)
                values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${p.id})`;
       await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: orchestratorToken });
+      await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: `${input.name}/orchestrator` }]);
       orch = { id, root_id: id, system_kind: 'orchestrator', status: 'active' };
     } else {
       const [row] = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = ${orchestratorId} for share`;
@@ -254,6 +257,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}
           from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[]) as u(id, name)`;
       await insertTokens(tx, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })));
+      await recordSessionEvents(tx, actorOf(p), 'session-created', ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })));
     }
     for (const m of input.members) if (m.session !== undefined) sessionOf.set(m.name, m.session);
 
@@ -314,7 +318,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         for (const row of rows) events.push({ topic: topicOf(scope), event: 'added', subjectId: row.id, payload: eventPayload('added', row) });
       }
     }
-    await appendEvents(tx, events);
+    await appendEvents(tx, events, actorOf(ctx.principal));
     const view = toScenario(scenario, await readMembers(tx, scenarioId));
     return { scenario: view, ...(orchestratorToken ? { orchestratorToken } : {}), tokens };
   });
@@ -346,7 +350,7 @@ async function visibleScenario(ctx: ScenarioCtx, db: Db, nameOrId: string, forUp
  */
 export async function getScenario(ctx: ScenarioCtx, nameOrId: string): Promise<ScenarioView> {
   const { row } = await visibleScenario(ctx, ctx.sql, nameOrId);
-  const done = await completeScenarios(ctx.sql, ctx.config, row.id);
+  const done = await completeScenarios(ctx.sql, ctx.config, actorOf(ctx.principal), row.id);
   const fresh = done.length ? { ...row, completed_at: new Date(done[0].completedAt), revision: done[0].revision } : row;
   return toScenario(fresh, await readMembers(ctx.sql, row.id));
 }
@@ -406,7 +410,7 @@ export async function listScenarios(ctx: ScenarioCtx, opts: { limit?: number; cu
   const scenarios: ScenarioSummary[] = [];
   for (const r of page) {
     // Completion holds but is not recorded yet: record it now, as a read of the scenario does.
-    const recorded = r.complete && r.completed_at === null ? (await completeScenarios(sql, ctx.config, r.id))[0] : undefined;
+    const recorded = r.complete && r.completed_at === null ? (await completeScenarios(sql, ctx.config, actorOf(ctx.principal), r.id))[0] : undefined;
     const v: ScenarioSummary = {
       id: r.id,
       name: r.name,
@@ -469,7 +473,7 @@ export interface ScenarioStatus {
  */
 export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promise<ScenarioStatus> {
   const { row } = await visibleScenario(ctx, ctx.sql, nameOrId);
-  const recorded = await completeScenarios(ctx.sql, ctx.config, row.id);
+  const recorded = await completeScenarios(ctx.sql, ctx.config, actorOf(ctx.principal), row.id);
   const completedAt = recorded[0]?.completedAt ?? row.completed_at?.toISOString();
   const scope = scenarioScope(row.id);
   const members = await ctx.sql<(MemberRow & { done: number; total: number; seed_status: StoredStatus | null; seed_unfinished: number | null })[]>`
@@ -566,9 +570,9 @@ export async function publishResult(ctx: ScenarioCtx, nameOrId: string, memberNa
     if (emitsFor(scope, ctx.config.todo.emitEvents)) {
       await appendEvents(tx, [
         { topic: topicOf(scope), event: 'result-published', subjectId: row.id, payload: { event: 'result-published', id: row.id, scope, member: memberName, revision: row.revision } },
-      ]);
+      ], actorOf(ctx.principal));
     }
-    const completed = await completeInTx(tx, ctx.config, row.id);
+    const completed = await completeInTx(tx, ctx.config, actorOf(ctx.principal), row.id);
     const [fresh] = (await readMembers(tx, row.id)).filter((m) => m.name === memberName);
     return { member: toMember(fresh), scenarioComplete: completed.length > 0 || row.completed_at !== null };
   });
@@ -585,9 +589,10 @@ export interface CompletedScenario {
  * Records derived completion for every incomplete scenario (or just `scenarioId`) where it now
  * holds, writing one `scenario-completed` event each (topic `todo:scenario:<id>`), in the
  * transaction `tx`. The guarded `completed_at IS NULL` makes it exactly once, also when two
- * replicas' sweeps race (the second UPDATE re-checks the row after the first commits).
+ * replicas' sweeps race (the second UPDATE re-checks the row after the first commits). `actor`
+ * is whoever's call or sweep noticed it (the audit).
  */
-export async function completeInTx(tx: Db, config: Config, scenarioId?: string): Promise<CompletedScenario[]> {
+export async function completeInTx(tx: Db, config: Config, actor: Actor, scenarioId?: string): Promise<CompletedScenario[]> {
   const rows = await tx<{ id: string; name: string; completed_at: Date; revision: number }[]>`
     update scenarios s set completed_at = now(), revision = s.revision + 1
      where s.completed_at is null
@@ -611,7 +616,7 @@ export async function completeInTx(tx: Db, config: Config, scenarioId?: string):
       subjectId: r.id,
       payload: { event: 'scenario-completed', id: r.id, scope: scenarioScope(r.id), name: r.name, status: 'complete', completedAt: r.completed_at.toISOString(), revision: r.revision },
     }));
-  await appendEvents(tx, events);
+  await appendEvents(tx, events, actor);
   return rows.map((r) => ({ id: r.id, name: r.name, completedAt: r.completed_at.toISOString(), revision: r.revision }));
 }
 
@@ -619,6 +624,6 @@ export async function completeInTx(tx: Db, config: Config, scenarioId?: string):
  * Evaluates derived completion in its own transaction (status reads, the sweep tick). Returns the
  * scenarios whose completion was recorded now.
  */
-export async function completeScenarios(sql: Sql, config: Config, scenarioId?: string): Promise<CompletedScenario[]> {
-  return withTx(sql, (tx) => completeInTx(tx, config, scenarioId));
+export async function completeScenarios(sql: Sql, config: Config, actor: Actor, scenarioId?: string): Promise<CompletedScenario[]> {
+  return withTx(sql, (tx) => completeInTx(tx, config, actor, scenarioId));
 }

@@ -3,14 +3,14 @@
  * subtree root is walked once at registration (seed 000 "Scoping": stop at a session with no
  * parent, or below a parent with a system kind), so its default scope never drifts.
  */
-import type { Principal } from '../auth/principal.js';
+import { type Principal, systemPrincipal } from '../auth/principal.js';
 import { insertFirstToken } from '../tokens/tokens.repo.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { noteTopics } from '../events/doorbell.js';
 import { SESSION_STOPPED } from '../events/events.hub.js';
-import { appendEvents, emitsFor, topicOf } from '../events/events.repo.js';
+import { appendEvents, auditTopic, emitsFor, topicOf } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
@@ -19,6 +19,7 @@ import { holdingFor, type Holding } from './sessions.holding.js';
 import { ALIVE_SQL, SILENT_SQL } from './sessions.liveness.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
 import { lockSubtree } from './sessions.subtree.js';
+import { actorOf, type Actor } from '../auth/actor.js';
 
 /**
  * Why a session stopped: `requested` (POST …/stop or DELETE on it), `silent` (auto-stopped: no
@@ -169,6 +170,7 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
               ${input.heartbeatIntervalMs ?? null})
       returning ${tx.unsafe(ROW)}`;
     await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: token });
+    await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: r.name }]);
     return r;
   });
   return { session: { ...toSession(row), holding: { count: 0, items: [] } }, token };
@@ -251,7 +253,7 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
 }
 
 /** The sweep's principal: an operator-like caller that may stop any session. */
-const SWEEP: Principal = { kind: 'user', id: 'system:sweep', name: 'sweep' };
+const SWEEP: Principal = systemPrincipal('sweep:session-liveness');
 
 /**
  * Auto-stop (issue 19): stops session `id` exactly as `POST /v1/sessions/{id}/stop` would (its
@@ -327,7 +329,11 @@ async function stopSessionTx(
     // Dispatch sessions' claims are their graph's to record (markStopped's semantics).
     const owners = new Map<string, string>([[id, opts.reason === 'silent' ? 'session-silent' : 'session-stopped']]);
     for (const d of descendants) if (d.graph_id === null) owners.set(d.id, 'session-stopped');
-    const reopened = await reopenOwnedBy(tx, config, owners);
+    const reopened = await reopenOwnedBy(tx, config, owners, actorOf(p));
+    await recordSessionEvents(tx, actorOf(p), 'session-stopped', [
+      ...(target.status === next ? [] : [{ id, status: next, reason: opts.reason }]),
+      ...descendantIds.map((d) => ({ id: d, status: 'stopped', reason: 'ancestor' })),
+    ]);
     noteStopped(tx, [id, ...descendantIds]);
     return { session: toSession(updated), reopened, stoppedDescendants: descendantIds };
   });
@@ -336,16 +342,36 @@ async function stopSessionTx(
 /**
  * Stops the active sessions among `ids` in `tx` without reopening anything (Task Graph dispatch
  * sessions: what they own is the graph's to record; stop reason `dispatch-ended`), and notes them
- * for the streams and caches. Locks in id order (see sessions.subtree.ts). Returns the ids it stopped.
+ * for the streams and caches, recording `actor` as who stopped them. Locks in id order (see
+ * sessions.subtree.ts). Returns the ids it stopped.
  */
-export async function markStopped(tx: Db, ids: readonly string[]): Promise<string[]> {
+export async function markStopped(tx: Db, ids: readonly string[], actor: Actor): Promise<string[]> {
   if (ids.length === 0) return [];
   const stopped = await tx<{ id: string }[]>`
     update sessions s set status = 'stopped', stopped_at = coalesce(s.stopped_at, now()), stop_reason = coalesce(s.stop_reason, 'dispatch-ended'), revision = s.revision + 1
       from (select id from sessions where id = any(${[...ids]}::text[]) and status = 'active' order by id for update) x
      where s.id = x.id and s.status = 'active' returning s.id`;
   noteStopped(tx, stopped.map((s) => s.id));
+  await recordSessionEvents(tx, actor, 'session-stopped', stopped.map((s) => ({ id: s.id, status: 'stopped', reason: 'dispatch-ended' })));
   return stopped.map((s) => s.id);
+}
+
+/**
+ * The audit's record of sessions created or stopped by `actor`, in `tx` (topic `audit:sessions`;
+ * issue 21): `session-created` with the name, `session-stopped` with the new status (`stopped`,
+ * `deleted`) and the stop reason.
+ */
+export async function recordSessionEvents(
+  tx: Db,
+  actor: Actor,
+  event: 'session-created' | 'session-stopped',
+  sessions: readonly { id: string; name?: string; status?: string; reason?: string }[],
+): Promise<void> {
+  await appendEvents(
+    tx,
+    sessions.map((s) => ({ topic: auditTopic('sessions'), event, subjectId: s.id, payload: { event, ...s } })),
+    actor,
+  );
 }
 
 /**
@@ -362,8 +388,9 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
  * item with `reason` and `formerOwner`. Returns the reopened ids. Graph subtasks are not
  * reopened: Task Graph v1 makes a stranded subtask FAILED `interrupted`, never READY (design brief
  * §8); the graph views read it so at once and the graph sweep records it (src/graphs/execution/).
+ * `actor` is who stopped them (the audit).
  */
-export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>): Promise<string[]> {
+export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>, actor: Actor): Promise<string[]> {
   if (owners.size === 0) return [];
   const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
     with x as (
@@ -380,6 +407,6 @@ export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<
       const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
       return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: owners.get(r.former_owner)!, formerOwner: r.former_owner } };
     });
-  await appendEvents(tx, events);
+  await appendEvents(tx, events, actor);
   return rows.map((r) => r.id);
 }

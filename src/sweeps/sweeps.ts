@@ -20,6 +20,7 @@ import { silentSessions } from '../sessions/sessions.liveness.js';
 import { stopSilentSession } from '../sessions/sessions.service.js';
 import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
 import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
+import { systemActor } from '../auth/actor.js';
 
 export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
 
@@ -100,6 +101,7 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
             const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
             return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'lease-expired', formerOwner: r.former_owner } };
           }),
+        systemActor('sweep:lease'),
       );
       return rows.length;
     });
@@ -137,6 +139,7 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
         deleted
           .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
           .map((r) => ({ topic: topicOf(r.scope), event: 'removed', subjectId: r.id, payload: { ...eventPayload('removed', r), reason: 'retention' } })),
+        systemActor('sweep:retention'),
       );
       return { n: deleted.length, candidates: cands.length };
     });
@@ -200,7 +203,7 @@ export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promis
   'metagit-stranded': sweepStrandedNodes,
   retention: sweepRetention,
   'event-retention': (sql, config) => deleteOldEvents(sql, config.eventRetentionMs),
-  'scenario-completion': async (sql, config) => (await completeScenarios(sql, config)).length,
+  'scenario-completion': async (sql, config) => (await completeScenarios(sql, config, systemActor('sweep:scenario-completion'))).length,
   'idempotency-keys': (sql) => purgeExpiredKeys(sql),
 };
 

@@ -9,6 +9,7 @@
 import postgres from 'postgres';
 import type { EmitEvents } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
+import type { Actor } from '../auth/actor.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { ringAfterCommit } from '../events/doorbell.js';
 import { emitsFor, topicOf } from '../events/events.repo.js';
@@ -30,6 +31,8 @@ export interface NextFilters {
 export interface NextRequest {
   scope: string;
   actor: string;
+  /** Who made the request, as its events record it (the audit): the session `actor` and its token. */
+  by: Actor;
   /** The scope's `emit_events` decision. */
   emit: boolean;
   leaseMs: number;
@@ -54,6 +57,8 @@ function filterKey(f: NextFilters = {}): string {
 export interface DoneRequest {
   id: string;
   actor: string | null;
+  /** Who made the request, as its events record it (the audit): the owner, or an override's principal. */
+  by: Actor;
   leaseMs: number;
   /** `[todo] emit_events`. */
   emitEvents: EmitEvents;
@@ -94,7 +99,8 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
         select ${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
           from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit}, ${leaseMs}::float8,
                                ${f.minPriority ?? null}::int, ${f.tags?.length ? f.tags : null}::text[],
-                               ${f.anyTags?.length ? f.anyTags : null}::text[], ${!!f.assignedToMe})
+                               ${f.anyTags?.length ? f.anyTags : null}::text[], ${!!f.assignedToMe},
+                               ${reqs.map((r) => r.by.token)}::text[])
                with ordinality f(o_item, o_retry, ord)
                cross join lateral (select (f.o_item).*) t
          order by f.ord`;
@@ -133,13 +139,14 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
  * The events of the claim CTE `c` (the claimed row plus `former_owner`, the owner of the expired
  * claim it took over, or null), written by the claim statement itself (one round trip, same
  * transaction), in order: for a take-over first `todo` (reason `lease-expired`, `formerOwner`,
- * revision − 1: what the lease sweep would have written), then `claimed`. `emit` is the scope's
- * `emit_events` decision. migrations/0009 writes the same events for a batch.
+ * revision − 1: what the lease sweep would have written), then `claimed`, both recording `by` as
+ * who made the change. `emit` is the scope's `emit_events` decision. coord_next_many
+ * (migrations/0016) writes the same events for a batch.
  */
-export function claimedEvent(db: Db, emit: boolean) {
+export function claimedEvent(db: Db, emit: boolean, by: Actor) {
   return db`ev as (
-      insert into events (topic, event, subject_id, payload)
-      select 'todo:' || c.scope, e.event, c.id, e.payload
+      insert into events (topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
+      select 'todo:' || c.scope, e.event, c.id, e.payload, ${by.kind}, ${by.id}, ${by.token}::text
         from c cross join lateral (
           select 1 as step, 'todo' as event,
                  jsonb_build_object('event', 'todo', 'id', c.id, 'scope', c.scope, 'status', 'todo',
@@ -212,7 +219,7 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
        order by u.priority desc, u.position, u.id
        limit 1),
     ${claimUpdate(sql, req.actor, req.leaseMs)},
-    ${claimedEvent(sql, req.emit)}
+    ${claimedEvent(sql, req.emit, req.by)}
     select ${itemColumns(sql, req.leaseMs)} from c t`;
   if (rows[0] && req.emit) ringAfterCommit(sql, [topicOf(req.scope)]);
   return rows[0] ?? null;
@@ -224,7 +231,8 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
  * only each item's owner may complete it; with it (the scope's override authority, checked by the
  * caller) anyone may. Request i's `result` travels as element i of `p_results` (serialised here,
  * parsed to jsonb by Postgres: postgres.js binds no jsonb[]), so the guarded UPDATE stores each
- * result on its own item and the `done` event carries it. Rings the topics of the events it wrote.
+ * result on its own item and the `done` event carries it, recording request i's `by` as who made
+ * the change (p_by_*, migrations/0016). Rings the topics of the events it wrote.
  */
 export async function completeMany(sql: Sql, reqs: DoneRequest[], override = false): Promise<(TodoRow | null)[]> {
   if (reqs.length === 0) return [];
@@ -233,7 +241,8 @@ export async function completeMany(sql: Sql, reqs: DoneRequest[], override = fal
   const rows = await sql<TodoRow[]>`
     select t.*, ${derivedColumns(sql)}, null::timestamptz as lease_expires_at, false as lease_expired
       from coord_done_many(${reqs.map((r) => r.id)}::text[], ${reqs.map((r) => r.actor)}::text[], ${override},
-                           ${leaseMs}::float8, ${emitEvents}, false, ${results}::text[]::jsonb[]) with ordinality t
+                           ${leaseMs}::float8, ${emitEvents}, false, ${results}::text[]::jsonb[],
+                           ${reqs.map((r) => r.by.kind)}::text[], ${reqs.map((r) => r.by.id)}::text[], ${reqs.map((r) => r.by.token)}::text[]) with ordinality t
      order by t.ordinality`;
   if (rows.length !== reqs.length) throw new Error(`coord_done_many returned ${rows.length} rows for ${reqs.length} items`);
   const done = rows.map((r) => (r.id === null ? null : r));
@@ -241,6 +250,17 @@ export async function completeMany(sql: Sql, reqs: DoneRequest[], override = fal
   for (const r of done) if (r && emitsFor(r.scope, emitEvents)) topics.add(topicOf(r.scope));
   if (topics.size) ringAfterCommit(sql, topics);
   return done;
+}
+
+/**
+ * The `done` of a contract's own engine row (a Task Graph subtask, a metagit node), by `by` with
+ * override authority, without a result: the guarded transition, the cascade to dependents and the
+ * `done`/`unblocked` events (recording `by`) in the caller's transaction. The caller notes the
+ * topic for the doorbell.
+ */
+export async function completeContractRow(tx: Db, todoId: string, owner: string | null, by: Actor, emitEvents: EmitEvents): Promise<void> {
+  await tx`select id from coord_done_many(${[todoId]}::text[], ${[owner]}::text[], true, 0::float8, ${emitEvents}, true, null::jsonb[],
+                                          ${[by.kind]}::text[], ${[by.id]}::text[], ${[by.token]}::text[])`;
 }
 
 /**

@@ -43,6 +43,7 @@ import {
   type Ctx,
 } from './todos.service.js';
 import { selectItems, toItem, type StoredStatus, type TodoItem } from './todos.view.js';
+import { actorOf } from '../auth/actor.js';
 
 /** The prefix of every item id (`newId('td')`): a `dependsOn` entry with it names an existing item, any other a ref. */
 const ID_PREFIX = 'td-';
@@ -159,7 +160,7 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
     }
     // (position, id) order is request order: the positions were handed out in it.
     const rows = await selectItems(tx, ctx.config.todo.claimLeaseMs, planned.map((p) => p.id));
-    await appendEvents(tx, emitted(ctx, scope, rows.map((row) => ({ event: 'added', row }))));
+    await appendEvents(tx, emitted(ctx, scope, rows.map((row) => ({ event: 'added', row }))), actorOf(ctx.principal));
     return rows;
   });
   const byRef: Record<string, string> = {};

@@ -32,6 +32,7 @@ import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession, type NextFilters } from './todos.batch.js';
 import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import { actorOf, type Actor } from '../auth/actor.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
 export interface Ctx {
@@ -310,7 +311,7 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
       await tx`insert into todo_dependencies (todo_id, dependency_id) select ${id}, d from unnest(${deps}::text[]) d`;
     }
     const [row] = await selectItems(tx, lease(ctx), [id]);
-    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'added', row }]));
+    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'added', row }]), actorOf(ctx.principal));
     return row;
   });
   return toItem(row);
@@ -402,7 +403,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
   if (row.scope.startsWith('metagit:')) assertNotGraphManaged(row.scope); // start it through /v1/task-graphs
   const emit = emitsFor(row.scope, ctx.config.todo.emitEvents);
-  const claimed = await guardedClaim(ctx.sql, { id, actor: self, override, emit, leaseMs: lease(ctx) });
+  const claimed = await guardedClaim(ctx.sql, { id, actor: self, by: actorOf(ctx.principal), override, emit, leaseMs: lease(ctx) });
   if (claimed) {
     if (emit) ringAfterCommit(ctx.sql, [topicOf(claimed.scope)]);
     return toItem(claimed);
@@ -430,15 +431,16 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
  * (`liveSession`), with its events when `emit` (`claimedEvent`: a take-over of a free claim, an
  * expired lease in a plain scope, writes `todo` with reason lease-expired, then `claimed`). Resolves with the claimed row (item columns), or undefined when
  * the guard did not hold. `db` may be a transaction (Task Graph dispatch claims under the graph
- * lock through this same statement); the caller rings the doorbell after commit.
+ * lock through this same statement); the caller rings the doorbell after commit. `by` is who made
+ * the change, as the events record it (the dispatcher, for a dispatch's claim).
  */
-export async function guardedClaim(db: Db, c: { id: string; actor: string; override: boolean; emit: boolean; leaseMs: number }): Promise<TodoRow | undefined> {
+export async function guardedClaim(db: Db, c: { id: string; actor: string; by: Actor; override: boolean; emit: boolean; leaseMs: number }): Promise<TodoRow | undefined> {
   const rows = await db<TodoRow[]>`
     with ${liveSession(db, c.actor)},
     target as (select t.id, case when t.status = 'in-progress' then t.owner end as former_owner
                  from todos t where t.id = ${c.id} for update),
     ${claimUpdate(db, c.actor, c.leaseMs, db`and (t.assignee is null or t.assignee = ${c.actor} or ${c.override}) and exists (select 1 from live)`)},
-    ${claimedEvent(db, c.emit)}
+    ${claimedEvent(db, c.emit, c.by)}
     select ${itemColumns(db, c.leaseMs)} from c t`;
   return rows[0];
 }
@@ -517,6 +519,7 @@ export async function claimNextIn(ctx: Ctx, target: NextTarget): Promise<{ claim
   const row = await batchedNext(ctx.sql, ctx.config.groupCommitMax, {
     scope: target.scope,
     actor: target.actor,
+    by: actorOf(ctx.principal),
     emit: emitsFor(target.scope, ctx.config.todo.emitEvents),
     leaseMs: lease(ctx),
     filters: target.filters,
@@ -580,7 +583,7 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
     for (const f of flipped) events.push({ event: 'dependency-blocked', row: f });
     const written = emitted(ctx, row.scope, events);
     if (reason && written[0]) written[0].payload = { ...written[0].payload, reason };
-    await appendEvents(tx, written);
+    await appendEvents(tx, written, actorOf(ctx.principal));
     return { item: fresh };
   });
   if ('item' in result) return toItem(result.item!);
@@ -596,12 +599,12 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
  */
 async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number, result: unknown): Promise<TodoItem> {
   const mine = self
-    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents, result })
+    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, by: actorOf(ctx.principal), leaseMs, emitEvents: ctx.config.todo.emitEvents, result })
     : undefined;
   if (mine) return toItem(mine);
   const v = await visibleRow(ctx, ctx.sql, id);
   if (v.override) {
-    const [theirs] = await completeMany(ctx.sql, [{ id, actor: self, leaseMs, emitEvents: ctx.config.todo.emitEvents, result }], true);
+    const [theirs] = await completeMany(ctx.sql, [{ id, actor: self, by: actorOf(ctx.principal), leaseMs, emitEvents: ctx.config.todo.emitEvents, result }], true);
     if (theirs) return toItem(theirs);
   }
   refuseTransition(id, 'done', self, v.override ? (await visibleRow(ctx, ctx.sql, id)).row : v.row, v.override);
@@ -734,7 +737,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
     const [fresh] = await selectItems(tx, leaseMs, [id]);
     const isBlocked = fresh.status === 'todo' && fresh.unfinished_deps > 0;
     const event = !wasBlocked && isBlocked ? 'dependency-blocked' : wasBlocked && !isBlocked ? 'unblocked' : 'updated';
-    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event, row: fresh }]));
+    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event, row: fresh }]), actorOf(ctx.principal));
     return fresh;
   });
   return toItem(row);
@@ -771,7 +774,7 @@ export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, 
     if (value) await assertAssignable(tx, row.scope, value);
     await tx`update todos set assignee = ${value}, revision = revision + 1, updated_at = now() where id = ${id}`;
     const [fresh] = await selectItems(tx, lease(ctx), [id]);
-    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event: 'assigned', row: fresh }]));
+    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event: 'assigned', row: fresh }]), actorOf(ctx.principal));
     return fresh;
   });
   return toItem(row);
@@ -804,7 +807,7 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
     }
     await tx`delete from todo_dependencies where todo_id = any(${set}::text[]) or dependency_id = any(${set}::text[])`;
     await tx`delete from todos where id = any(${set}::text[])`;
-    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'removed', row }]));
+    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'removed', row }]), actorOf(ctx.principal));
     return { removed: set };
   });
 }

@@ -5,8 +5,10 @@
  * the principal.
  */
 import { createHash } from 'node:crypto';
+import type { Actor } from '../auth/actor.js';
 import type { Db } from '../db/client.js';
 import { noteTopics } from '../events/doorbell.js';
+import { appendEvents, auditTopic } from '../events/events.repo.js';
 import { TOKEN_REVOKED } from '../events/events.hub.js';
 import { newId, newToken } from '../lib/ids.js';
 
@@ -50,6 +52,24 @@ export async function insertTokens(db: Db, tokens: readonly NewToken[]): Promise
 export async function insertFirstToken(db: Db, t: NewToken): Promise<string> {
   const [r] = await insertTokens(db, [t]);
   return r.secret;
+}
+
+/** A token as the audit records it: never the secret. */
+export interface TokenFact {
+  id: string;
+  name: string;
+  principal: { kind: 'user' | 'session'; id: string };
+  /** ISO 8601, or null: never. */
+  expiresAt: string | null;
+}
+
+/** The audit's record of token changes made by `actor`, in `tx` (topic `audit:tokens`; issue 21). */
+export async function recordTokenEvents(tx: Db, actor: Actor, event: 'token-created' | 'token-rotated' | 'token-revoked', tokens: readonly TokenFact[]): Promise<void> {
+  await appendEvents(
+    tx,
+    tokens.map((t) => ({ topic: auditTopic('tokens'), event, subjectId: t.id, payload: { event, ...t } })),
+    actor,
+  );
 }
 
 /**

@@ -13,13 +13,14 @@
  * refused at once everywhere. Expiry is compared with the database clock (`now()`), never the
  * replica's.
  */
+import { actorOf } from '../auth/actor.js';
 import type { Principal } from '../auth/principal.js';
 import type { Db, Sql } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
 import { fail } from '../http/errors.js';
 import { newToken } from '../lib/ids.js';
-import { hashToken, insertTokens, noteTokensRevoked } from './tokens.repo.js';
+import { hashToken, insertTokens, noteTokensRevoked, recordTokenEvents } from './tokens.repo.js';
 
 /** Unrevoked tokens one principal may hold (expired ones count until revoked). */
 export const MAX_TOKENS_PER_PRINCIPAL = 100;
@@ -136,8 +137,15 @@ export async function createToken(sql: Sql, caller: Principal, input: { name: st
       { ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }), name: input.name, createdBy: caller.id, expiresInMs: input.expiresInMs },
     ]);
     const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${made.id}`;
+    await recordTokenEvent(tx, caller, 'token-created', row);
     return { token: view(row, caller), secret: made.secret };
   });
+}
+
+/** The audit's record of a token change by `caller` (topic `audit:tokens`; never the secret). */
+async function recordTokenEvent(tx: Db, caller: Principal, event: 'token-created' | 'token-rotated' | 'token-revoked', r: Row): Promise<void> {
+  const principal = r.user_id ? { kind: 'user' as const, id: r.user_id } : { kind: 'session' as const, id: r.session_id! };
+  await recordTokenEvents(tx, actorOf(caller), event, [{ id: r.id, name: r.name, principal, expiresAt: r.expires_at?.toISOString() ?? null }]);
 }
 
 /** Reads one token the caller may see (`own` = only its own), locked for update; `token_not_found` otherwise. */
@@ -171,6 +179,7 @@ export async function rotateToken(sql: Sql, caller: Principal, id: string, input
       update tokens set token_hash = ${hashToken(secret)}, rotated_at = now(), expires_at = ${expiry}
        where id = ${id} returning ${COLUMNS(tx)}`;
     noteTokensRevoked(tx, [id]);
+    await recordTokenEvent(tx, caller, 'token-rotated', updated);
     return { token: view(updated, caller), secret };
   });
 }
@@ -202,6 +211,7 @@ export async function revokeToken(sql: Sql, caller: Principal, id: string): Prom
     }
     const [updated] = await tx<Row[]>`update tokens set revoked_at = now() where id = ${id} returning ${COLUMNS(tx)}`;
     noteTokensRevoked(tx, [id]);
+    await recordTokenEvent(tx, caller, 'token-revoked', updated);
     return view(updated, caller);
   });
 }

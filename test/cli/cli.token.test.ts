@@ -1,10 +1,12 @@
 /**
- * `coord token list|create|rotate|revoke` (issue 21), in process against a real app: the secret
+ * `coord token list|create|rotate|revoke` and `coord audit` (issue 21), in process against a real app: the secret
  * is printed once, works, is replaced by a rotation and refused after a revocation.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { runInProcess } from './helpers.js';
+import { cleanEnv, runInProcess, tempHome } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -52,5 +54,48 @@ describe('coord token', () => {
     const missing = await runInProcess(['token', 'revoke', 'tk-nope'], env);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('token_not_found');
+  });
+  it('should save the new secret when rotating the token coord login stored, and warn when it came from COORD_TOKEN', async () => {
+    const s = await t.session({ name: 'cli-rotate-self' });
+    const home = tempHome();
+    const env = cleanEnv(home);
+    expect((await runInProcess(['login', '--url', t.base, '--token', s.token], env)).code).toBe(0);
+    const file = path.join(home, '.config', 'coord', 'config.json');
+    const current = JSON.parse((await runInProcess(['token', 'list', '--json'], env)).stdout).tokens.find((k: { current: boolean }) => k.current);
+    const rotated = await runInProcess(['token', 'rotate', current.id, '-q'], env);
+    expect(rotated.code, rotated.stderr).toBe(0);
+    const secret = rotated.stdout.trim();
+    expect(rotated.stderr).toContain(`saved the new secret in ${file}`);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ url: t.base, token: secret });
+    expect((await runInProcess(['whoami'], env)).code).toBe(0); // the saved token still works
+
+    const fromEnv = await runInProcess(['token', 'rotate', current.id, '-q'], { COORD_URL: t.base, COORD_TOKEN: secret, COORD_CLI_CONFIG: path.join(home, 'none.json') });
+    expect(fromEnv.code, fromEnv.stderr).toBe(0);
+    expect(fromEnv.stderr).toContain('warning: the token you called with (COORD_TOKEN) was this one and is now refused');
+    expect(JSON.parse(readFileSync(file, 'utf8')).token).toBe(secret); // untouched: it was not the source
+  });
+});
+
+describe('coord audit', () => {
+  it('should print who changed an item, newest first, page by page or all at once', async () => {
+    const s = await t.session({ name: 'cli-audit' });
+    const item = (await s.client.post('/v1/todos', { title: 'audited by the CLI' })).body.item;
+    await s.client.post(`/v1/todos/${item.id}/claim`);
+    const env = { COORD_URL: t.base, COORD_TOKEN: t.admin.token! };
+    const human = await runInProcess(['audit', '--subject', item.id, '--human'], env);
+    expect(human.code, human.stderr).toBe(0);
+    const lines = human.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^SEQ +AT +ACTOR +TOKEN +EVENT +SUBJECT +TOPIC/);
+    expect(lines[1]).toMatch(new RegExp(`session ${s.id} +default +claimed +${item.id} `));
+    expect(lines[2]).toMatch(/ added /);
+    const paged = await runInProcess(['audit', '--subject', item.id, '--limit', '1', '--human'], env);
+    expect(paged.stdout).toMatch(/\(more: coord audit … --cursor \S+, or --all\)/);
+    const all = JSON.parse((await runInProcess(['audit', '--subject', item.id, '--limit', '1', '--all'], env)).stdout);
+    expect(all.entries.map((e: { event: string }) => e.event)).toEqual(['claimed', 'added']);
+    const bad = await runInProcess(['audit', '--limit', '0'], env);
+    expect(bad.code).toBe(2);
+    const refused = await runInProcess(['audit'], { COORD_URL: t.base, COORD_TOKEN: s.token });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('operators');
   });
 });

@@ -273,4 +273,14 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
     expect(await cursor(t.admin, id)).toBe(before);
     expect(again.body.graph.state).toBe('APPROVED');
   });
+
+  it('recorded who made every change of the run in the audit (issue 21): no event without its actor', async () => {
+    const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from events where actor_kind is null or actor_id is null`;
+    expect(n).toBe(0);
+    const kinds = await t.sql<{ actor_kind: string; actor_token: string | null }[]>`
+      select distinct actor_kind, actor_token from events where topic = ${`todo:graph:${id}`} order by 1, 2`;
+    // The owner, the dispatched implementers and reviewer (sessions, by their `default` token), the operator.
+    expect(kinds.map((k) => k.actor_kind)).toContain('session');
+    expect(kinds.every((k) => k.actor_token === 'default')).toBe(true);
+  });
 });

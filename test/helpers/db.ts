@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import postgres from 'postgres';
 import { inject } from 'vitest';
+import { MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrate.js';
 
 /** A fresh database cloned from the migrated template (or, with `empty`, not migrated at all); `drop()` removes it. */
 export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
@@ -33,4 +37,23 @@ export async function createTestDatabase(opts: { empty?: boolean } = {}): Promis
       await a.end();
     },
   };
+}
+
+/**
+ * Migrates the database at `url` as the release that ended with migration `lastIdx` left it (the
+ * migrations up to and including that index), for upgrade tests; `migrateDatabase(url)` then
+ * applies the rest, as this release does.
+ */
+export async function migrateAsRelease(url: string, lastIdx: number): Promise<void> {
+  const old = mkdtempSync(path.join(tmpdir(), 'coord-migrations-'));
+  try {
+    cpSync(MIGRATIONS_DIR, old, { recursive: true });
+    const journalFile = path.join(old, 'meta/_journal.json');
+    const journal = JSON.parse(readFileSync(journalFile, 'utf8'));
+    journal.entries = journal.entries.filter((e: { idx: number }) => e.idx <= lastIdx);
+    writeFileSync(journalFile, JSON.stringify(journal));
+    await migrateDatabase(url, old);
+  } finally {
+    rmSync(old, { recursive: true, force: true });
+  }
 }

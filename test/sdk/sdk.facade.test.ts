@@ -37,6 +37,19 @@ describe('client.tokens', () => {
   });
 });
 
+describe('client.audit', () => {
+  it('should page through who changed an item, and refuse a session with Forbidden', async () => {
+    const a = await agent('audited');
+    const item = await a.client.todos.add({ title: 'audited by the SDK' });
+    await a.client.todos.claim(item.id);
+    const page = await admin.audit.list({ subjectId: item.id, limit: 1 });
+    expect(page.entries).toMatchObject([{ event: 'claimed', subjectId: item.id, actor: { kind: 'session', id: a.session.id, token: 'default' } }]);
+    expect(page.nextCursor).not.toBeNull();
+    expect((await admin.audit.listAll({ subjectId: item.id, limit: 1 })).map((e) => e.event)).toEqual(['claimed', 'added']);
+    await expect(a.client.audit.list()).rejects.toMatchObject({ status: 403, code: 'forbidden' });
+  });
+});
+
 describe('client.me and client.sessions', () => {
   it('should tell a user from a session with me()', async () => {
     const a = await agent('me-check');

@@ -4,14 +4,11 @@
  * `default` token of its principal, and a stopped session's stays refused.
  */
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrate.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
 import { startTestApp } from '../helpers/app.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { createTestDatabase, migrateAsRelease } from '../helpers/db.js';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -19,15 +16,9 @@ describe('upgrade to the tokens table', () => {
   it('should keep the previous release’s operator and session tokens working as their "default" tokens', async () => {
     const target = await createTestDatabase({ empty: true });
     const url = target.url;
-    const old = mkdtempSync(path.join(tmpdir(), 'coord-migrations-'));
     try {
       // The previous release: migrations up to 0014.
-      cpSync(MIGRATIONS_DIR, old, { recursive: true });
-      const journalFile = path.join(old, 'meta/_journal.json');
-      const journal = JSON.parse(readFileSync(journalFile, 'utf8'));
-      journal.entries = journal.entries.filter((e: { idx: number }) => e.idx <= 14);
-      writeFileSync(journalFile, JSON.stringify(journal));
-      await migrateDatabase(url, old);
+      await migrateAsRelease(url, 14);
       const db = postgres(url, { max: 1, onnotice: () => {} });
       const opToken = 'coord_old_operator', liveToken = 'coord_old_session', stoppedToken = 'coord_old_stopped';
       await db`insert into users (id, name, token_hash) values ('u-old', 'admin', ${sha(opToken)})`;
@@ -54,7 +45,6 @@ describe('upgrade to the tokens table', () => {
         await t.sql.end({ timeout: 5 });
       }
     } finally {
-      rmSync(old, { recursive: true, force: true });
       await target.drop();
     }
   });

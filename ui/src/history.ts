@@ -11,7 +11,7 @@ export async function history(client: CoordClient, topic: string, keep: (e: Coor
   for (let i = 0; i < pages; i++) {
     const page = await client.events.log(topic, { after, limit: 500 });
     for (const e of page.events) {
-      const ev: CoordEvent = { seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at } };
+      const ev: CoordEvent = { seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at, actor: e.actor } };
       if (keep(ev)) out.push(ev);
     }
     if (page.events.length < 500 || page.nextAfter === null) break;

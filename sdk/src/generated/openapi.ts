@@ -12,7 +12,7 @@ export interface paths {
         };
         /**
          * Follow a topic as Server-Sent Events
-         * @description Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload. Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.
+         * @description Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload with `seq`, `at` and `actor` (who made the change, `{kind, id, token}`; null before the audit existed). Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.
          */
         get: {
             parameters: {
@@ -7517,6 +7517,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Page through who did what
+         * @description Every stored change, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped) and `audit:agents` (agent-registered). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are ([server] event_retention). Operators only (a session gets `forbidden`).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs) */
+                    actorKind?: "user" | "session" | "system";
+                    /** @description A user or session id, or a system job (`sweep:lease`) */
+                    actorId?: string;
+                    /** @description A token name */
+                    actorToken?: string;
+                    /** @description An item, subtask, scenario, graph, token or session id */
+                    subjectId?: string;
+                    /** @description `todo:<scope>` with the canonical scope name (`todo:scenario:<id>`), `audit:tokens`, `audit:sessions`, `audit:agents` */
+                    topic?: string;
+                    /** @description ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive */
+                    since?: string;
+                    /** @description ISO 8601 with offset; exclusive */
+                    until?: string;
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AuditPage"];
+                    };
+                };
+                /** @description Problem codes: invalid_cursor, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -7663,6 +7765,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Who made a change (the audit) */
+        ActorInput: {
+            /**
+             * @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)
+             * @enum {string}
+             */
+            kind: "user" | "session" | "system";
+            /** @description The user or session id, or the system job (`sweep:lease`, `sweep:retention`, `on-session-stopped`, …) */
+            id: string;
+            /** @description The name of the token the request used (`default`, `ci`, …); null for `system` */
+            token: string | null;
+        };
         EventInput: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
             seq: number;
@@ -7671,6 +7785,8 @@ export interface components {
             event: string;
             /** @description Database time of the change (ISO 8601) */
             at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["ActorInput"] | null;
             /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
             data: {
                 [key: string]: unknown;
@@ -7937,6 +8053,25 @@ export interface components {
             id: string;
             /** @description Every dependency, in sorted id order */
             dependencies: components["schemas"]["DependencyResultInput"][];
+        };
+        /** @description One stored change and who made it */
+        AuditEntryInput: {
+            /** @description The event sequence number; the SSE `id:` and the resume cursor */
+            seq: number;
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents` */
+            topic: string;
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped */
+            event: string;
+            /** @description Database time of the change (ISO 8601) */
+            at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["ActorInput"] | null;
+            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description The object changed: item, subtask, scenario, graph, token or session id */
+            subjectId: string | null;
         };
         /** @enum {string} */
         TaskGraphSubtaskStateInput: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
@@ -9223,6 +9358,10 @@ export interface components {
         TokenListInput: {
             tokens: components["schemas"]["TokenInput"][];
         };
+        AuditPageInput: {
+            entries: components["schemas"]["AuditEntryInput"][];
+            nextCursor: string | null;
+        };
         Problem: {
             /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
             type: string;
@@ -9239,6 +9378,18 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description Who made a change (the audit) */
+        Actor: {
+            /**
+             * @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)
+             * @enum {string}
+             */
+            kind: "user" | "session" | "system";
+            /** @description The user or session id, or the system job (`sweep:lease`, `sweep:retention`, `on-session-stopped`, …) */
+            id: string;
+            /** @description The name of the token the request used (`default`, `ci`, …); null for `system` */
+            token: string | null;
+        };
         Event: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
             seq: number;
@@ -9247,6 +9398,8 @@ export interface components {
             event: string;
             /** @description Database time of the change (ISO 8601) */
             at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["Actor"] | null;
             /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
             data: {
                 [key: string]: unknown;
@@ -9513,6 +9666,25 @@ export interface components {
             id: string;
             /** @description Every dependency, in sorted id order */
             dependencies: components["schemas"]["DependencyResult"][];
+        };
+        /** @description One stored change and who made it */
+        AuditEntry: {
+            /** @description The event sequence number; the SSE `id:` and the resume cursor */
+            seq: number;
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents` */
+            topic: string;
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped */
+            event: string;
+            /** @description Database time of the change (ISO 8601) */
+            at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["Actor"] | null;
+            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description The object changed: item, subtask, scenario, graph, token or session id */
+            subjectId: string | null;
         };
         /** @enum {string} */
         TaskGraphSubtaskState: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
@@ -10798,6 +10970,10 @@ export interface components {
         };
         TokenList: {
             tokens: components["schemas"]["Token"][];
+        };
+        AuditPage: {
+            entries: components["schemas"]["AuditEntry"][];
+            nextCursor: string | null;
         };
     };
     responses: never;

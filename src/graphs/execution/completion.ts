@@ -29,6 +29,8 @@ import { boundReason } from '../contract/text.js';
 import type { GraphRow, SubtaskRow } from '../graphs.view.js';
 import { requireActor } from './authority.js';
 import { refuse, withLockedGraph, type LockedGraph } from './locked.js';
+import { actorOf } from '../../auth/actor.js';
+import { completeContractRow } from '../../todos/todos.batch.js';
 
 /** IMPLEMENTATION_DONE evidence as the runner reports it (wire shape: execution.schemas.ts). */
 export interface CompletionReport {
@@ -76,7 +78,7 @@ function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undef
 }
 
 async function stopDispatchSession(g: LockedGraph, row: SubtaskRow): Promise<void> {
-  if (row.session_id) await markStopped(g.tx, [row.session_id]);
+  if (row.session_id) await markStopped(g.tx, [row.session_id], actorOf(g.ctx.principal));
 }
 
 /** Marks the engine row blocked (owner kept) with its event: the engine's side of FAILED/STOPPED. */
@@ -86,7 +88,7 @@ export async function blockEngineRow(g: LockedGraph, row: SubtaskRow, owner: str
      where id = ${row.todo_id} and status <> 'blocked'
     returning id, scope, status, owner, revision, unfinished_deps`;
   if (rows.length && emitsFor(g.graph.scope, g.ctx.config.todo.emitEvents)) {
-    await appendEvents(g.tx, rows.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason } })));
+    await appendEvents(g.tx, rows.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason } })), actorOf(g.ctx.principal));
   }
 }
 
@@ -217,7 +219,7 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
                scope_evidence = ${scope === null ? null : JSON.stringify(scope)}::text::jsonb, last_error = null, updated_at = now()
          where graph_id = ${id} and subtask_id = ${subtaskId}`;
       // The engine's own done: guarded transition, cascade to dependents, `done`/`unblocked` events.
-      await g.tx`select id from coord_done_many(${[row.todo_id]}::text[], ${[row.owner ?? null]}::text[], true, 0::float8, ${ctx.config.todo.emitEvents}, true)`;
+      await completeContractRow(g.tx, row.todo_id, row.owner ?? null, actorOf(ctx.principal), ctx.config.todo.emitEvents);
       noteTopics(g.tx, [topicOf(g.graph.scope)]);
     }
     await stopDispatchSession(g, row);

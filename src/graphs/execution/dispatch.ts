@@ -12,7 +12,9 @@
  */
 import { insertFirstToken } from '../../tokens/tokens.repo.js';
 import type { Principal } from '../../auth/principal.js';
+import { actorOf } from '../../auth/actor.js';
 import { emitsFor } from '../../events/events.repo.js';
+import { recordSessionEvents } from '../../sessions/sessions.service.js';
 import { newId, newToken } from '../../lib/ids.js';
 import { guardedClaim, type Ctx } from '../../todos/todos.service.js';
 import { checkSubtaskClaim, planGraph, type AgentRegistryRecord, type PlanSubtaskSnapshot, type TaskGraphPlan } from '../contract/index.js';
@@ -115,9 +117,11 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
     values (${sessionId}, ${`${graph.id}/${subtaskId}#${attempt}`}, ${parentId}, ${rootId}, ${row.implementer},
             ${graph.id}, ${subtaskId}, ${caller.id})`;
   await insertFirstToken(tx, { sessionId, createdBy: caller.id, secret: token });
+  await recordSessionEvents(tx, actorOf(caller), 'session-created', [{ id: sessionId, name: `${graph.id}/${subtaskId}#${attempt}` }]);
   const claimed = await guardedClaim(tx, {
     id: row.todo_id,
     actor: sessionId,
+    by: actorOf(ctx.principal),
     override: true,
     emit: emitsFor(graph.scope, ctx.config.todo.emitEvents),
     leaseMs: ctx.config.todo.claimLeaseMs,

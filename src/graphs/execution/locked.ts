@@ -21,7 +21,7 @@
  * its RUNNING → FAILED event. It never becomes READY by itself: resume is explicit.
  */
 import type postgres from 'postgres';
-import type { Principal } from '../../auth/principal.js';
+import { type Principal, systemPrincipal } from '../../auth/principal.js';
 import type { Db } from '../../db/client.js';
 import { lockXact } from '../../db/locks.js';
 import { withTx } from '../../db/tx.js';
@@ -37,6 +37,7 @@ import { displayValue } from '../contract/text.js';
 import { graphNotFound, loadSubtaskRows, loadVisibleGraph } from '../graphs.repo.js';
 import { graphScope } from '../graphs.scope.js';
 import { interruptedReason, storedSubtasks, toRecord, type GraphRecordView, type GraphRow, type SubtaskRow } from '../graphs.view.js';
+import { actorOf } from '../../auth/actor.js';
 
 /** The graph as the operation sees it, under the lock, after stranded dispatches were recorded. */
 export interface LockedGraph {
@@ -79,7 +80,7 @@ export interface Locked<T> {
 }
 
 /** The principal the sweep acts as when it records stranded dispatches. */
-export const SWEEP_PRINCIPAL: Principal = { kind: 'user', id: 'system:sweep', name: 'sweep' };
+export const SWEEP_PRINCIPAL: Principal = systemPrincipal('sweep:graph-interruptions');
 
 /** A contract refusal at `stage` as a problem with the contract's members (seeds-notes §3.12). */
 export function refuse(
@@ -119,11 +120,12 @@ async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: read
     update todos set status = 'blocked', progress_at = null, revision = revision + 1, updated_at = now()
      where id = any(${todoIds}::text[]) and status = 'in-progress'
     returning id, scope, status, owner, revision, unfinished_deps`;
-  await markStopped(tx, stranded.map((row) => row.session_id).filter((id): id is string => !!id));
+  await markStopped(tx, stranded.map((row) => row.session_id).filter((id): id is string => !!id), actorOf(ctx.principal));
   if (emitsFor(graph.scope, ctx.config.todo.emitEvents)) {
     await appendEvents(
       tx,
       blocked.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason: 'interrupted' } })),
+      actorOf(ctx.principal),
     );
   }
   return stranded.map((row) => row.subtask_id);
@@ -273,7 +275,7 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
       const trigger = op.trigger ?? direct[0] ?? null;
       for (const t of operated) events.push(transitionEvent(record, afterById.get(t.subtaskId)!, t, parentTo, trigger));
       if (parentTo !== parentMid) events.push(status(parentMid, parentTo, trigger));
-      await appendEvents(tx, events);
+      await appendEvents(tx, events, actorOf(ctx.principal));
     }
     return {
       result: op.result,

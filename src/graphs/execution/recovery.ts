@@ -31,6 +31,7 @@ import type { SubtaskState } from '../contract/index.js';
 import { actsOnSubtask, requireActor, requireOwner } from './authority.js';
 import { blockEngineRow } from './completion.js';
 import { recordInterrupted, withLockedGraph, type LockedGraph } from './locked.js';
+import { actorOf } from '../../auth/actor.js';
 
 /** One subtask's outcome in the shared result of recover/resume/stop/cleanup (seeds-notes §3.10). */
 interface Outcome {
@@ -86,7 +87,7 @@ function targetsOf(g: LockedGraph, subtaskId: string | undefined): string[] {
   return g.derived.map((s) => s.id);
 }
 
-const stopSessions = (g: LockedGraph, ids: string[]) => markStopped(g.tx, ids);
+const stopSessions = (g: LockedGraph, ids: string[]) => markStopped(g.tx, ids, actorOf(g.ctx.principal));
 
 /** A RUNNING subtask recorded FAILED `interrupted` because the runner reported its process dead. */
 async function recordDead(g: LockedGraph, row: SubtaskRow, detail: string): Promise<void> {
@@ -169,6 +170,7 @@ export async function resumeSubtask(ctx: Ctx, id: string, input: { subtaskId: st
           const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
           return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'resumed' } };
         }),
+        actorOf(ctx.principal),
       );
     }
     if (row.session_id) await stopSessions(g, [row.session_id]);

@@ -83,6 +83,13 @@ export function eventSummary(e: CoordEvent): string {
   return bits.join(' · ');
 }
 
+/** Who made the change an event records (the audit): `<id>` and the token's name when not `default`. */
+function actorOf(e: CoordEvent): string | undefined {
+  const a = e.data.actor as { id?: string; token?: string | null } | null | undefined;
+  if (!a?.id) return undefined;
+  return a.token && a.token !== 'default' ? `${a.id} (${a.token})` : a.id;
+}
+
 /** An event history, newest first. */
 export function EventList({ events, empty }: { events: CoordEvent[]; empty?: string }) {
   if (events.length === 0) return <p class="muted">{empty ?? 'No events yet.'}</p>;
@@ -92,6 +99,7 @@ export function EventList({ events, empty }: { events: CoordEvent[]; empty?: str
         <li key={`${e.seq}-${e.event}`} data-seq={e.seq}>
           <span class="seq">#{e.seq}</span> <Time at={typeof e.data.at === 'string' ? e.data.at : undefined} /> <strong class="ev">{e.event}</strong>{' '}
           <span class="muted">{eventSummary(e)}</span>
+          {actorOf(e) ? <span class="muted"> · by {actorOf(e)}</span> : null}
         </li>
       ))}
     </ol>

@@ -1,0 +1,55 @@
+/** `GET /v1/audit` (issue 21): who did what, for operators. The rules are in audit.service.ts. */
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/client.js';
+import { Actor, Event } from '../events/events.routes.js';
+import { problemResponses } from '../http/problem.js';
+import { listAudit } from './audit.service.js';
+
+export const AuditEntry = Event.extend({
+  topic: z.string().describe('`todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents`'),
+  event: z.string().describe('The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped'),
+  subjectId: z.string().nullable().describe('The object changed: item, subtask, scenario, graph, token or session id'),
+}).meta({ id: 'AuditEntry', description: 'One stored change and who made it' });
+
+const Instant = z.iso.datetime({ offset: true });
+
+/** Registers the audit route. */
+export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
+  const r = app.withTypeProvider<ZodTypeProvider>();
+  const { sql } = deps;
+
+  r.get(
+    '/v1/audit',
+    {
+      schema: {
+        tags: ['audit'],
+        summary: 'Page through who did what',
+        description:
+          'Every stored change, newest first, with the principal that made it (kind, id and the name of its token): the events of ' +
+          'every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, ' +
+          'session-stopped) and `audit:agents` (agent-registered). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, ' +
+          '`since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). ' +
+          'Kept as long as events are ([server] event_retention). Operators only (a session gets `forbidden`).',
+        querystring: z.strictObject({
+          actorKind: Actor.shape.kind.optional(),
+          actorId: z.string().min(1).max(200).optional().describe('A user or session id, or a system job (`sweep:lease`)'),
+          actorToken: z.string().min(1).max(100).optional().describe('A token name'),
+          subjectId: z.string().min(1).max(200).optional().describe('An item, subtask, scenario, graph, token or session id'),
+          topic: z.string().min(1).max(600).optional().describe('`todo:<scope>` with the canonical scope name (`todo:scenario:<id>`), `audit:tokens`, `audit:sessions`, `audit:agents`'),
+          since: Instant.optional().describe('ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive'),
+          until: Instant.optional().describe('ISO 8601 with offset; exclusive'),
+          limit: z.coerce.number().int().min(1).max(500).default(100),
+          cursor: z.string().max(200).optional().describe('`nextCursor` of the previous page'),
+        }),
+        response: {
+          200: z.object({ entries: z.array(AuditEntry), nextCursor: z.string().nullable() }).meta({ id: 'AuditPage' }),
+          ...problemResponses('validation_failed', 'forbidden', 'invalid_cursor'),
+        },
+      },
+    },
+    async (req) => listAudit(sql, req.principal, req.query),
+  );
+}
