@@ -39,6 +39,7 @@ import { round } from './lib/stats.js';
 import { rssWithStreams, sampleRss, type MemorySample } from './memory.js';
 import { keepCpuProfile, summarizeCpuProfile, topStatements, type ProfileSummary, type StatementStat } from './profile.js';
 import { readySetBench, type ReadySetResult } from './ready-set.js';
+import { newToken } from '../src/lib/ids.js';
 
 const { values: opts } = parseArgs({
   options: {
@@ -131,15 +132,18 @@ async function main(): Promise<void> {
   const coordUrl = await pg.createDatabase('coord');
   await migrateDatabase(coordUrl);
   if (opts.profile) return profile(pg, coordUrl);
-  server = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot });
+  // Every server on this database gets the same COORD_ADMIN_TOKEN: a start with another value
+  // would revoke the token the servers already running were given (README "Tokens").
+  const adminToken = newToken();
+  server = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken });
   if (serverRoot) progress(`Coord server from ${serverRoot}`);
   if (compareRoot) {
-    compareServer = await startCoordServer({ databaseUrl: coordUrl, root: compareRoot });
+    compareServer = await startCoordServer({ databaseUrl: coordUrl, root: compareRoot, adminToken });
     progress(`second Coord server (coord-http-compare) from ${compareRoot}`);
   }
   if (only.has('breakdown')) {
     // The before of group commit, on the same database: every next/done its own round trip.
-    noGroupCommitServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, env: { COORD_GROUP_COMMIT: '1' } });
+    noGroupCommitServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: { COORD_GROUP_COMMIT: '1' } });
   }
   const machine = await describeMachine(pg.admin);
   progress(`${machine.cores} cores, ${machine.postgres}, Node ${machine.node}; load average ${load0.toFixed(2)}`);
@@ -222,6 +226,7 @@ async function main(): Promise<void> {
     bulkServer = await startCoordServer({
       databaseUrl: coordUrl,
       root: serverRoot,
+      adminToken,
       env: { COORD_TODO_LIST_LIMIT: String(BULK_ITEMS), COORD_BODY_LIMIT: String(64 * 2 ** 20) },
     });
     bulk = await bulkBench(bulkServer, { items: BULK_ITEMS, inFlight: 8, runs: 3 });

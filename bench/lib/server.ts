@@ -30,6 +30,11 @@ export interface CoordServer {
 
 export interface StartServerOptions {
   databaseUrl: string;
+  /**
+   * COORD_ADMIN_TOKEN. Servers sharing a database must share it: a start with another value
+   * replaces (revokes) the token the running servers were given. Default: a fresh one.
+   */
+  adminToken?: string;
   /** Extra environment (e.g. COORD_DB_POOL_MAX). */
   env?: Record<string, string>;
   /** Write a V8 CPU profile of the server to this folder on exit. */
@@ -44,7 +49,7 @@ export async function startCoordServer(opts: StartServerOptions): Promise<CoordS
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'coord-bench-server-'));
   const configFile = path.join(dataDir, 'coord.toml');
   writeFileSync(configFile, '# benchmark: Coord defaults\n');
-  const adminToken = newToken();
+  const adminToken = opts.adminToken ?? newToken();
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('COORD_') && k !== 'DATABASE_URL' && k !== 'PORT') env[k] = v;
   Object.assign(env, {
