@@ -38,7 +38,7 @@ export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           actorId: z.string().min(1).max(200).optional().describe('A user or session id, or a system job (`sweep:lease`)'),
           actorToken: z.string().min(1).max(100).optional().describe('A token name'),
           subjectId: z.string().min(1).max(200).optional().describe('An item, subtask, scenario, graph, token or session id'),
-          topic: z.string().min(1).max(600).optional().describe('`todo:<scope>` with the canonical scope name (`todo:scenario:<id>`), `audit:tokens`, `audit:sessions`, `audit:agents`'),
+          topic: z.string().min(1).max(600).optional().describe('`todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`'),
           since: Instant.optional().describe('ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive'),
           until: Instant.optional().describe('ISO 8601 with offset; exclusive'),
           limit: z.coerce.number().int().min(1).max(500).default(100),

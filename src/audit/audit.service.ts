@@ -17,6 +17,7 @@ import type { Sql } from '../db/client.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { fail } from '../http/errors.js';
 import { EVENT_COLUMNS, toEventRow, type StoredEvent } from '../events/events.repo.js';
+import { canonicalScope } from '../scopes/scopes.js';
 
 /** What `GET /v1/audit` filters by; every filter given must hold (AND). */
 export interface AuditQuery {
@@ -27,7 +28,11 @@ export interface AuditQuery {
   actorToken?: string;
   /** The object changed: an item, subtask, scenario, graph, token or session id. */
   subjectId?: string;
-  /** A topic: `todo:<scope>` (canonical scope name), `audit:tokens`, `audit:sessions` or `audit:agents`. */
+  /**
+   * A topic: `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents`. The scope is
+   * resolved as the event routes do (`todo:scenario:<name>` reads `todo:scenario:<id>`,
+   * `todo:session:<child>` its root's topic).
+   */
   topic?: string;
   /** From this instant (inclusive), ISO 8601. */
   since?: string;
@@ -62,6 +67,7 @@ const DIGITS = /^\d{1,20}$/;
 export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   if (p.kind !== 'user') fail('forbidden', 'the audit is for operators; a session reads its scope’s events with GET /v1/events/log');
   const after = q.cursor === undefined ? undefined : (decodeCursor(q.cursor, [DIGITS, DIGITS]) as [string, string]);
+  const topic = q.topic?.startsWith('todo:') ? `todo:${(await canonicalScope(sql, q.topic.slice(5))) ?? q.topic.slice(5)}` : q.topic;
   const rows = await sql<StoredEvent[]>`
     select ${sql.unsafe(EVENT_COLUMNS)}
       from events e
@@ -70,7 +76,7 @@ export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<
        ${q.actorId !== undefined ? sql`and e.actor_id = ${q.actorId}` : sql``}
        ${q.actorToken !== undefined ? sql`and e.actor_token = ${q.actorToken}` : sql``}
        ${q.subjectId !== undefined ? sql`and e.subject_id = ${q.subjectId}` : sql``}
-       ${q.topic !== undefined ? sql`and e.topic = ${q.topic}` : sql``}
+       ${topic !== undefined ? sql`and e.topic = ${topic}` : sql``}
        ${q.since !== undefined ? sql`and e.created_at >= ${q.since}::timestamptz` : sql``}
        ${q.until !== undefined ? sql`and e.created_at < ${q.until}::timestamptz` : sql``}
        ${after ? sql`and (e.tx, e.id) < (${after[0]}::xid8, ${after[1]}::bigint)` : sql``}

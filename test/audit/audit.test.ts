@@ -82,6 +82,8 @@ describe('audit', () => {
       }),
     );
     const entries = await audit(t.admin, `topic=todo:${encodeURIComponent(scope)}`);
+    // A child session's scope names its root's topic, as in the event routes.
+    expect((await audit(t.admin, `topic=todo:session:${workers[0].id}`)).map((e) => e.seq)).toEqual(entries.map((e) => e.seq));
     const owners = new Map<string, string>();
     for (const e of entries.filter((x) => x.event === 'claimed')) owners.set(e.subjectId!, e.data.owner as string);
     expect(owners.size).toBe(n);
@@ -153,6 +155,21 @@ describe('audit', () => {
       ['token-created', 'COORD_ADMIN_TOKEN', 'system'],
     ]);
     expect(boot[1].subjectId).toBe(boot[2].subjectId);
+  });
+
+  it('should find a scenario’s changes by its name or its id, the created member sessions included', async () => {
+    const admin = await me(t.admin);
+    const sc = await t.admin.post('/v1/scenarios', { name: 'audited-scenario', members: [{ name: 'api', task: 'Build the API' }] });
+    expect(sc.status, JSON.stringify(sc.body)).toBe(201);
+    const byName = await audit(t.admin, 'topic=todo:scenario:audited-scenario');
+    const byId = await audit(t.admin, `topic=todo:scenario:${sc.body.scenario.id}`);
+    expect(byName.map((e) => e.seq)).toEqual(byId.map((e) => e.seq));
+    expect(byName.map((e) => [e.event, e.actor?.id])).toEqual([
+      ['added', admin.id],
+      ['scenario-created', admin.id],
+    ]);
+    const members = await audit(t.admin, `topic=audit:sessions&actorId=${admin.id}&since=${encodeURIComponent(byName[0].at)}`);
+    expect(members.map((e) => e.data.name).sort()).toEqual(['audited-scenario/api', 'audited-scenario/orchestrator']);
   });
 
   it('should record the principal on graph contract changes (metagit and Task Graph)', async () => {

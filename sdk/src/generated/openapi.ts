@@ -7539,7 +7539,7 @@ export interface paths {
                     actorToken?: string;
                     /** @description An item, subtask, scenario, graph, token or session id */
                     subjectId?: string;
-                    /** @description `todo:<scope>` with the canonical scope name (`todo:scenario:<id>`), `audit:tokens`, `audit:sessions`, `audit:agents` */
+                    /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents` */
                     topic?: string;
                     /** @description ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive */
                     since?: string;
