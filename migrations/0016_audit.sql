@@ -4,6 +4,7 @@
 ALTER TABLE "events" ADD COLUMN "actor_kind" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "actor_id" text;--> statement-breakpoint
 ALTER TABLE "events" ADD COLUMN "actor_token" text;--> statement-breakpoint
+CREATE INDEX "events_tx_id_idx" ON "events" USING btree ("tx","id");--> statement-breakpoint
 CREATE INDEX "events_actor_tx_id_idx" ON "events" USING btree ("actor_id","tx","id") WHERE "events"."actor_id" is not null;--> statement-breakpoint
 CREATE INDEX "events_subject_tx_id_idx" ON "events" USING btree ("subject_id","tx","id") WHERE "events"."subject_id" is not null;--> statement-breakpoint
 

@@ -30,7 +30,9 @@ export const events = pgTable(
   (t) => [
     index('events_topic_tx_id_idx').on(t.topic, t.tx, t.id),
     index('events_created_idx').on(t.createdAt),
-    // The audit's two filters (GET /v1/audit): by actor and by object, newest first.
+    // The audit (GET /v1/audit), newest first: the whole log (also by time or actor kind), by actor
+    // and by object.
+    index('events_tx_id_idx').on(t.tx, t.id),
     index('events_actor_tx_id_idx').on(t.actorId, t.tx, t.id).where(sql`${t.actorId} is not null`),
     index('events_subject_tx_id_idx').on(t.subjectId, t.tx, t.id).where(sql`${t.subjectId} is not null`),
   ],
