@@ -43,7 +43,7 @@ export function auditCommand(io: Io, setExit: (code: number) => void): Command {
     .option('--actor <id>', 'a user or session id, or a system job (sweep:lease, …)')
     .addOption(new Option('--actor-kind <kind>', 'user, session or system').choices(['user', 'session', 'system']))
     .option('--actor-token <name>', 'the name of the token used (default, ci, …)')
-    .option('--subject <id>', 'the object: an item, subtask, scenario, graph, token or session id')
+    .option('--subject <id>', 'the object: an item, scenario, graph, metagit node (<graph>/<node>), token, session or Agent id')
     .option('--topic <topic>', 'todo:<scope> (or just the scope), audit:tokens, audit:sessions, audit:agents')
     .option('--since <time>', 'from this instant, ISO 8601 with offset (e.g. 2026-12-03T09:00:00Z)')
     .option('--until <time>', 'before this instant, ISO 8601 with offset')
@@ -52,7 +52,7 @@ export function auditCommand(io: Io, setExit: (code: number) => void): Command {
     .option('--all', 'follow every page to the end')
     .addHelpText(
       'after',
-      examples(['coord audit --subject t-0123456789abcdef', 'coord audit --actor s-0123456789abcdef --since 2026-12-03T00:00:00Z', 'coord audit --topic audit:tokens --all --json']),
+      examples(['coord audit --subject td-0123456789abcdef', 'coord audit --actor s-0123456789abcdef --since 2026-12-03T00:00:00Z', 'coord audit --topic audit:tokens --all --json']),
     )
     .action(
       run<Opts>(async (ctx) => {

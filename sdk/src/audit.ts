@@ -1,5 +1,5 @@
 /**
- * `client.audit`: who did what (`GET /v1/audit`, operators only). Every stored change, newest
+ * `client.audit`: who did what (`GET /v1/audit`, operators only). Every change Coord writes an event for, newest
  * first, with the principal that made it and the name of its token.
  */
 import { collectPages, type Transport } from './transport.js';

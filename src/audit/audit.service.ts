@@ -8,8 +8,8 @@
  *
  * Pages run newest first in delivery order, `(tx, id)` descending, over finished transactions
  * only (`tx` below the snapshot's xmin), so paging back never skips a row that commits later: such
- * a row sorts after the first page's start. Retention is the event retention ([server]
- * event_retention); events written before migrations/0016 have no actor (`actor: null`).
+ * a row sorts after the first page's start. Retention is the event retention
+ * (COORD_EVENT_RETENTION); events written before migrations/0016 have no actor (`actor: null`).
  */
 import type { Actor, ActorKind } from '../auth/actor.js';
 import type { Principal } from '../auth/principal.js';
@@ -58,7 +58,9 @@ export interface AuditEntry {
   data: Record<string, unknown>;
 }
 
-const DIGITS = /^\d{1,20}$/;
+/** A cursor part: a non-negative int8 in canonical decimal (no sign, no leading zero). */
+const INT8 = /^(0|[1-9]\d{0,18})$/;
+const INT8_MAX = 9223372036854775807n;
 
 /**
  * One page of the audit, newest first, with `nextCursor` (null on the last page). Operators only:
@@ -66,7 +68,8 @@ const DIGITS = /^\d{1,20}$/;
  */
 export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   if (p.kind !== 'user') fail('forbidden', 'the audit is for operators; a session reads its scope’s events with GET /v1/events/log');
-  const after = q.cursor === undefined ? undefined : (decodeCursor(q.cursor, [DIGITS, DIGITS]) as [string, string]);
+  const after = q.cursor === undefined ? undefined : (decodeCursor(q.cursor, [INT8, INT8]) as [string, string]);
+  if (after && after.some((part) => BigInt(part) > INT8_MAX)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
   const topic = q.topic?.startsWith('todo:') ? `todo:${(await canonicalScope(sql, q.topic.slice(5))) ?? q.topic.slice(5)}` : q.topic;
   const rows = await sql<StoredEvent[]>`
     select ${sql.unsafe(EVENT_COLUMNS)}

@@ -126,6 +126,9 @@ describe('audit', () => {
     expect(text).not.toContain(made.secret);
     expect(text).not.toContain(rotated.secret);
 
+    // An instant with another offset means the same instant.
+    const plusTwo = new Date(new Date(since).getTime() + 2 * 3600_000).toISOString().replace('Z', '+02:00');
+    expect((await audit(t.admin, `topic=audit:sessions&subjectId=${s.id}&since=${encodeURIComponent(plusTwo)}`)).length).toBe(2);
     const sessions = await audit(t.admin, `topic=audit:sessions&subjectId=${s.id}&since=${encodeURIComponent(since)}`);
     expect(sessions.map((e) => [e.event, e.actor?.id, e.data.reason ?? null])).toEqual([
       ['session-stopped', admin.id, 'requested'],
@@ -201,6 +204,12 @@ describe('audit', () => {
       ['cursor=nonsense', 'invalid_cursor'],
       [`cursor=${Buffer.from('["1"]').toString('base64url')}`, 'invalid_cursor'],
       ['since=yesterday', 'validation_failed'],
+      ['since=0000-01-01T00:00:00Z', 'validation_failed'],
+      ['until=9999-12-31T23:59:59-23:59', 'validation_failed'],
+      ['topic=session:s-0123456789abcdef', 'validation_failed'],
+      ['topic=AUDIT:TOKENS', 'validation_failed'],
+      [`cursor=${Buffer.from('["0072003","1"]').toString('base64url')}`, 'invalid_cursor'],
+      [`cursor=${Buffer.from('["9223372036854775808","1"]').toString('base64url')}`, 'invalid_cursor'],
       ['limit=0', 'validation_failed'],
       ['actorKind=robot', 'validation_failed'],
       ['unknown=1', 'validation_failed'],

@@ -7526,7 +7526,7 @@ export interface paths {
         };
         /**
          * Page through who did what
-         * @description Every stored change, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped) and `audit:agents` (agent-registered). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are ([server] event_retention). Operators only (a session gets `forbidden`).
+         * @description Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped) and `audit:agents` (agent-registered). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).
          */
         get: {
             parameters: {
@@ -7537,7 +7537,7 @@ export interface paths {
                     actorId?: string;
                     /** @description A token name */
                     actorToken?: string;
-                    /** @description An item, subtask, scenario, graph, token or session id */
+                    /** @description An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
                     subjectId?: string;
                     /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents` */
                     topic?: string;
@@ -8060,7 +8060,7 @@ export interface components {
             seq: number;
             /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents` */
             topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped */
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered */
             event: string;
             /** @description Database time of the change (ISO 8601) */
             at: string;
@@ -8070,7 +8070,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /** @description The object changed: item, subtask, scenario, graph, token or session id */
+            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
             subjectId: string | null;
         };
         /** @enum {string} */
@@ -9673,7 +9673,7 @@ export interface components {
             seq: number;
             /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents` */
             topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped */
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered */
             event: string;
             /** @description Database time of the change (ISO 8601) */
             at: string;
@@ -9683,7 +9683,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /** @description The object changed: item, subtask, scenario, graph, token or session id */
+            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
             subjectId: string | null;
         };
         /** @enum {string} */
