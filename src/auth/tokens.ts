@@ -10,6 +10,9 @@ import { hashToken, insertFirstToken, insertTokens, recordTokenEvents } from '..
 import { systemActor } from './actor.js';
 import { TOKEN_REVOKED } from '../events/events.hub.js';
 
+/** Operators and COORD_ADMIN_TOKEN's tokens made at start-up, as the audit records them: Coord's start-up acting. */
+const BOOTSTRAP = systemActor('bootstrap');
+
 export { hashToken } from '../tokens/tokens.repo.js';
 
 type PrincipalRow = {
@@ -81,7 +84,7 @@ export async function activeSessionPrincipal(db: Db, id: string): Promise<Sessio
 export async function createUser(sql: Db, name: string, token = newToken()): Promise<{ id: string; token: string }> {
   const id = newId('u');
   await sql`insert into users (id, name) values (${id}, ${name})`;
-  await insertFirstToken(sql, { userId: id, createdBy: id, secret: token });
+  await insertFirstToken(sql, { userId: id, createdBy: id, secret: token }, BOOTSTRAP);
   return { id, token };
 }
 
@@ -143,9 +146,6 @@ export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: strin
   });
 }
 
-/** COORD_ADMIN_TOKEN's changes as the audit records them: Coord's start-up acting. */
-const BOOTSTRAP = systemActor('bootstrap');
-
 async function installEnvToken(tx: Db, envToken: string): Promise<string> {
   const hash = hashToken(envToken);
   const [existing] = await tx<{ id: string; name: string; owner: string; revoked: boolean }[]>`
@@ -165,10 +165,9 @@ async function installEnvToken(tx: Db, envToken: string): Promise<string> {
   // At start-up this replica's doorbell may not be installed yet; a NOTIFY sent at commit (a
   // rare statement, so its cluster-wide lock costs nothing) tells the running replicas.
   if (replaced.length) await tx`select pg_notify('coord_events', ${TOKEN_REVOKED} || t) from unnest(${replaced.map((r) => r.id)}::text[]) t`;
-  const [made] = await insertTokens(tx, [{ userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken }]);
   const fact = (id: string, expiresAt: Date | null) => ({ id, name: ENV_TOKEN_NAME, principal: { kind: 'user' as const, id: first.id }, expiresAt: expiresAt?.toISOString() ?? null });
   await recordTokenEvents(tx, BOOTSTRAP, 'token-revoked', replaced.map((r) => fact(r.id, r.expires_at)));
-  await recordTokenEvents(tx, BOOTSTRAP, 'token-created', [fact(made.id, null)]);
+  await insertTokens(tx, [{ userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken }], BOOTSTRAP);
   return (
     `operator token: COORD_ADMIN_TOKEN installed as token "${ENV_TOKEN_NAME}" of operator ${first.id}` +
     (replaced.length ? ` (its previous value, token ${replaced[0].id}, is revoked)` : '')

@@ -192,7 +192,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
       orchestratorToken = newToken();
       await tx`insert into sessions (id, name, parent_id, root_id, system_kind, created_by)
                values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${p.id})`;
-      await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: orchestratorToken });
+      await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: orchestratorToken }, actorOf(p));
       await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: `${input.name}/orchestrator` }]);
       orch = { id, root_id: id, system_kind: 'orchestrator', status: 'active' };
     } else {
@@ -256,7 +256,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         insert into sessions (id, name, parent_id, root_id, created_by)
         select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}
           from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[]) as u(id, name)`;
-      await insertTokens(tx, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })));
+      await insertTokens(tx, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })), actorOf(p));
       await recordSessionEvents(tx, actorOf(p), 'session-created', ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })));
     }
     for (const m of input.members) if (m.session !== undefined) sessionOf.set(m.name, m.session);

@@ -169,7 +169,7 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
       values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${p.id},
               ${input.heartbeatIntervalMs ?? null})
       returning ${tx.unsafe(ROW)}`;
-    await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: token });
+    await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: token }, actorOf(p));
     await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: r.name }]);
     return r;
   });

@@ -33,24 +33,40 @@ export interface NewToken {
   expiresInMs?: number;
 }
 
-/** Inserts tokens in one statement and returns their ids and secrets, in input order. */
-export async function insertTokens(db: Db, tokens: readonly NewToken[]): Promise<{ id: string; secret: string }[]> {
+/**
+ * Inserts tokens in one statement, each recorded in the audit as `token-created` by `actor`, and
+ * returns their ids and secrets, in input order.
+ */
+export async function insertTokens(db: Db, tokens: readonly NewToken[], actor: Actor): Promise<{ id: string; secret: string }[]> {
   if (tokens.length === 0) return [];
   const out = tokens.map((t) => ({ id: newId('tk'), secret: t.secret ?? newToken() }));
-  await db`
+  const rows = await db<{ id: string; expires_at: Date | null }[]>`
     insert into tokens (id, user_id, session_id, name, token_hash, created_by, expires_at)
     select u.id, u.user_id, u.session_id, u.name, u.hash, u.created_by,
            case when u.expires_ms is null then null else now() + make_interval(secs => u.expires_ms / 1000.0) end
       from unnest(${out.map((o) => o.id)}::text[], ${tokens.map((t) => t.userId ?? null)}::text[], ${tokens.map((t) => t.sessionId ?? null)}::text[],
                   ${tokens.map((t) => t.name ?? FIRST_TOKEN_NAME)}::text[], ${out.map((o) => hashToken(o.secret))}::text[],
                   ${tokens.map((t) => t.createdBy)}::text[], ${tokens.map((t) => (t.expiresInMs === undefined ? null : String(t.expiresInMs)))}::float8[])
-           as u(id, user_id, session_id, name, hash, created_by, expires_ms)`;
+           as u(id, user_id, session_id, name, hash, created_by, expires_ms)
+    returning id, expires_at`;
+  const expiry = new Map(rows.map((r) => [r.id, r.expires_at?.toISOString() ?? null]));
+  await recordTokenEvents(
+    db,
+    actor,
+    'token-created',
+    tokens.map((t, i) => ({
+      id: out[i].id,
+      name: t.name ?? FIRST_TOKEN_NAME,
+      principal: t.userId ? { kind: 'user' as const, id: t.userId } : { kind: 'session' as const, id: t.sessionId! },
+      expiresAt: expiry.get(out[i].id) ?? null,
+    })),
+  );
   return out;
 }
 
 /** Issues the first token of one new principal (see `insertTokens`) and returns its secret. */
-export async function insertFirstToken(db: Db, t: NewToken): Promise<string> {
-  const [r] = await insertTokens(db, [t]);
+export async function insertFirstToken(db: Db, t: NewToken, actor: Actor): Promise<string> {
+  const [r] = await insertTokens(db, [t], actor);
   return r.secret;
 }
 

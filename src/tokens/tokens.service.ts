@@ -133,17 +133,18 @@ export async function createToken(sql: Sql, caller: Principal, input: { name: st
     if (n >= MAX_TOKENS_PER_PRINCIPAL) {
       fail('token_limit_reached', `you hold ${n} unrevoked tokens, the most allowed (${MAX_TOKENS_PER_PRINCIPAL}); revoke unused or expired ones first`);
     }
-    const [made] = await insertTokens(tx, [
-      { ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }), name: input.name, createdBy: caller.id, expiresInMs: input.expiresInMs },
-    ]);
+    const [made] = await insertTokens(
+      tx,
+      [{ ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }), name: input.name, createdBy: caller.id, expiresInMs: input.expiresInMs }],
+      actorOf(caller),
+    );
     const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${made.id}`;
-    await recordTokenEvent(tx, caller, 'token-created', row);
     return { token: view(row, caller), secret: made.secret };
   });
 }
 
 /** The audit's record of a token change by `caller` (topic `audit:tokens`; never the secret). */
-async function recordTokenEvent(tx: Db, caller: Principal, event: 'token-created' | 'token-rotated' | 'token-revoked', r: Row): Promise<void> {
+async function recordTokenEvent(tx: Db, caller: Principal, event: 'token-rotated' | 'token-revoked', r: Row): Promise<void> {
   const principal = r.user_id ? { kind: 'user' as const, id: r.user_id } : { kind: 'session' as const, id: r.session_id! };
   await recordTokenEvents(tx, actorOf(caller), event, [{ id: r.id, name: r.name, principal, expiresAt: r.expires_at?.toISOString() ?? null }]);
 }

@@ -129,6 +129,11 @@ describe('audit', () => {
     // An instant with another offset means the same instant.
     const plusTwo = new Date(new Date(since).getTime() + 2 * 3600_000).toISOString().replace('Z', '+02:00');
     expect((await audit(t.admin, `topic=audit:sessions&subjectId=${s.id}&since=${encodeURIComponent(plusTwo)}`)).length).toBe(2);
+    // The session's first token was minted with it, by the operator who created the session.
+    const firstToken = (await t.admin.get(`/v1/tokens?principal=${s.id}&includeRevoked=true`)).body.tokens.find((k: { name: string }) => k.name === 'default');
+    expect(await audit(t.admin, `topic=audit:tokens&subjectId=${firstToken.id}`)).toMatchObject([
+      { event: 'token-created', actor: { kind: 'user', id: admin.id }, data: { name: 'default', principal: { kind: 'session', id: s.id } } },
+    ]);
     const sessions = await audit(t.admin, `topic=audit:sessions&subjectId=${s.id}&since=${encodeURIComponent(since)}`);
     expect(sessions.map((e) => [e.event, e.actor?.id, e.data.reason ?? null])).toEqual([
       ['session-stopped', admin.id, 'requested'],
@@ -151,7 +156,10 @@ describe('audit', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-    const boot = await audit(t.admin, 'actorId=bootstrap');
+    const all = await audit(t.admin, 'actorId=bootstrap');
+    // The operator the test app was started with, made at start-up, and its `default` token.
+    expect(all.at(-1)).toMatchObject({ event: 'token-created', data: { name: 'default', principal: { kind: 'user', id: admin.id } } });
+    const boot = all.filter((e) => e.data.name === 'COORD_ADMIN_TOKEN');
     expect(boot.map((e) => [e.event, e.data.name, e.actor?.kind])).toEqual([
       ['token-created', 'COORD_ADMIN_TOKEN', 'system'],
       ['token-revoked', 'COORD_ADMIN_TOKEN', 'system'],

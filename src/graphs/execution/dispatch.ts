@@ -116,7 +116,7 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
     insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, created_by)
     values (${sessionId}, ${`${graph.id}/${subtaskId}#${attempt}`}, ${parentId}, ${rootId}, ${row.implementer},
             ${graph.id}, ${subtaskId}, ${caller.id})`;
-  await insertFirstToken(tx, { sessionId, createdBy: caller.id, secret: token });
+  await insertFirstToken(tx, { sessionId, createdBy: caller.id, secret: token }, actorOf(caller));
   await recordSessionEvents(tx, actorOf(caller), 'session-created', [{ id: sessionId, name: `${graph.id}/${subtaskId}#${attempt}` }]);
   const claimed = await guardedClaim(tx, {
     id: row.todo_id,
