@@ -5,7 +5,7 @@
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import { jsonSchemaTransform, jsonSchemaTransformObject, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { jsonSchemaTransform, jsonSchemaTransformObject, validatorCompiler } from 'fastify-type-provider-zod';
 import { adminRoutes } from './admin/admin.routes.js';
 import { registerAuth } from './auth/auth.plugin.js';
 import { PrincipalCache } from './auth/principal-cache.js';
@@ -19,6 +19,7 @@ import { registerDrain } from './http/drain.js';
 import { registerIdempotency } from './idempotency/idempotency.plugin.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';
+import { serializerCompiler } from './http/serialize.js';
 import { Metrics } from './metrics/metrics.js';
 import { registerMetricsHooks } from './metrics/metrics.hooks.js';
 import { uiRoutes } from './ui/ui.routes.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { LIST_LIMIT_CEILING } from '../config.js';
+import { compiledResponse } from '../http/serialize.js';
 
 export const TodoStatus = z.enum(['todo', 'in-progress', 'done', 'blocked']).meta({ id: 'TodoStatus' });
 
@@ -33,7 +34,8 @@ export const TodoItem = z
   })
   .meta({ id: 'TodoItem' });
 
-export const ItemEnvelope = z.object({ item: TodoItem });
+/** One item: the answer of claim, done, block, reopen, heartbeat and get (a compiled serialiser: a hot route, src/http/serialize.ts). */
+export const ItemEnvelope = compiledResponse(z.object({ item: TodoItem }));
 
 /** An item's priority: a small integer, higher first (issue 19; the seed has none, so 0 keeps its order). */
 export const Priority = z.number().int().min(-32768).max(32767);
@@ -108,7 +110,8 @@ export const ListTodosQuery = z.strictObject({
 
 export const TodoList = z.object({ items: z.array(TodoItem), nextCursor: z.string().nullable() }).meta({ id: 'TodoList' });
 
-export const ClaimResult = z
+/** The answer of `next` (a compiled serialiser: the hottest route, src/http/serialize.ts). */
+export const ClaimResult = compiledResponse(z
   .object({
     claimed: z.boolean(),
     item: TodoItem.optional(),
@@ -118,7 +121,7 @@ export const ClaimResult = z
       .describe('Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base)'),
     reason: z.string().optional().describe('Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed'),
   })
-  .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' });
+  .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' }));
 
 /** The longest a waiting `next` may hold its request (ms). */
 export const MAX_NEXT_WAIT_MS = 60_000;
