@@ -79,6 +79,8 @@ export interface ClaimRun {
   probePages?: number;
   /** CPU per cycle by process, and core utilisation, over the run (bench/lib/cpu.ts); null off Linux. */
   cpu?: CpuPerCycle | null;
+  /** `coord-http` only: Coord servers (replicas on the one database) the agents were spread over, round-robin; absent = 1. */
+  replicas?: number;
 }
 
 interface Agent {
@@ -105,11 +107,25 @@ export class ClaimBench {
     private readonly maxAgents = 64,
     private readonly compare?: { base: string; pid: number },
     private readonly noGroupCommit?: { base: string; pid: number },
+    /** Further replicas of `server` (same code, same database) for {@link runReplicas}. */
+    private readonly replicas: { base: string; pid: number }[] = [],
   ) {}
 
   /** Every Coord server process: their CPU counts as server time, whichever one serves a run. */
   private get serverPids(): number[] {
-    return [this.server, this.compare, this.noGroupCommit].filter((s) => s !== undefined).map((s) => s.pid);
+    return [this.server, this.compare, this.noGroupCommit, ...this.replicas].filter((s) => s !== undefined).map((s) => s.pid);
+  }
+
+  /**
+   * Scale-out (issue 22, goal 5): `coord-http` with its `n` agents spread round-robin over the
+   * first `count` Coord servers (the main one, then the replicas): every server takes claims for
+   * the same scope from the same Postgres, and the exactly-once check covers them all.
+   */
+  async runReplicas(count: number, n: number, backlog: number, capMs: number): Promise<ClaimRun> {
+    const servers = [this.server, ...this.replicas].slice(0, count);
+    if (servers.length < count) throw new Error(`${count} replicas asked for, ${servers.length} started`);
+    await this.setupCoordBacklog(backlog);
+    return { ...(await this.runCoordFamily('coord-http', n, backlog, capMs, servers.map((s) => s.base))), replicas: count };
   }
 
   /** Registers one root session and `maxAgents` agent sessions under it (their shared scope); prepares the queue databases. */
@@ -176,7 +192,7 @@ export class ClaimBench {
     await sql.unsafe('checkpoint');
   }
 
-  private async runCoordFamily(contender: Contender, n: number, backlog: number, capMs: number): Promise<ClaimRun> {
+  private async runCoordFamily(contender: Contender, n: number, backlog: number, capMs: number, replicaBases?: string[]): Promise<ClaimRun> {
     const agents = this.agents.slice(0, n);
     let claim: (a: Agent) => Promise<string | undefined>;
     let complete: (a: Agent, id: string) => Promise<void>;
@@ -185,16 +201,19 @@ export class ClaimBench {
     if (contender === 'coord-http' || contender === 'coord-http-compare' || contender === 'coord-http-no-group-commit') {
       const base = { 'coord-http': this.server.base, 'coord-http-compare': this.compare?.base, 'coord-http-no-group-commit': this.noGroupCommit?.base }[contender];
       if (!base) throw new Error(`${contender} needs its own server (--compare, or the breakdown section)`);
-      const pool = openPool(base, n);
-      cleanup = () => pool.close();
-      // Open the n keep-alive sockets and fill the server's token cache before the clock starts.
-      warm = async () => void (await Promise.all(agents.map((a) => call(pool, 'GET', '/v1/me', a.token))));
+      const bases = replicaBases ?? [base];
+      // One keep-alive pool per server; agent i talks to server i mod k for the whole run.
+      const pools = bases.map((b, i) => openPool(b, Math.ceil((n - i) / bases.length)));
+      const poolOf = new Map(agents.map((a, i) => [a, pools[i % pools.length]]));
+      cleanup = async () => void (await Promise.all(pools.map((p) => p.close())));
+      // Open the n keep-alive sockets and fill the servers' token caches before the clock starts.
+      warm = async () => void (await Promise.all(agents.map((a) => call(poolOf.get(a)!, 'GET', '/v1/me', a.token))));
       claim = async (a) => {
-        const r = await call<{ claimed: boolean; item?: { id: string } }>(pool, 'POST', '/v1/todos/next', a.token, {});
+        const r = await call<{ claimed: boolean; item?: { id: string } }>(poolOf.get(a)!, 'POST', '/v1/todos/next', a.token, {});
         return r.body.claimed ? r.body.item!.id : undefined;
       };
       complete = async (a, id) => {
-        const r = await call<{ item: { status: string } }>(pool, 'POST', `/v1/todos/${id}/done`, a.token, {});
+        const r = await call<{ item: { status: string } }>(poolOf.get(a)!, 'POST', `/v1/todos/${id}/done`, a.token, {});
         if (r.body.item.status !== 'done') throw new Error(`done of ${id} answered status ${r.body.item.status}`);
       };
     } else if (contender === 'coord-inproc') {
