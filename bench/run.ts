@@ -9,7 +9,7 @@
  *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
  *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
- *            --only <list>        comma-separated sections: claim,breakdown,ready,events,memory,bulk
+ *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk
  *            --server-root <dir>  run the Coord server from another checkout (the migrations of
  *                                 this one are applied)
  *            --compare <dir>      also run a second Coord server from another checkout on the same
@@ -28,6 +28,7 @@ import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { bulkBench, type BulkResult } from './bulk.js';
+import { cpuGoal, scaleOutGoal, type Goal } from './goals.js';
 import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
 import { eventsBench, type EventsResult } from './events.js';
 import { call, openPool } from './lib/http.js';
@@ -54,7 +55,7 @@ const { values: opts } = parseArgs({
 const serverRoot = opts['server-root'] ? path.resolve(opts['server-root']) : undefined;
 const compareRoot = opts.compare ? path.resolve(opts.compare) : undefined;
 
-const SECTIONS = ['memory', 'claim', 'breakdown', 'events', 'ready', 'bulk'] as const;
+const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk'] as const;
 type Section = (typeof SECTIONS)[number];
 const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.trim()) as Section[]);
 for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
@@ -65,6 +66,8 @@ if (!Number.isFinite(capMs) || capMs < 1000) throw new Error(`--cap takes a numb
 const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
 const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
 const BREAKDOWN_N = 32;
+/** Items of each scale-out run (goal 5: 1, 2 and 3 replicas at N = BREAKDOWN_N). */
+const REPLICA_BACKLOG = quick ? 5000 : 20_000;
 /** Items of the bulk section (one request, and as many single adds). */
 const BULK_ITEMS = quick ? 2000 : 10_000;
 const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
@@ -82,7 +85,10 @@ let server: CoordServer | undefined;
 let compareServer: CoordServer | undefined;
 let noGroupCommitServer: CoordServer | undefined;
 let bulkServer: CoordServer | undefined;
+/** Replicas 2 and 3 of the scale-out section (the same code as `server`, on the same database). */
+let replicaServers: CoordServer[] = [];
 const cleanup = async () => {
+  await Promise.all(replicaServers.map((s) => s.stop().catch(() => {})));
   await bulkServer?.stop().catch(() => {});
   await server?.stop().catch(() => {});
   await compareServer?.stop().catch(() => {});
@@ -107,6 +113,8 @@ interface Results {
   /** 1-minute load average before and after the run: other work on the machine skews absolute figures. */
   loadAverage: { before: number; after: number };
   settings: Record<string, unknown>;
+  /** Issue 22's goals measured by this run (goals 2–4 are not built yet: see the README). */
+  goals: Goal[];
   claim: ClaimRun[];
   ratios: {
     backlog: number;
@@ -118,6 +126,8 @@ interface Results {
     compareOverCoord?: number | null;
   }[];
   breakdown: ClaimRun[];
+  /** Goal 5: the claim cycle at N = 32 with the agents spread over 1, 2 and 3 servers on one Postgres. */
+  replicas: ClaimRun[];
   readySet?: ReadySetResult;
   events?: EventsResult;
   bulk?: BulkResult;
@@ -145,6 +155,9 @@ async function main(): Promise<void> {
     // The before of group commit, on the same database: every next/done its own round trip.
     noGroupCommitServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: { COORD_GROUP_COMMIT: '1' } });
   }
+  if (only.has('replicas')) {
+    replicaServers = await Promise.all([1, 2].map(() => startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken })));
+  }
   const machine = await describeMachine(pg.admin);
   progress(`${machine.cores} cores, ${machine.postgres}, Node ${machine.node}; load average ${load0.toFixed(2)}`);
 
@@ -164,8 +177,9 @@ async function main(): Promise<void> {
 
   const claim: ClaimRun[] = [];
   const breakdown: ClaimRun[] = [];
-  if (only.has('claim') || only.has('breakdown')) {
-    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N), compareServer, noGroupCommitServer);
+  const replicas: ClaimRun[] = [];
+  if (only.has('claim') || only.has('breakdown') || only.has('replicas')) {
+    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N), compareServer, noGroupCommitServer, replicaServers);
     const contenders: Contender[] = [...CONTENDERS, ...(compareServer ? [COMPARE] : [])];
     await bench.prepare();
     try {
@@ -185,6 +199,16 @@ async function main(): Promise<void> {
         if (only.has('breakdown')) {
           const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-http-no-group-commit', 'coord-inproc', 'raw-sql', 'raw-sql-no-events'];
           for (const c of diag) await runOne(c, BREAKDOWN_N, backlog, breakdown);
+        }
+      }
+      if (only.has('replicas')) {
+        // Goal 5: 1, 2 and 3 servers on one Postgres, twice each, interleaved (1 2 3 1 2 3).
+        for (let round = 0; round < 2; round++) {
+          for (const k of [1, 2, 3]) {
+            const r = await bench.runReplicas(k, BREAKDOWN_N, REPLICA_BACKLOG, capMs);
+            replicas.push(r);
+            progress(`replicas ${k}: n=${BREAKDOWN_N} backlog=${fmt(REPLICA_BACKLOG)}: ${fmt(r.perSecond)}/s  next p99 ${fmt(r.next?.p99 ?? NaN)} ms${r.emptied ? '' : `  (capped: ${r.cycles})`}`);
+          }
         }
       }
     } finally {
@@ -235,6 +259,7 @@ async function main(): Promise<void> {
   }
 
   await server.stop();
+  await Promise.all(replicaServers.map((s) => s.stop()));
   await compareServer?.stop();
   await noGroupCommitServer?.stop();
   await pg.stop();
@@ -256,9 +281,11 @@ async function main(): Promise<void> {
       clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
       setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
     },
+    goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), scaleOutGoal(replicas)],
     claim,
     ratios: ratios(claim),
     breakdown,
+    replicas,
     readySet,
     events,
     bulk,
@@ -313,6 +340,29 @@ function claimRows(runs: ClaimRun[]) {
 const CLAIM_HEAD = ['contender', 'N', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'done p50 ms', 'probe pages', 'run'];
 const CPU_HEAD = ['contender', 'backlog', 'cycles/s', 'server µs', 'Postgres + rest µs', 'client µs', 'total µs', 'cores busy'];
 
+const GOAL_HEAD = ['goal', 'what', 'measured', 'target', 'met'];
+const goalRows = (goals: Goal[]) => goals.map((g) => [String(g.goal), g.name, g.figure, g.target, g.met === null ? '–' : g.met ? 'yes' : 'no']);
+
+const REPLICAS_TITLE = `Scale-out: the claim cycle at N=${BREAKDOWN_N} with the agents spread over 1, 2 and 3 servers on one Postgres (every run verified exactly-once)`;
+const REPLICAS_HEAD = ['servers', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'servers µs', 'Postgres + rest µs', 'client µs', 'total µs', 'cores busy', 'run'];
+
+/** Goal 5's rows, in run order (each server count appears once per round). */
+function replicaRows(runs: ClaimRun[]): (string | number)[][] {
+  return runs.map((x) => [
+    x.replicas ?? 1,
+    x.backlog,
+    x.perSecond,
+    x.next ? x.next.p50 : '–',
+    x.next ? x.next.p99 : '–',
+    x.cpu ? x.cpu.serverUs : '–',
+    x.cpu ? x.cpu.postgresAndRestUs : '–',
+    x.cpu ? x.cpu.clientUs : '–',
+    x.cpu ? x.cpu.totalUs : '–',
+    x.cpu ? `${x.cpu.busyPercent} %` : '–',
+    x.emptied ? 'emptied' : `capped at ${fmt(x.cycles)}`,
+  ]);
+}
+
 /** CPU per cycle of the runs at the breakdown's N: the claim section's contenders, then the diagnostics. */
 function cpuRows(r: Results): (string | number)[][] {
   const runs = [...r.claim.filter((x) => x.n === BREAKDOWN_N), ...r.breakdown.filter((x) => !r.claim.some((c) => c.contender === x.contender))];
@@ -337,6 +387,7 @@ function report(r: Results): void {
   const out: string[] = [];
   out.push(`Coord benchmark ${r.date} (${r.mode}, ${r.durationSeconds} s) on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.postgres}, Node ${r.machine.node}`);
   out.push(`Postgres: fsync=off, synchronous_commit=off, full_page_writes=off for every contender. Load average ${r.loadAverage.before} before, ${r.loadAverage.after} after.`);
+  out.push('', 'Goals (issue 22)', table(GOAL_HEAD, goalRows(r.goals)));
   if (r.claim.length) {
     out.push('', 'Claim cycle throughput (next → done until the backlog is empty; every run verified exactly-once)', table(CLAIM_HEAD, claimRows(r.claim)));
     out.push(
@@ -358,6 +409,7 @@ function report(r: Results): void {
   if (r.breakdown.length) out.push('', `Where the time goes at N=${BREAKDOWN_N} (coord-inproc = Coord's service functions without HTTP)`, table(CLAIM_HEAD, claimRows(r.breakdown)));
   const cpu = cpuRows(r);
   if (cpu.length) out.push('', CPU_TITLE, table(CPU_HEAD, cpu));
+  if (r.replicas.length) out.push('', REPLICAS_TITLE, table(REPLICAS_HEAD, replicaRows(r.replicas)));
   if (r.readySet) {
     out.push(
       '',
@@ -402,6 +454,7 @@ function markdown(r: Results): string {
       `${r.machine.memoryGiB} GiB, ${r.machine.postgres} with fsync=off for every contender, Node ${r.machine.node}; ` +
       `load average ${r.loadAverage.before} before / ${r.loadAverage.after} after (the machine is shared). Time cap per claim run: ${r.settings.capSecondsPerRun} s.`,
   );
+  out.push('', '**Goals (issue 22)**', '', mdTable(GOAL_HEAD, goalRows(r.goals)));
   if (r.ratios.length) {
     const get = (c: Contender, n: number, b: number) => r.claim.find((x) => x.contender === c && x.n === n && x.backlog === b);
     out.push(
@@ -436,6 +489,7 @@ function markdown(r: Results): string {
   }
   const cpu = cpuRows(r);
   if (cpu.length) out.push('', `**${CPU_TITLE}**`, '', mdTable(CPU_HEAD, cpu));
+  if (r.replicas.length) out.push('', `**${REPLICAS_TITLE}**`, '', mdTable(REPLICAS_HEAD, replicaRows(r.replicas)));
   if (r.readySet) {
     out.push(
       '',

@@ -1,0 +1,52 @@
+/**
+ * Issue 22's five goals, each as one line of figures measured in the same run (printed first by
+ * `npm run bench` and written to the results). A goal is `met: null` when its section did not
+ * run or has no target (goals 4 and 5 are figures to watch, not thresholds).
+ */
+import type { ClaimRun } from './claim.js';
+import { fmt } from './lib/format.js';
+import { round } from './lib/stats.js';
+
+export interface Goal {
+  /** 1–5, as numbered in issue 22. */
+  goal: number;
+  name: string;
+  /** What was measured, in words and numbers. */
+  figure: string;
+  /** The target, in words. */
+  target: string;
+  /** True / false against the target; null where the section did not run or there is no threshold. */
+  met: boolean | null;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : Number.NaN);
+
+/**
+ * Goal 1: CPU per completed cycle of all processes together (server, clients, Postgres and the
+ * rest of the machine), Coord over HTTP against graphile-worker in-process, at `n` agents and the
+ * largest backlog; second figures: the throughput ratio and Coord's `next` p99 (goal < 20 ms).
+ */
+export function cpuGoal(claim: ClaimRun[], n: number, backlog: number): Goal {
+  const get = (c: string) => claim.find((r) => r.contender === c && r.n === n && r.backlog === backlog);
+  const coord = get('coord-http');
+  const gw = get('graphile-worker');
+  const base = { goal: 1, name: `CPU per cycle, N=${n}, ${fmt(backlog)} items`, target: 'Coord (HTTP) ≤ 1.0× graphile-worker (in-process); next p99 < 20 ms' };
+  if (!coord?.cpu || !gw?.cpu) return { ...base, figure: 'not run (needs the claim section on Linux)', met: null };
+  const r = round(coord.cpu.totalUs / gw.cpu.totalUs, 2);
+  const p99 = coord.next?.p99 ?? Number.NaN;
+  return {
+    ...base,
+    figure:
+      `Coord ${fmt(coord.cpu.totalUs)} µs vs graphile-worker ${fmt(gw.cpu.totalUs)} µs: ${r}× ` +
+      `(throughput ${round(coord.perSecond / gw.perSecond, 2)}×; next p99 ${fmt(p99)} ms)`,
+    met: r <= 1 && p99 < 20,
+  };
+}
+
+/** Goal 5: claim-cycle throughput with 1, 2 and 3 servers on one Postgres (mean of the rounds), and 3 over 1. */
+export function scaleOutGoal(replicas: ClaimRun[]): Goal {
+  const base = { goal: 5, name: 'Scale-out on one Postgres', target: 'a figure (expected Postgres-bound on one machine); the path past it is in the README' };
+  if (!replicas.length) return { ...base, figure: 'not run', met: null };
+  const by = [1, 2, 3].map((k) => mean(replicas.filter((r) => (r.replicas ?? 1) === k).map((r) => r.perSecond)));
+  return { ...base, figure: `${by.map((x, i) => `${i + 1}: ${fmt(x)}/s`).join(', ')} (3 / 1: ${round(by[2] / by[0], 2)}×)`, met: null };
+}
