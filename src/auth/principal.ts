@@ -1,3 +1,5 @@
+import { DEFAULT_TEAM } from '../teams/teams.table.js';
+
 /**
  * Who is calling. Users are operators ("the human" of the todo seed): in every scope, override
  * authority everywhere, no session identity (cannot claim). Sessions are agents with a parent
@@ -20,6 +22,10 @@ export type Principal =
       kind: 'user';
       id: string;
       name: string;
+      /** The operator's team (issue 21; docs/architecture.md "Teams"). */
+      teamId: string;
+      /** `admin`: the server administrator (the bootstrap operator); `operator` otherwise. */
+      role: 'operator' | 'admin';
       token?: TokenRef;
       /** Set only on {@link systemPrincipal}: the job acting as the human; the audit records it as a `system` actor. */
       system?: string;
@@ -28,6 +34,8 @@ export type Principal =
       kind: 'session';
       id: string;
       name: string;
+      /** The session's team: its creator's (issue 21). */
+      teamId: string;
       rootId: string;
       parentId: string | null;
       systemKind: string | null;
@@ -51,8 +59,9 @@ declare module 'fastify' {
 /**
  * The principal Coord's own jobs act with where they run a user-facing operation (the human's
  * override authority in every scope): `job` names it (`sweep:graph-interruptions`, …), and the
- * audit records it as that `system` actor (src/auth/actor.ts).
+ * audit records it as that `system` actor (src/auth/actor.ts). While the default team is the only
+ * one (step 1 of docs/architecture.md "Teams"), the jobs act in it.
  */
 export function systemPrincipal(job: string): Principal {
-  return { kind: 'user', id: 'system:sweep', name: 'sweep', system: job };
+  return { kind: 'user', id: 'system:sweep', name: 'sweep', teamId: DEFAULT_TEAM, role: 'operator', system: job };
 }

@@ -9,6 +9,7 @@ import type { Principal, SessionPrincipal } from './principal.js';
 import { hashToken, insertFirstToken, insertTokens, recordTokenEvents } from '../tokens/tokens.repo.js';
 import { systemActor } from './actor.js';
 import { TOKEN_REVOKED } from '../events/events.hub.js';
+import { DEFAULT_TEAM } from '../teams/teams.table.js';
 
 /** Operators and COORD_ADMIN_TOKEN's tokens made at start-up, as the audit records them: Coord's start-up acting. */
 const BOOTSTRAP = systemActor('bootstrap');
@@ -19,6 +20,8 @@ type PrincipalRow = {
   kind: 'user' | 'session';
   id: string;
   name: string;
+  team_id: string;
+  role: 'operator' | 'admin' | null;
   root_id: string | null;
   parent_id: string | null;
   system_kind: string | null;
@@ -46,7 +49,7 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
   if (cached) return cached;
   const rows = await sql<PrincipalRow[]>`
     select case when k.user_id is null then 'session' else 'user' end as kind, coalesce(u.id, s.id) as id, coalesce(u.name, s.name) as name,
-           s.root_id, s.parent_id, s.system_kind, s.agent_id, s.graph_id, s.subtask_id,
+           coalesce(u.team_id, s.team_id) as team_id, u.role, s.root_id, s.parent_id, s.system_kind, s.agent_id, s.graph_id, s.subtask_id,
            k.id as token_id, k.name as token_name, k.token_hash,
            (extract(epoch from k.expires_at - now()) * 1000)::float8 as expires_in_ms
       from tokens k
@@ -57,15 +60,15 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
   const r = rows[0];
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
   const tok = { id: r.token_id, name: r.token_name, ...(r.expires_in_ms === null ? {} : { expiresAtMono: performance.now() + r.expires_in_ms }) };
-  const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, token: tok } : { ...sessionPrincipal(r), token: tok };
+  const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, teamId: r.team_id, role: r.role ?? 'operator', token: tok } : { ...sessionPrincipal(r), token: tok };
   cache?.set(hash, principal, r.expires_in_ms ?? undefined);
   return principal;
 }
 
-type SessionRow = { id: string; name: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null };
+type SessionRow = { id: string; name: string; team_id: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null };
 
 function sessionPrincipal(r: SessionRow): SessionPrincipal {
-  return { kind: 'session', id: r.id, name: r.name, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id, graphId: r.graph_id, subtaskId: r.subtask_id };
+  return { kind: 'session', id: r.id, name: r.name, teamId: r.team_id, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id, graphId: r.graph_id, subtaskId: r.subtask_id };
 }
 
 /**
@@ -75,15 +78,24 @@ function sessionPrincipal(r: SessionRow): SessionPrincipal {
  */
 export async function activeSessionPrincipal(db: Db, id: string): Promise<SessionPrincipal | undefined> {
   const [r] = await db<SessionRow[]>`
-    select id, name, root_id, parent_id, system_kind, agent_id, graph_id, subtask_id
+    select id, name, team_id, root_id, parent_id, system_kind, agent_id, graph_id, subtask_id
       from sessions where id = ${id} and status = 'active'`;
   return r ? sessionPrincipal(r) : undefined;
 }
 
-/** Creates an operator with its first token (named `default`) and returns both. Accepts the pool or a transaction. */
-export async function createUser(sql: Db, name: string, token = newToken()): Promise<{ id: string; token: string }> {
+/**
+ * Creates an operator with its first token (named `default`) and returns both. Accepts the pool or
+ * a transaction. `opts.role` `admin` makes the server administrator (the bootstrap's operator);
+ * `opts.teamId` defaults to the default team.
+ */
+export async function createUser(
+  sql: Db,
+  name: string,
+  token = newToken(),
+  opts: { teamId?: string; role?: 'operator' | 'admin' } = {},
+): Promise<{ id: string; token: string }> {
   const id = newId('u');
-  await sql`insert into users (id, name) values (${id}, ${name})`;
+  await sql`insert into users (id, name, team_id, role) values (${id}, ${name}, ${opts.teamId ?? DEFAULT_TEAM}, ${opts.role ?? 'operator'})`;
   await insertFirstToken(sql, { userId: id, createdBy: id, secret: token }, BOOTSTRAP);
   return { id, token };
 }
@@ -126,7 +138,7 @@ export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: strin
     if (envToken) return installEnvToken(tx, envToken);
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from users`;
     if (n === 0) {
-      const { token } = await createUser(tx, 'admin');
+      const { token } = await createUser(tx, 'admin', undefined, { role: 'admin' });
       writeTokenFile(file, token);
       return `operator token written to ${file} (mode 0600); use it as: Authorization: Bearer $(cat ${file})`;
     }
@@ -157,7 +169,7 @@ async function installEnvToken(tx: Db, envToken: string): Promise<string> {
   let [first] = await tx<{ id: string }[]>`select id from users order by created_at, id limit 1`;
   if (!first) {
     const id = newId('u');
-    await tx`insert into users (id, name) values (${id}, 'admin')`;
+    await tx`insert into users (id, name, team_id, role) values (${id}, 'admin', ${DEFAULT_TEAM}, 'admin')`;
     first = { id };
   }
   const replaced = await tx<{ id: string; expires_at: Date | null }[]>`

@@ -113,8 +113,8 @@ export async function registerAgent(ctx: Ctx, input: { id: string; adapter?: str
   if (ctx.principal.kind !== 'user') fail('forbidden', 'only an operator (user) may register Agents');
   const row = await withTx(ctx.sql, async (tx) => {
     const [r] = await tx<AgentRow[]>`
-      insert into agents (id, adapter, command, created_by)
-      values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id})
+      insert into agents (id, adapter, command, created_by, team_id)
+      values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
       on conflict (id) do nothing
       returning id, adapter, command, created_by, created_at`;
     if (!r) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered`, { agent: input.id });
@@ -291,9 +291,9 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
   const record = await withTx(ctx.sql, async (tx) => {
     await lockXact(tx, scope);
     const [row] = await tx<GraphRow[]>`
-      insert into graphs (id, scope, parent, max_concurrency, intent_map, created_by)
+      insert into graphs (id, scope, parent, max_concurrency, intent_map, created_by, team_id)
       values (${id}, ${scope}, ${JSON.stringify(parent)}::text::jsonb, ${graph.maxConcurrency},
-              ${intentMap === null ? null : JSON.stringify(intentMap)}::text::jsonb, ${ctx.principal.id})
+              ${intentMap === null ? null : JSON.stringify(intentMap)}::text::jsonb, ${ctx.principal.id}, ${ctx.principal.teamId})
       on conflict do nothing
       returning id, scope, parent, max_concurrency, intent_map, created_by, created_at, updated_at, revision`;
     if (!row) {
@@ -305,7 +305,7 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
     }
     const n = graph.subtasks.length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position) values (${scope}, ${n})
+      insert into scopes (scope, last_position, team_id) values (${scope}, ${n}, ${ctx.principal.teamId})
       on conflict (scope) do update set last_position = scopes.last_position + ${n}
       returning last_position`;
     const base = last_position - n;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { todos } from '../todos/todos.table.js';
+import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /** Configured Agents (Task Graph v1: implementer, planner and reviewer identities must be configured). */
 export const agents = pgTable('agents', {
@@ -9,6 +10,11 @@ export const agents = pgTable('agents', {
   command: text('command'),
   createdBy: text('created_by').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /** The team whose operator registered it (issue 21). */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
 });
 
 /**
@@ -34,6 +40,11 @@ export const graphs = pgTable('graphs', {
   integration: jsonb('integration'),
   /** The latest review decision (REVIEW_APPROVED / CHANGES_REQUESTED), or null. */
   review: jsonb('review'),
+  /** The team of its creator (issue 21). */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
 });
 
 /**

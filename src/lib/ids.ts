@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 
 /**
  * Public ids carry a type prefix (design brief §9): `td-` todo items, `s-` sessions, `u-` users,
- * `sc-` scenarios, `tk-` tokens. The body is 16 lowercase hex characters (64 random bits), so ids sort the same
+ * `sc-` scenarios, `tk-` tokens, `tm-` teams. The body is 16 lowercase hex characters (64 random bits), so ids sort the same
  * under every collation.
  */
-export type IdPrefix = 'td' | 's' | 'u' | 'sc' | 'tk';
+export type IdPrefix = 'td' | 's' | 'u' | 'sc' | 'tk' | 'tm';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}-${randomBytes(8).toString('hex')}`;

@@ -57,6 +57,8 @@ interface GraphRow {
   created_at: Date;
   updated_at: Date;
   revision: number;
+  /** The team of its creator (issue 21). */
+  team_id: string;
   creator_root?: string | null;
 }
 
@@ -344,9 +346,10 @@ function checkIntent(input: IntentInput): { title: string; goal: string } {
 async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string, input: IntentInput): Promise<IntentRow> {
   const { title, goal } = checkIntent(input);
   const [row] = await db<IntentRow[]>`
-    insert into intents (id, title, goal, acceptance, project, repos, objective_id, handoff_id, created_by)
+    insert into intents (id, title, goal, acceptance, project, repos, objective_id, handoff_id, created_by, team_id)
     values (${id}, ${title}, ${goal}, ${JSON.stringify(input.acceptance ?? [])}::text::jsonb, ${input.project ?? null},
-            ${JSON.stringify(input.repos ?? [])}::text::jsonb, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id})
+            ${JSON.stringify(input.repos ?? [])}::text::jsonb, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id},
+            ${ctx.principal.teamId})
     on conflict (id) do nothing
     returning *`;
   if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists`, { intentId: id });
@@ -407,8 +410,8 @@ export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Pr
     if (exists) throw new DomainError('task_graph_exists', `task graph "${id}" already exists`, { graphId: id });
     const intent = await insertIntent(ctx, tx, `intent-${id}`, input);
     const [g] = await tx<GraphRow[]>`
-      insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by)
-      values (${id}, ${scope}, ${title}, ${intent.id}, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id})
+      insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by, team_id)
+      values (${id}, ${scope}, ${title}, ${intent.id}, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
       returning *`;
     await appendEvents(tx, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)], actorOf(ctx.principal));
     return toGraph(g, []);
@@ -493,7 +496,7 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
     }
     const count = r.nodes.length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position) values (${g.scope}, ${count})
+      insert into scopes (scope, last_position, team_id) values (${g.scope}, ${count}, ${g.team_id})
       on conflict (scope) do update set last_position = scopes.last_position + ${count}
       returning last_position`;
     const first = last_position - count + 1;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { todos } from '../todos/todos.table.js';
+import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /** A TaskIntent (metagit RFC-0008 §2.1): what a graph, or a node, is for. */
 export const intents = pgTable('intents', {
@@ -15,6 +16,11 @@ export const intents = pgTable('intents', {
   createdBy: text('created_by').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+  /** The team of its creator (issue 21). */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
 });
 
 /**
@@ -36,6 +42,11 @@ export const taskGraphs = pgTable('task_graphs', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   revision: integer('revision').notNull().default(1),
+  /** The team of its creator (issue 21). */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
 });
 
 /** A node's metagit facts beside its engine row (`todoId`); its status is a view (metagit.view.ts). */

@@ -190,8 +190,8 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     if (orchestratorId === undefined) {
       const id = newId('s');
       orchestratorToken = newToken();
-      await tx`insert into sessions (id, name, parent_id, root_id, system_kind, created_by)
-               values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${p.id})`;
+      await tx`insert into sessions (id, name, parent_id, root_id, system_kind, created_by, team_id)
+               values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${p.id}, ${p.teamId})`;
       await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: orchestratorToken }, actorOf(p));
       await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: `${input.name}/orchestrator` }]);
       orch = { id, root_id: id, system_kind: 'orchestrator', status: 'active' };
@@ -235,8 +235,8 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     }
 
     const [scenario] = await tx<ScenarioRow[]>`
-      insert into scenarios (id, name, orchestrator_id, created_by)
-      values (${scenarioId}, ${input.name}, ${orch.id}, ${p.id})
+      insert into scenarios (id, name, orchestrator_id, created_by, team_id)
+      values (${scenarioId}, ${input.name}, ${orch.id}, ${p.id}, ${p.teamId})
       on conflict (name) do nothing
       returning *`;
     if (!scenario) throw new DomainError('scenario_name_taken', `a scenario named "${input.name}" already exists`, { name: input.name });
@@ -253,8 +253,8 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         sessionOf.set(m.name, ids[i]);
       });
       await tx`
-        insert into sessions (id, name, parent_id, root_id, created_by)
-        select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}
+        insert into sessions (id, name, parent_id, root_id, created_by, team_id)
+        select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}, ${p.teamId}
           from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[]) as u(id, name)`;
       await insertTokens(tx, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })), actorOf(p));
       await recordSessionEvents(tx, actorOf(p), 'session-created', ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })));
@@ -288,7 +288,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     }
     if (seeded.length) {
       const [{ last_position }] = await tx<{ last_position: number }[]>`
-        insert into scopes (scope, last_position) values (${scope}, ${seeded.length})
+        insert into scopes (scope, last_position, team_id) values (${scope}, ${seeded.length}, ${p.teamId})
         on conflict (scope) do update set last_position = scopes.last_position + ${seeded.length}
         returning last_position`;
       const first = last_position - seeded.length + 1;

@@ -1,6 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { todos } from '../todos/todos.table.js';
+import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /** A scenario: a shared list `scenario:<id>` with an orchestrator and named members (seed 000 "In scenarios"). */
 export const scenarios = pgTable('scenarios', {
@@ -13,6 +14,11 @@ export const scenarios = pgTable('scenarios', {
   /** Set once, when derived completion first holds (the completion event is written then). */
   completedAt: timestamp('completed_at', { withTimezone: true }),
   revision: integer('revision').notNull().default(1),
+  /** The team of its creator (issue 21). */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
 });
 
 /** A named member of a scenario, bound to a session. */

@@ -1,4 +1,5 @@
 import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /**
  * One row per scope that has ever held an item: the position counter (seed: position = scope
@@ -8,4 +9,9 @@ export const scopes = pgTable('scopes', {
   scope: text('scope').primaryKey(),
   lastPosition: integer('last_position').notNull().default(0),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  /** The team of the scope's container (its root session, scenario or graph; issue 21). */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
 });

@@ -165,9 +165,9 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
       rootId = parent.system_kind ? id : parent.root_id;
     }
     const [r] = await tx<SessionRow[]>`
-      insert into sessions as s (id, name, parent_id, root_id, system_kind, agent_id, created_by, heartbeat_interval_ms)
+      insert into sessions as s (id, name, parent_id, root_id, system_kind, agent_id, created_by, heartbeat_interval_ms, team_id)
       values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${p.id},
-              ${input.heartbeatIntervalMs ?? null})
+              ${input.heartbeatIntervalMs ?? null}, ${p.teamId})
       returning ${tx.unsafe(ROW)}`;
     await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: token }, actorOf(p));
     await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: r.name }]);

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, pgTable, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
+import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /**
  * Agent sessions. `rootId` is the subtree root, walked once at registration as the todo seed says
@@ -35,6 +36,11 @@ export const sessions = pgTable(
     heartbeatIntervalMs: integer('heartbeat_interval_ms'),
     /** Why it stopped: `requested`, `silent`, `ancestor` or `dispatch-ended`; null while active (and on stops before 0012). */
     stopReason: text('stop_reason'),
+    /** The team of the session's creator (issue 21): an operator's, or its parent session's. */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
   },
   (t) => [
     index('sessions_root_idx').on(t.rootId),

@@ -129,7 +129,7 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
   const rows = await withTx(ctx.sql, async (tx) => {
     const statuses = await checkAgainstDatabase(ctx, tx, scope, input.items, planned);
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position) values (${scope}, ${count})
+      insert into scopes (scope, last_position, team_id) values (${scope}, ${count}, ${ctx.principal.teamId})
       on conflict (scope) do update set last_position = scopes.last_position + ${count}
       returning last_position`;
     const first = last_position - count + 1;

@@ -300,7 +300,7 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
     const statuses = await lockAndCheckDependencies(ctx, tx, id, access.scope, deps, true);
     const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position) values (${access.scope}, 1)
+      insert into scopes (scope, last_position, team_id) values (${access.scope}, 1, ${ctx.principal.teamId})
       on conflict (scope) do update set last_position = scopes.last_position + 1
       returning last_position`;
     await tx`

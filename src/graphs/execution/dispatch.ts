@@ -113,9 +113,9 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
   const parentId = caller.kind === 'session' ? caller.id : null;
   const rootId = sessionId;
   await tx`
-    insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, created_by)
+    insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, created_by, team_id)
     values (${sessionId}, ${`${graph.id}/${subtaskId}#${attempt}`}, ${parentId}, ${rootId}, ${row.implementer},
-            ${graph.id}, ${subtaskId}, ${caller.id})`;
+            ${graph.id}, ${subtaskId}, ${caller.id}, ${caller.teamId})`;
   await insertFirstToken(tx, { sessionId, createdBy: caller.id, secret: token }, actorOf(caller));
   await recordSessionEvents(tx, actorOf(caller), 'session-created', [{ id: sessionId, name: `${graph.id}/${subtaskId}#${attempt}` }]);
   const claimed = await guardedClaim(tx, {

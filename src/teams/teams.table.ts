@@ -1,0 +1,22 @@
+import { pgTable, text, timestamp, integer } from 'drizzle-orm/pg-core';
+
+/**
+ * The team every row existing before teams belongs to, and the team of the server administrator
+ * (issue 21; docs/architecture.md "Teams").
+ */
+export const DEFAULT_TEAM = 'tm-default';
+
+/**
+ * Teams (issue 21): a team owns its operators, sessions, Agents, scopes, graphs, scenarios and
+ * metagit objects, each of which carries the team's id in `team_id`. Coord names the team in every
+ * insert; the columns' default ({@link DEFAULT_TEAM}) is there only for a replica of the previous
+ * release during a rolling upgrade (migration 0017), and goes when a second team can exist.
+ */
+export const teams = pgTable('teams', {
+  /** `tm-…`; the team of a database upgraded from before teams is {@link DEFAULT_TEAM}. */
+  id: text('id').primaryKey(),
+  name: text('name').notNull().unique(),
+  createdBy: text('created_by').notNull(),
+  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  revision: integer('revision').notNull().default(1),
+});
