@@ -290,7 +290,7 @@ export async function streamsBench(
     if (afterLatency.openStreams !== baseline + streams) subs.problems.push(`the server reports ${afterLatency.openStreams} open streams after the latency run, expected ${baseline + streams}`);
     if (subs.problems.length) throw new Error(`STREAMS DELIVERY CHECK FAILED (${fmt(streams)} streams): ${subs.problems.slice(0, 3).join('; ')}`);
 
-    const grew = (k: keyof StreamsMemory) => round((withStreams.memory[k] - before.memory[k]) / streams, 0);
+    const grew = (k: keyof StreamsMemory) => round((withStreams.memory[k] - before.memory[k]) / streams, 0) || 0; // no -0
     const heartbeats = (streams * idle.ms) / HEARTBEAT_MS;
     return {
       streams,
