@@ -54,7 +54,8 @@ interface Target {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-class Subscribers {
+/** `count` subscribers of one topic that check every event of one run arrives once, in order (also bench/streams.ts). */
+export class Subscribers {
   streams: SseStream[] = [];
   /** Next expected k per subscriber. */
   expected: number[];
@@ -102,7 +103,8 @@ class Subscribers {
   }
 }
 
-async function write(t: Target, run: string, ks: number[]): Promise<void> {
+/** One transaction of events `ks` of `run` on the topic, then the ring (also bench/streams.ts). */
+export async function write(t: Target, run: string, ks: number[]): Promise<void> {
   await withTx(t.sql, (tx) => appendEvents(tx, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } })), systemActor('bench')));
   // A server built without the in-transaction NOTIFY trigger (bench proposal 2) expects every
   // writer to ring after commit, as its own replicas do; the bench writes like one of them.

@@ -5,6 +5,7 @@
  */
 import type { ClaimRun } from './claim.js';
 import { fmt } from './lib/format.js';
+import { STREAMS_GOALS, type StreamsResult } from './streams.js';
 import { round } from './lib/stats.js';
 
 export interface Goal {
@@ -49,4 +50,26 @@ export function scaleOutGoal(replicas: ClaimRun[]): Goal {
   if (!replicas.length) return { ...base, figure: 'not run', met: null };
   const by = [1, 2, 3].map((k) => mean(replicas.filter((r) => (r.replicas ?? 1) === k).map((r) => r.perSecond)));
   return { ...base, figure: `${by.map((x, i) => `${i + 1}: ${fmt(x)}/s`).join(', ')} (3 / 1: ${round(by[2] / by[0], 2)}×)`, met: null };
+}
+
+/** Goal 2: server RSS, idle server CPU and commit-to-delivery p99 with the streams open, each against its bound; met when all three are. */
+export function streamsGoal(r: StreamsResult | undefined): Goal {
+  const g = STREAMS_GOALS;
+  const base = {
+    goal: 2,
+    name: r ? `Streams: ${fmt(r.streams)} open, ${fmt(r.latencySubscribers)} on one topic` : 'Streams',
+    target: `10,000 streams: RSS ≤ ${fmt(g.rssBytes / 1e6)} MB, idle CPU < ${g.idleCpuPercent} % of a core, p99 ≤ ${g.p99Ms} ms to 1,000 subscribers`,
+  };
+  if (!r) return { ...base, figure: 'not run', met: null };
+  const rss = r.memory.peakRssBytes;
+  const cpu = r.idle.serverCpuPercent;
+  const p99 = r.latency.latency.p99;
+  const ok = [rss <= g.rssBytes, cpu < g.idleCpuPercent, p99 <= g.p99Ms];
+  const mark = (x: boolean) => (x ? 'met' : 'not met');
+  return {
+    ...base,
+    figure: `RSS ${fmt(rss / 1e6)} MB (${mark(ok[0])}), idle CPU ${fmt(cpu)} % of a core (${mark(ok[1])}), p99 ${fmt(p99)} ms (${mark(ok[2])})`,
+    // The bounds are for 10,000 streams and 1,000 subscribers: a smaller run (--quick) is a figure, not a verdict.
+    met: r.streams >= 10_000 && r.latencySubscribers >= 1000 ? ok.every(Boolean) : null,
+  };
 }

@@ -9,7 +9,7 @@
  *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
  *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
- *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk
+ *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk,streams
  *            --server-root <dir>  run the Coord server from another checkout (the migrations of
  *                                 this one are applied)
  *            --compare <dir>      also run a second Coord server from another checkout on the same
@@ -28,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { bulkBench, type BulkResult } from './bulk.js';
-import { cpuGoal, scaleOutGoal, type Goal } from './goals.js';
+import { cpuGoal, scaleOutGoal, streamsGoal, type Goal } from './goals.js';
 import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
 import { eventsBench, type EventsResult } from './events.js';
 import { call, openPool } from './lib/http.js';
@@ -40,6 +40,7 @@ import { round } from './lib/stats.js';
 import { rssWithStreams, sampleRss, type MemorySample } from './memory.js';
 import { keepCpuProfile, summarizeCpuProfile, topStatements, type ProfileSummary, type StatementStat } from './profile.js';
 import { readySetBench, type ReadySetResult } from './ready-set.js';
+import { STREAMS_FULL, STREAMS_HEAD, STREAMS_QUICK, streamsBench, streamsRows, streamsTitle, type StreamsResult } from './streams.js';
 import { newToken } from '../src/lib/ids.js';
 
 const { values: opts } = parseArgs({
@@ -55,7 +56,7 @@ const { values: opts } = parseArgs({
 const serverRoot = opts['server-root'] ? path.resolve(opts['server-root']) : undefined;
 const compareRoot = opts.compare ? path.resolve(opts.compare) : undefined;
 
-const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk'] as const;
+const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk', 'streams'] as const;
 type Section = (typeof SECTIONS)[number];
 const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.trim()) as Section[]);
 for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
@@ -85,11 +86,13 @@ let server: CoordServer | undefined;
 let compareServer: CoordServer | undefined;
 let noGroupCommitServer: CoordServer | undefined;
 let bulkServer: CoordServer | undefined;
+let streamsServer: CoordServer | undefined;
 /** Replicas 2 and 3 of the scale-out section (the same code as `server`, on the same database). */
 let replicaServers: CoordServer[] = [];
 const cleanup = async () => {
   await Promise.all(replicaServers.map((s) => s.stop().catch(() => {})));
   await bulkServer?.stop().catch(() => {});
+  await streamsServer?.stop().catch(() => {});
   await server?.stop().catch(() => {});
   await compareServer?.stop().catch(() => {});
   await noGroupCommitServer?.stop().catch(() => {});
@@ -131,6 +134,8 @@ interface Results {
   readySet?: ReadySetResult;
   events?: EventsResult;
   bulk?: BulkResult;
+  /** Goal 2: many open SSE streams on one server (bench/streams.ts). */
+  streams?: StreamsResult;
   memory: (MemorySample & { rssMiB: number })[];
 }
 
@@ -258,6 +263,20 @@ async function main(): Promise<void> {
     await bulkServer.stop();
   }
 
+  let streams: StreamsResult | undefined;
+  if (only.has('streams')) {
+    // Goal 2 on a server of its own: its stream cap raised to the run's streams, its RSS and CPU its own.
+    const o = quick ? STREAMS_QUICK : STREAMS_FULL;
+    streamsServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: { COORD_MAX_STREAMS: String(o.streams) } });
+    const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-streams' });
+    try {
+      streams = await streamsBench(streamsServer, sql, o, progress);
+    } finally {
+      await sql.end({ timeout: 2 });
+      await streamsServer.stop();
+    }
+  }
+
   await server.stop();
   await Promise.all(replicaServers.map((s) => s.stop()));
   await compareServer?.stop();
@@ -281,7 +300,7 @@ async function main(): Promise<void> {
       clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
       setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
     },
-    goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), scaleOutGoal(replicas)],
+    goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), streamsGoal(streams), scaleOutGoal(replicas)],
     claim,
     ratios: ratios(claim),
     breakdown,
@@ -289,6 +308,7 @@ async function main(): Promise<void> {
     readySet,
     events,
     bulk,
+    streams,
     memory: memory.map((m) => ({ ...m, rssMiB: mib(m.rssBytes) })),
   };
   report(results);
@@ -437,6 +457,7 @@ function report(r: Results): void {
   if (r.bulk) {
     out.push('', `Bulk add: ${fmt(r.bulk.items)} items (ms; bulk over ${r.bulk.bulk.n} runs)`, table(BULK_HEAD, bulkRows(r.bulk)), `one bulk request is ${r.bulk.speedup}× faster than the single adds`);
   }
+  if (r.streams) out.push('', streamsTitle(r.streams), table(STREAMS_HEAD, streamsRows(r.streams)));
   if (r.memory.length) out.push('', 'Server memory (RSS)', table(['when', 'RSS MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
   console.log(out.join('\n'));
 }
@@ -520,6 +541,7 @@ function markdown(r: Results): string {
     );
   }
   if (r.bulk) out.push('', `**Bulk add** (${fmt(r.bulk.items)} items, ms; ${r.bulk.speedup}× faster in one request)`, '', mdTable(BULK_HEAD, bulkRows(r.bulk)));
+  if (r.streams) out.push('', `**${streamsTitle(r.streams)}**`, '', mdTable(STREAMS_HEAD, streamsRows(r.streams)));
   if (r.memory.length) out.push('', '**Server RSS**', '', mdTable(['when', 'MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
   return out.join('\n') + '\n';
 }
