@@ -4,6 +4,8 @@
  * run or has no target (goals 4 and 5 are figures to watch, not thresholds).
  */
 import type { ClaimRun } from './claim.js';
+import type { GraphsResult } from './graphs.js';
+import type { ScaleResult } from './scale.js';
 import { fmt } from './lib/format.js';
 import { STREAMS_GOALS, type StreamsResult } from './streams.js';
 import { round } from './lib/stats.js';
@@ -72,4 +74,21 @@ export function streamsGoal(r: StreamsResult | undefined): Goal {
     // The bounds are for 10,000 streams and 1,000 subscribers: a smaller run (--quick) is a figure, not a verdict.
     met: r.streams >= 10_000 && r.latencySubscribers >= 1000 ? ok.every(Boolean) : null,
   };
+}
+
+/** Goal 3: a 1,000,000-item scope against a 1,000-item one: `next` p99, first page, readiness and export rate, each within 2×. */
+export function bigScopeGoal(scale: ScaleResult | undefined): Goal {
+  const base = { goal: 3, name: 'Big scopes', target: 'each of next p99, first page, readiness, export time per item ≤ 2× the small scope' };
+  if (!scale) return { ...base, figure: 'not run', met: null };
+  const sizes = `${fmt(scale.big.items)} vs ${fmt(scale.small.items)} items`;
+  const parts = scale.ratios.map((r) => `${r.what} ${r.ratio}×${r.met ? '' : ' (not met)'}`);
+  return { ...base, figure: `${sizes}: ${parts.join(', ')}`, met: scale.ratios.every((r) => r.met) };
+}
+
+/** Goal 4: server time per Task Graph execution call (p50 / p99 per kind); a figure, no threshold. */
+export function graphGoal(graphs: GraphsResult | undefined): Goal {
+  const base = { goal: 4, name: 'Task graph execution', target: 'a figure: p50 / p99 ms per call kind' };
+  if (!graphs) return { ...base, figure: 'not run', met: null };
+  const kinds = graphs.calls.map((c) => `${c.kind} (${c.what}) ${fmt(c.client.p50)} / ${fmt(c.client.p99)} ms`);
+  return { ...base, figure: kinds.join('; '), met: null };
 }

@@ -9,7 +9,7 @@
  *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
  *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
- *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk,streams
+ *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk,streams,scale,graphs
  *            --server-root <dir>  run the Coord server from another checkout (the migrations of
  *                                 this one are applied)
  *            --compare <dir>      also run a second Coord server from another checkout on the same
@@ -28,19 +28,21 @@ import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { bulkBench, type BulkResult } from './bulk.js';
-import { cpuGoal, scaleOutGoal, streamsGoal, type Goal } from './goals.js';
+import { bigScopeGoal, cpuGoal, graphGoal, scaleOutGoal, streamsGoal, type Goal } from './goals.js';
 import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
 import { eventsBench, type EventsResult } from './events.js';
+import { graphsBench, type GraphsResult } from './graphs.js';
 import { call, openPool } from './lib/http.js';
 import { fmt, mib, ratio, table } from './lib/format.js';
 import { describeMachine, type Machine } from './lib/machine.js';
 import { startBenchPostgres, type BenchPostgres } from './lib/pg.js';
 import { REPO_ROOT, startCoordServer, type CoordServer } from './lib/server.js';
-import { round } from './lib/stats.js';
+import { round, type Summary } from './lib/stats.js';
 import { rssWithStreams, sampleRss, type MemorySample } from './memory.js';
 import { keepCpuProfile, summarizeCpuProfile, topStatements, type ProfileSummary, type StatementStat } from './profile.js';
 import { readySetBench, type ReadySetResult } from './ready-set.js';
 import { STREAMS_FULL, STREAMS_HEAD, STREAMS_QUICK, streamsBench, streamsRows, streamsTitle, type StreamsResult } from './streams.js';
+import { scaleBench, type ScaleResult } from './scale.js';
 import { newToken } from '../src/lib/ids.js';
 
 const { values: opts } = parseArgs({
@@ -56,7 +58,7 @@ const { values: opts } = parseArgs({
 const serverRoot = opts['server-root'] ? path.resolve(opts['server-root']) : undefined;
 const compareRoot = opts.compare ? path.resolve(opts.compare) : undefined;
 
-const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk', 'streams'] as const;
+const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk', 'streams', 'scale', 'graphs'] as const;
 type Section = (typeof SECTIONS)[number];
 const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.trim()) as Section[]);
 for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
@@ -71,6 +73,14 @@ const BREAKDOWN_N = 32;
 const REPLICA_BACKLOG = quick ? 5000 : 20_000;
 /** Items of the bulk section (one request, and as many single adds). */
 const BULK_ITEMS = quick ? 2000 : 10_000;
+/** Goal 3: the big scope against the small one (the big one loaded with SQL). */
+const SCALE = quick
+  ? { smallItems: 1000, bigItems: 100_000, rounds: 4, nextPerRound: 25, pagePerRound: 10, readinessPerRound: 10, smallExports: 5, bigExports: 2 }
+  : { smallItems: 1000, bigItems: 1_000_000, rounds: 6, nextPerRound: 50, pagePerRound: 20, readinessPerRound: 20, smallExports: 9, bigExports: 1 };
+/** Goal 4: Task Graph execution call sizes. */
+const GRAPHS = quick
+  ? { wave: 8, paths: 1000, graphs: 4, planShapes: [[64, 16], [16, 64]] as [number, number][], planCalls: 10, refusedShape: [256, 256] as [number, number] }
+  : { wave: 32, paths: 10_000, graphs: 20, planShapes: [[256, 16], [16, 256]] as [number, number][], planCalls: 20, refusedShape: [256, 256] as [number, number] };
 const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
 
 // graphile-worker's best showing: do not even format its per-job success log line.
@@ -116,7 +126,7 @@ interface Results {
   /** 1-minute load average before and after the run: other work on the machine skews absolute figures. */
   loadAverage: { before: number; after: number };
   settings: Record<string, unknown>;
-  /** Issue 22's goals measured by this run (goals 2–4 are not built yet: see the README). */
+  /** Issue 22's goals measured by this run (a goal whose section did not run reads `not run`). */
   goals: Goal[];
   claim: ClaimRun[];
   ratios: {
@@ -136,6 +146,10 @@ interface Results {
   bulk?: BulkResult;
   /** Goal 2: many open SSE streams on one server (bench/streams.ts). */
   streams?: StreamsResult;
+  /** Goal 3: big scope against small, and how long the section took (s). */
+  scale?: ScaleResult & { seconds: number };
+  /** Goal 4: Task Graph execution timings, and how long the section took (s). */
+  graphs?: GraphsResult & { seconds: number };
   memory: (MemorySample & { rssMiB: number })[];
 }
 
@@ -246,6 +260,24 @@ async function main(): Promise<void> {
       await sql.end({ timeout: 2 });
     }
   }
+
+  let scale: Results['scale'];
+  if (only.has('scale')) {
+    progress(`scale: ${fmt(SCALE.bigItems)} items (loaded with SQL) against ${fmt(SCALE.smallItems)}`);
+    const t0 = performance.now();
+    const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-scale' });
+    try {
+      scale = { ...(await scaleBench(sql, admin, server.adminToken, SCALE, progress)), seconds: round((performance.now() - t0) / 1000, 0) };
+    } finally {
+      await sql.end({ timeout: 2 });
+    }
+  }
+
+  let graphs: Results['graphs'];
+  if (only.has('graphs')) {
+    const t0 = performance.now();
+    graphs = { ...(await graphsBench(admin, server.adminToken, GRAPHS, progress)), seconds: round((performance.now() - t0) / 1000, 0) };
+  }
   await admin.close();
 
   let bulk: BulkResult | undefined;
@@ -300,7 +332,7 @@ async function main(): Promise<void> {
       clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
       setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
     },
-    goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), streamsGoal(streams), scaleOutGoal(replicas)],
+    goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), streamsGoal(streams), bigScopeGoal(scale), graphGoal(graphs), scaleOutGoal(replicas)],
     claim,
     ratios: ratios(claim),
     breakdown,
@@ -309,6 +341,8 @@ async function main(): Promise<void> {
     events,
     bulk,
     streams,
+    scale,
+    graphs,
     memory: memory.map((m) => ({ ...m, rssMiB: mib(m.rssBytes) })),
   };
   report(results);
@@ -393,6 +427,31 @@ function cpuRows(r: Results): (string | number)[][] {
 }
 const CPU_TITLE = `CPU per cycle at N=${BREAKDOWN_N} (µs of CPU time per next → done cycle, by process; cores busy = share of all cores over the run)`;
 
+const SCALE_HEAD = ['operation', 'small p50', 'small p99', 'big p50', 'big p99', 'compared', 'big / small', 'goal ≤ 2×'];
+const scaleTitle = (s: ScaleResult & { seconds: number }) =>
+  `Big scopes (goal 3): ${fmt(s.big.items)} items against ${fmt(s.small.items)}, one agent over HTTP, ms (section ${s.seconds} s; loaded with ${s.loadedWith}; ` +
+  `load ${fmt(s.big.loadMs)} ms for the big scope, not timed)`;
+function scaleRows(s: ScaleResult): (string | number)[][] {
+  const row = (what: string, a: Summary, b: Summary, i: number) => [what, a.p50, a.p99, b.p50, b.p99, s.ratios[i].stat, `${s.ratios[i].ratio}×`, s.ratios[i].met ? 'met' : 'NOT met'];
+  const ex = (x: ScaleResult['small'], f: 'markdown' | 'json') => `${fmt(x.export[f].itemsPerSecond)} items/s (p50 ${fmt(x.export[f].runs.p50)} ms of ${x.export[f].runs.n}, ${fmt(x.export[f].bytes / 1024)} KiB)`;
+  const exRow = (f: 'markdown' | 'json', i: number) => [`GET /v1/scopes/{scope}/export?format=${f}`, ex(s.small, f), '', ex(s.big, f), '', s.ratios[i].stat, `${s.ratios[i].ratio}×`, s.ratios[i].met ? 'met' : 'NOT met'];
+  return [
+    row('POST /v1/todos/next', s.small.next, s.big.next, 0),
+    row('GET /v1/todos?limit=100', s.small.firstPage, s.big.firstPage, 1),
+    row('GET /v1/todos/{id}/readiness', s.small.readiness, s.big.readiness, 2),
+    exRow('markdown', 3),
+    exRow('json', 4),
+    ['GET /v1/todos?status=todo&limit=100 (information)', s.small.firstTodoPage.p50, s.small.firstTodoPage.p99, s.big.firstTodoPage.p50, s.big.firstTodoPage.p99, 'p50 ms', `${round(s.big.firstTodoPage.p50 / s.small.firstTodoPage.p50, 2)}×`, '–'],
+    ['GET /v1/scopes (counts; information)', s.small.scopeCounts.p50, s.small.scopeCounts.p99, s.big.scopeCounts.p50, s.big.scopeCounts.p99, 'p50 ms', `${round(s.big.scopeCounts.p50 / s.small.scopeCounts.p50, 2)}×`, '–'],
+  ];
+}
+const GRAPHS_HEAD = ['call', 'size', 'n', 'p50 ms', 'p99 ms', 'max ms', 'server mean ms'];
+const graphsTitle = (g: GraphsResult & { seconds: number }) =>
+  `Task graph execution (goal 4): client time per call over HTTP, and the server's own mean (section ${g.seconds} s)`;
+const graphsRows = (g: GraphsResult) => g.calls.map((c) => [c.kind, c.what, c.client.n, c.client.p50, c.client.p99, c.client.max, c.serverMeanMs ?? '–']);
+const graphsNote = (g: GraphsResult) =>
+  `plan of ${g.refusedPlan.subtasks} subtasks × ${g.refusedPlan.patterns} patterns (issue 22's shape): refused by the contract, HTTP ${g.refusedPlan.status}: ${g.refusedPlan.message}`;
+
 const BULK_HEAD = ['how', 'p50', 'max', 'items/s'];
 function bulkRows(b: BulkResult): (string | number)[][] {
   const perSecond = (ms: number) => round((b.items / ms) * 1000, 0);
@@ -458,6 +517,8 @@ function report(r: Results): void {
     out.push('', `Bulk add: ${fmt(r.bulk.items)} items (ms; bulk over ${r.bulk.bulk.n} runs)`, table(BULK_HEAD, bulkRows(r.bulk)), `one bulk request is ${r.bulk.speedup}× faster than the single adds`);
   }
   if (r.streams) out.push('', streamsTitle(r.streams), table(STREAMS_HEAD, streamsRows(r.streams)));
+  if (r.scale) out.push('', scaleTitle(r.scale), table(SCALE_HEAD, scaleRows(r.scale)));
+  if (r.graphs) out.push('', graphsTitle(r.graphs), table(GRAPHS_HEAD, graphsRows(r.graphs)), graphsNote(r.graphs));
   if (r.memory.length) out.push('', 'Server memory (RSS)', table(['when', 'RSS MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
   console.log(out.join('\n'));
 }
@@ -542,6 +603,8 @@ function markdown(r: Results): string {
   }
   if (r.bulk) out.push('', `**Bulk add** (${fmt(r.bulk.items)} items, ms; ${r.bulk.speedup}× faster in one request)`, '', mdTable(BULK_HEAD, bulkRows(r.bulk)));
   if (r.streams) out.push('', `**${streamsTitle(r.streams)}**`, '', mdTable(STREAMS_HEAD, streamsRows(r.streams)));
+  if (r.scale) out.push('', `**${scaleTitle(r.scale)}**`, '', mdTable(SCALE_HEAD, scaleRows(r.scale)));
+  if (r.graphs) out.push('', `**${graphsTitle(r.graphs)}**`, '', mdTable(GRAPHS_HEAD, graphsRows(r.graphs)), '', graphsNote(r.graphs));
   if (r.memory.length) out.push('', '**Server RSS**', '', mdTable(['when', 'MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
   return out.join('\n') + '\n';
 }

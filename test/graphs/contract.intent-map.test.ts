@@ -279,6 +279,21 @@ describe('writeIntentPatternsMayOverlap (seeds-notes §3.5 disjointness rule)', 
     });
   }
 
+  // The planner checks conflicts through an index that splits each pattern once
+  // (writeIntentIndex); it must give the rule's answer for every pair above.
+  it('should give the same answers through an Intent Map as pattern by pattern', () => {
+    const graph = validGraph();
+    for (const [left, right, expected] of cases.filter(([l, r]) => l !== r)) {
+      const map = validIntentMap(mapInput({ subtasks: [
+        { id: 'backend', writeIntent: [left] },
+        { id: 'docs', writeIntent: [right] },
+        { id: 'frontend', writeIntent: [] },
+      ] }), graph);
+      expect(writeIntentConflictBetween(map, 'backend', 'docs') !== null, `${left} / ${right}`).toBe(expected);
+      expect(writeIntentConflictBetween(map, 'docs', 'backend') !== null, `${right} / ${left}`).toBe(expected);
+    }
+  });
+
   it('should name the lower id first and the first overlapping pattern pair in a conflict fact', () => {
     const graph = validGraph();
     const map = validIntentMap(mapInput({ subtasks: [
