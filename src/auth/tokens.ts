@@ -47,7 +47,28 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
   const hash = hashToken(token);
   const cached = cache?.get(hash);
   if (cached) return cached;
-  const rows = await sql<PrincipalRow[]>`
+  const [r] = await sql<PrincipalRow[]>`${principalRows(sql)} and k.token_hash = ${hash}`;
+  if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
+  const principal = toPrincipal(r);
+  cache?.set(hash, principal, r.expires_in_ms ?? undefined);
+  return principal;
+}
+
+/**
+ * The principals of many token hashes at once, in one statement: those that still authenticate
+ * (as {@link principalForToken} decides), by hash; a hash that no longer does is absent. Bypasses
+ * the cache: the event streams' periodic re-check (events.recheck.ts) is the backstop for a lost
+ * revocation or stop ring, so it must ask the database.
+ */
+export async function principalsForHashes(sql: Sql, hashes: string[]): Promise<Map<string, Principal>> {
+  if (!hashes.length) return new Map();
+  const rows = await sql<PrincipalRow[]>`${principalRows(sql)} and k.token_hash = any(${hashes}::text[])`;
+  return new Map(rows.map((r) => [r.token_hash, toPrincipal(r)]));
+}
+
+/** The live tokens with their principals (a WHERE clause to extend with `and …`). */
+function principalRows(sql: Sql) {
+  return sql`
     select case when k.user_id is null then 'session' else 'user' end as kind, coalesce(u.id, s.id) as id, coalesce(u.name, s.name) as name,
            coalesce(u.team_id, s.team_id) as team_id, u.role, s.root_id, s.parent_id, s.system_kind, s.agent_id, s.graph_id, s.subtask_id,
            k.id as token_id, k.name as token_name, k.token_hash,
@@ -55,14 +76,13 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
       from tokens k
       left join users u on u.id = k.user_id
       left join sessions s on s.id = k.session_id
-     where k.token_hash = ${hash} and k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
+     where k.revoked_at is null and (k.expires_at is null or k.expires_at > now())
        and (u.id is not null or s.status = 'active')`;
-  const r = rows[0];
-  if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
+}
+
+function toPrincipal(r: PrincipalRow): Principal {
   const tok = { id: r.token_id, name: r.token_name, ...(r.expires_in_ms === null ? {} : { expiresAtMono: performance.now() + r.expires_in_ms }) };
-  const principal: Principal = r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, teamId: r.team_id, role: r.role ?? 'operator', token: tok } : { ...sessionPrincipal(r), token: tok };
-  cache?.set(hash, principal, r.expires_in_ms ?? undefined);
-  return principal;
+  return r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, teamId: r.team_id, role: r.role ?? 'operator', token: tok } : { ...sessionPrincipal(r), token: tok };
 }
 
 type SessionRow = { id: string; name: string; team_id: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null };

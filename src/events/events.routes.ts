@@ -5,10 +5,11 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
-import { principalForToken } from '../auth/tokens.js';
+import { isDatabaseUnavailable } from '../http/error-handler.js';
 import { accessToScope, canonicalScope } from '../scopes/scopes.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { EventHub, Subscriber } from './events.hub.js';
+import { StreamRecheck } from './events.recheck.js';
 import { cursorFor, headCursor, headId, readAfter, resumeIdFor, type Cursor, type EventRow } from './events.repo.js';
 
 export const Actor = z
@@ -52,12 +53,6 @@ async function authorizeTopic(sql: Sql, req: { principal: import('../auth/princi
   return `todo:${scope}`;
 }
 
-/** Whether the token still authenticates and may still read the topic's scope. */
-async function stillAllowed(sql: Sql, token: string, topic: string): Promise<boolean> {
-  const p = await principalForToken(sql, token);
-  return !!p && (await accessToScope(sql, p, topic.slice('todo:'.length))).inScope;
-}
-
 function parseAfter(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d{1,15}$/.test(raw)) fail('invalid_cursor', `"${raw}" is not an event sequence number`);
@@ -72,9 +67,14 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
   const { sql, hub, config, metrics } = deps;
   const open = new Set<() => void>();
   const r = app.withTypeProvider<ZodTypeProvider>();
+  // Every open stream's token and scope access, re-checked in one pass per heartbeat interval.
+  const recheck = new StreamRecheck(sql, config.sseHeartbeatMs, (err) =>
+    isDatabaseUnavailable(err) ? app.log.warn('event stream re-check: database unavailable; streams kept open') : app.log.error({ err }, 'event stream re-check failed'),
+  );
 
   app.addHook('preClose', async () => {
     for (const end of [...open]) end();
+    recheck.stop();
   });
 
   r.get(
@@ -126,26 +126,28 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       }
       let closed = false;
       let leave: (() => void) | undefined;
-      // A stopped session's streams end when the stop's doorbell rings (every replica); each
-      // heartbeat also re-checks the caller, as a backstop for a lost ring or a lost access.
+      // A stopped session's streams end when the stop's doorbell rings (every replica); the
+      // replica's re-check pass (events.recheck.ts) is the backstop for a lost ring or a lost access.
       const token = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
       const heartbeat = setInterval(() => {
         res.write(': heartbeat\n\n');
         // An open stream is a live session (liveness: lastSeenAt moves on each stream heartbeat).
         if (req.principal.kind === 'session') deps.seen?.(req.principal.id);
-        void stillAllowed(sql, token, topic).then((ok) => ok || end(), () => {});
       }, config.sseHeartbeatMs);
       let untrack: (() => void) | undefined;
+      let unwatch: (() => void) | undefined;
       const end = () => {
         if (closed) return;
         closed = true;
         clearInterval(heartbeat);
+        unwatch?.();
         untrack?.();
         leave?.();
         open.delete(end);
         res.end();
       };
       open.add(end);
+      unwatch = recheck.watch(token, topic, end);
       metrics?.sseOpened.inc();
       res.on('close', end);
       const untrackSession = req.principal.kind === 'session' ? hub.trackSessionStream(req.principal.id, end) : undefined;
