@@ -5,7 +5,7 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
-import { go, launchBrowser, signIn, type TestBrowser } from '../helpers/browser.js';
+import { go, launchBrowser, signIn, type Page, type TestBrowser } from '../helpers/browser.js';
 import { killServers, spawnServer, waitReady } from '../helpers/server.js';
 
 const LIVE_MS = 2000;
@@ -100,6 +100,81 @@ describe('dashboard: a scope, live', () => {
     await wrow.waitFor({ timeout: LIVE_MS });
     expect(await wrow.locator('td.col-why').textContent()).toBe('waiting on Root’s item');
     expect(await wrow.getByRole('button', { name: /Reopen/ }).count()).toBe(0);
+    await page.close();
+  });
+});
+
+/**
+ * Headless Chromium reports every page `visible` and `page.bringToFront()` changes nothing (checked
+ * on Chromium 156), so a background tab is simulated: `document.visibilityState` is overridden in
+ * the page and a `visibilitychange` dispatched, which is what the dashboard listens to.
+ */
+async function setHidden(page: Page, hidden: boolean): Promise<void> {
+  await page.evaluate((h) => {
+    Object.defineProperty(document, 'visibilityState', { configurable: true, get: () => (h ? 'hidden' : 'visible') });
+    document.dispatchEvent(new Event('visibilitychange'));
+  }, hidden);
+}
+
+describe('dashboard: many tabs', () => {
+  it('a hidden tab closes its stream, so a 7th tab of one browser loads and stays live; a tab shown again catches up', async () => {
+    const root = await t.session({ name: 'tabs' });
+    const first = await addItem(root.client, 'Seen by seven tabs');
+    const pages: Page[] = [];
+    // Six tabs, each live on the scope, then sent to the background (as when another tab is picked).
+    for (let i = 0; i < 6; i++) {
+      const p = await b.newPage();
+      pages.push(p);
+      await signIn(p, t.base, root.token);
+      await go(p, scopeHash(first.scope));
+      await p.locator(`tr[data-id="${first.id}"]`).waitFor();
+      await expect.poll(() => p.locator('[role=status]').getAttribute('data-state')).toBe('live');
+      await setHidden(p, true);
+      await expect.poll(() => p.locator('[role=status]').getAttribute('data-state')).toBe('paused');
+    }
+    // Before the fix the six streams held every connection the browser allows one server: this
+    // page could not even load.
+    const front = await b.newPage();
+    pages.push(front);
+    await signIn(front, t.base, root.token);
+    await go(front, scopeHash(first.scope));
+    await front.bringToFront();
+    await front.locator(`tr[data-id="${first.id}"]`).waitFor();
+    await expect.poll(() => front.locator('[role=status]').getAttribute('data-state')).toBe('live');
+    const added = await addItem(root.client, 'Added while six tabs are open');
+    await front.locator(`tr[data-id="${added.id}"]`).waitFor({ timeout: LIVE_MS });
+    // A background tab shown again reopens its stream after the last event it had: the item and
+    // the event it missed while hidden both appear.
+    const back = pages[0];
+    await setHidden(back, false);
+    await back.locator(`tr[data-id="${added.id}"]`).waitFor({ timeout: LIVE_MS });
+    await back.locator('ol.events li', { hasText: added.id }).waitFor({ timeout: LIVE_MS });
+    await expect.poll(() => back.locator('[role=status]').getAttribute('data-state')).toBe('live');
+    for (const p of pages) await p.close();
+  });
+
+  it('does not say Live while a snapshot re-read has been pending for seconds', async () => {
+    const root = await t.session({ name: 'slow-read' });
+    const first = await addItem(root.client, 'Before the slow read');
+    const page = await b.newPage();
+    await signIn(page, t.base, root.token);
+    await go(page, scopeHash(first.scope));
+    await page.locator(`tr[data-id="${first.id}"]`).waitFor();
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('live');
+    // Hold the item list reads back (as a browser with no free connection would).
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    await page.route(/\/v1\/todos\?/, async (route) => {
+      await held;
+      await route.continue();
+    });
+    const added = await addItem(root.client, 'Behind a held read');
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state'), { timeout: 10_000 }).toBe('pending');
+    expect(await page.locator('[role=status]').textContent()).toBe('Live — refresh pending…');
+    release();
+    await page.locator(`tr[data-id="${added.id}"]`).waitFor({ timeout: 10_000 });
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('live');
+    await page.unroute(/\/v1\/todos\?/);
     await page.close();
   });
 });
