@@ -37,7 +37,6 @@ export function GraphsView() {
           </thead>
           <tbody>
             {live.data.map((g) => {
-              const counts = (g.counts ?? {}) as Record<string, number>;
               return (
                 <tr key={g.id} data-id={g.id}>
                   <td>
@@ -48,7 +47,7 @@ export function GraphsView() {
                     <StatusBadge status={g.state} />
                   </td>
                   <td>
-                    <Progress done={counts.SUCCEEDED ?? 0} total={g.subtaskCount} />
+                    <Progress done={g.counts.succeeded} total={g.subtaskCount} />
                   </td>
                   <td>{g.maxConcurrency}</td>
                   <td>
