@@ -4,6 +4,7 @@
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { commit, evidence } from '../graphs/execution.helpers.js';
 import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
 import { go, launchBrowser, signIn, type Page, type TestBrowser } from '../helpers/browser.js';
 import { killServers, spawnServer, waitReady } from '../helpers/server.js';
@@ -219,6 +220,24 @@ describe('dashboard: a task graph with a write-intent conflict', () => {
     expect(await page.getByRole('link', { name: /backend, READY, in the planned wave/ }).count()).toBe(1);
     expect(await page.getByRole('link', { name: /frontend, READY, deferred: write-intent conflict/ }).count()).toBe(1);
     expect(await page.locator('tr[data-subtask="frontend"]').textContent()).toContain('WRITE_INTENT_CONFLICT');
+
+    // Run the wave and complete backend: the graph list counts it as succeeded.
+    const base = commit();
+    const run = await t.admin.post('/v1/graphs/task-ui-conflict/run', { baseCommit: base, sessionWaitMs: 1000 });
+    expect(run.status, JSON.stringify(run.body)).toBe(200);
+    const d = run.body.dispatches.find((x: { subtaskId: string }) => x.subtaskId === 'backend');
+    const done = await t.admin.post('/v1/graphs/task-ui-conflict/subtasks/backend/complete', { attempt: d.attempt, ...evidence(base, ['src/api.ts']) });
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    await go(page, '#/graphs');
+    const listed = page.locator('tr', { has: page.locator('a[href="#/graph/task-ui-conflict"]') });
+    await expect.poll(() => listed.locator('.progress .num').textContent(), { timeout: 10_000 }).toBe('1/3');
+
+    // The graph's items change only through the graph routes: an operator sees no todo action.
+    await go(page, scopeHash('graph:task-ui-conflict'));
+    await page.locator('tr[data-id]').first().waitFor();
+    expect(await page.locator('tr[data-id]').count()).toBe(3);
+    expect(await page.locator('td.col-status', { hasText: 'done' }).count()).toBe(1);
+    expect(await page.locator('td.col-actions button').count()).toBe(0);
     await page.close();
   });
 });

@@ -5,8 +5,9 @@
  * Operator actions follow the API's authority rules (seed 000 "Authority"), so a button is shown
  * only when the request would be allowed: reopen (an owned item: in progress, blocked or done) and
  * block with a note (in progress) for the owner or the override authority; assign for the override
- * authority (the subtree root, the scenario orchestrator, or a user). The API still decides; a
- * refusal is shown as it comes.
+ * authority (the subtree root, the scenario orchestrator, or a user). Items of `graph:` and
+ * `metagit:` scopes get none: they change only through their graph's routes. The API still
+ * decides; a refusal is shown as it comes.
  */
 import { useState } from 'preact/hooks';
 import type { TodoItem } from '../../../sdk/src/index.js';
@@ -28,6 +29,11 @@ function groupOf(t: TodoItem): Group {
   if (t.status === 'in-progress') return 'in-progress';
   if (t.status === 'blocked') return 'blocked';
   return t.ready ? 'ready' : 'blocked';
+}
+
+/** Whether a scope's items are Task Graph v1 subtasks or metagit nodes (assertNotGraphManaged in src/todos). */
+export function managedByGraph(scope: string): boolean {
+  return scope.startsWith('graph:') || scope.startsWith('metagit:');
 }
 
 function matches(t: TodoItem, q: string): boolean {
@@ -124,10 +130,12 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
   const [mode, setMode] = useState<'none' | 'block' | 'assign'>('none');
   const [text, setText] = useState('');
   const mine = !!t.owner && t.owner === me.id;
-  const may = override || mine;
+  // Items of graph: and metagit: scopes move only through their graph's routes: the todo routes
+  // refuse reopen, block and assign there (409 managed_by_graph), so none is offered.
+  const may = !managedByGraph(t.scope) && (override || mine);
   const canReopen = may && !!t.owner && t.status !== 'todo';
   const canBlock = may && t.status === 'in-progress';
-  const canAssign = override && t.status !== 'done';
+  const canAssign = may && override && t.status !== 'done';
   const act = async (f: () => Promise<unknown>) => {
     setError(undefined);
     try {
