@@ -180,6 +180,36 @@ describe('dashboard: many tabs', () => {
   });
 });
 
+describe('dashboard: an item’s history', () => {
+  it('reads only the events about the item, past more of its scope than one log page holds, and then only new ones', async () => {
+    const root = await t.session({ name: 'history' });
+    const item = await addItem(root.client, 'The first item');
+    // 1,100 other events after the item's first (the UI's log page is 1,000).
+    const bulk = await root.client.post('/v1/todos/bulk', { items: Array.from({ length: 1100 }, (_, i) => ({ title: `filler ${i}` })) });
+    expect(bulk.status, JSON.stringify(bulk.body).slice(0, 300)).toBe(201);
+    expect((await root.client.post(`/v1/todos/${item.id}/claim`)).status).toBe(200);
+    const page = await b.newPage();
+    const logs: URL[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/v1/events/log')) logs.push(new URL(r.url()));
+    });
+    await signIn(page, t.base, root.token);
+    await go(page, `#/item/${item.id}`);
+    const claimed = page.locator('ol.events li', { hasText: 'claimed' });
+    await claimed.waitFor();
+    expect(await page.locator('ol.events li').evaluateAll((els) => els.map((e) => e.querySelector('.ev')?.textContent))).toEqual(['claimed', 'added']);
+    expect(logs.map((u) => u.searchParams.get('subjectId'))).toEqual([item.id]);
+    // After the next event the page reads on from the last event it has, not from the start.
+    const seq = await claimed.getAttribute('data-seq');
+    expect((await root.client.post(`/v1/todos/${item.id}/done`, {})).status).toBe(200);
+    await page.locator('ol.events li', { hasText: 'done' }).waitFor({ timeout: LIVE_MS });
+    await expect.poll(() => logs.length).toBeGreaterThan(1);
+    expect(logs[1].searchParams.get('after')).toBe(seq);
+    expect(logs[1].searchParams.get('subjectId')).toBe(item.id);
+    await page.close();
+  });
+});
+
 describe('dashboard: a task graph with a write-intent conflict', () => {
   it('draws the graph and names the deferred subtask and the conflicting pattern pair', async () => {
     for (const id of ['codex', 'agent-backend', 'agent-frontend', 'agent-docs']) await t.admin.post('/v1/agents', { id });

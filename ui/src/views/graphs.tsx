@@ -5,10 +5,11 @@
  * subtask's decision and reason; then recovery classifications, integration and review state and
  * the graph's events. Live on the graph's topic `todo:graph:<id>`.
  */
+import { useMemo } from 'preact/hooks';
 import type { CoordClient } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Progress, Section, StatusBadge, Time } from '../components/common.js';
-import { history, withLive } from '../history.js';
+import { History, withLive } from '../history.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 import { Dag, type DagNode } from './graph-dag.js';
@@ -63,16 +64,18 @@ export function GraphsView() {
   );
 }
 
-async function loadGraph(client: CoordClient, id: string) {
-  const [graph, plan] = await Promise.all([client.graphs.get(id), client.graphs.plan(id)]);
-  const past = await history(client, `todo:${graph.scope}`, () => true, 4);
+async function loadGraph(client: CoordClient, id: string, hist: History) {
+  const [graph, plan, past] = await Promise.all([client.graphs.get(id), client.graphs.plan(id), hist.read()]);
   return { graph, plan, past };
 }
 
 export function GraphView({ id }: { id: string }) {
   const { client } = useSignedIn();
-  // The topic needs the graph's scope, which is `graph:<parentTaskId>`: the id in the route.
-  const live = useLive(`todo:graph:${id}`, () => loadGraph(client, id), [id]);
+  // The topic needs the graph's scope, which is `graph:<parentTaskId>`: the id in the route. Every
+  // event of the topic is the graph's; each re-read fetches only the new ones.
+  const topic = `todo:graph:${id}`;
+  const hist = useMemo(() => new History(client, topic), [client, topic]);
+  const live = useLive(topic, () => loadGraph(client, id, hist), [id]);
   if (!live.data) return live.error ? <ErrorNote error={live.error} /> : <Loading />;
   const { graph, plan, past } = live.data;
   const wave = new Set(plan.wave.selected);
