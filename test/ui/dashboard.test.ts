@@ -210,6 +210,47 @@ describe('dashboard: an item’s history', () => {
   });
 });
 
+describe('dashboard: long text', () => {
+  it('wraps or cuts a 444-character title and a 60-character tag: nothing is wider than a 1366×768 screen', async () => {
+    const long = 'x'.repeat(444);
+    const root = await t.session({ name: 'long-text' });
+    const item = await addItem(root.client, long, { tags: ['t'.repeat(60)] });
+    await addItem(root.client, 'Waits on the long one', { dependsOn: [item.id] });
+    for (const id of ['agent-long']) await t.admin.post('/v1/agents', { id });
+    const graph = {
+      schemaVersion: 1,
+      parentTask: { id: 'task-ui-long', title: `Graph ${'g'.repeat(300)}`, planner: 'agent-long', reviewer: 'agent-long' },
+      maxConcurrency: 1,
+      subtasks: [{ id: 'only', title: 's'.repeat(400), implementer: 'agent-long', spec: 'x', dependsOn: [] }],
+    };
+    const created = await t.admin.post('/v1/graphs', { graph });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const page = await b.newPage();
+    await page.setViewportSize({ width: 1366, height: 768 });
+    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= innerWidth);
+    await signIn(page, t.base, root.token);
+    await go(page, scopeHash(item.scope));
+    const row = page.locator(`tr[data-id="${item.id}"]`);
+    await row.waitFor();
+    expect(await fits()).toBe(true);
+    // Cut text keeps the whole in a title attribute.
+    expect(await row.locator('td.col-title a').getAttribute('title')).toBe(long);
+    expect(await row.locator('.tag').getAttribute('title')).toBe('t'.repeat(60));
+    await go(page, `#/item/${item.id}`);
+    await page.locator('dl.facts').waitFor();
+    expect(await fits()).toBe(true);
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(page, t.base, adminToken(t.admin));
+    await go(page, '#/graph/task-ui-long');
+    await page.locator('tr[data-subtask="only"]').waitFor();
+    expect(await fits()).toBe(true);
+    await go(page, '#/graphs');
+    await page.locator('a[href="#/graph/task-ui-long"]').waitFor();
+    expect(await fits()).toBe(true);
+    await page.close();
+  });
+});
+
 describe('dashboard: a task graph with a write-intent conflict', () => {
   it('draws the graph and names the deferred subtask and the conflicting pattern pair', async () => {
     for (const id of ['codex', 'agent-backend', 'agent-frontend', 'agent-docs']) await t.admin.post('/v1/agents', { id });

@@ -41,7 +41,9 @@ export function GraphsView() {
               return (
                 <tr key={g.id} data-id={g.id}>
                   <td>
-                    <a href={href('graph', g.parentTaskId)}>{g.title}</a>
+                    <a class="clamp" href={href('graph', g.parentTaskId)} title={g.title}>
+                      {g.title}
+                    </a>
                     <div class="muted mono">{g.parentTaskId}</div>
                   </td>
                   <td>
@@ -169,7 +171,9 @@ export function GraphView({ id }: { id: string }) {
                   <tr key={s.subtaskId} data-subtask={s.subtaskId}>
                     <td>
                       <a href={href('item', s.todoId)}>{s.subtaskId}</a>
-                      <div class="muted">{s.title}</div>
+                      <div class="muted clamp" title={s.title}>
+                        {s.title}
+                      </div>
                     </td>
                     <td>
                       <StatusBadge status={s.state} />

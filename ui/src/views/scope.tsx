@@ -152,7 +152,9 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
   return (
     <tr data-id={t.id}>
       <td class="col-title">
-        <a href={href('item', t.id)}>{t.title}</a>
+        <a class="clamp" href={href('item', t.id)} title={t.title}>
+          {t.title}
+        </a>
         <div class="muted mono">
           {t.id}
           {t.parentId ? ` · sub-item of ${t.parentId}` : ''}
@@ -166,7 +168,7 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
       <td class="col-assignee mono">{t.assignee ?? <span class="muted">—</span>}</td>
       <td class="col-tags">
         {(t.tags ?? []).map((g) => (
-          <span class="tag" key={g}>
+          <span class="tag" key={g} title={g}>
             {g}
           </span>
         ))}
@@ -175,7 +177,19 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
         {t.leaseExpiresAt ? <Time at={t.leaseExpiresAt} relative /> : <span class="muted">—</span>}
         {t.leaseExpired ? <span class="why"> expired</span> : null}
       </td>
-      <td class="col-why">{why ? <span class="why">{why}</span> : t.status === 'blocked' && t.note ? <span class="why">{t.note}</span> : <span class="muted">—</span>}</td>
+      <td class="col-why">
+        {why ? (
+          <span class="why clamp" title={why}>
+            {why}
+          </span>
+        ) : t.status === 'blocked' && t.note ? (
+          <span class="why clamp" title={t.note}>
+            {t.note}
+          </span>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </td>
       <td class="col-actions">
         <div class="actions">
           {canReopen && (
