@@ -251,6 +251,30 @@ describe('dashboard: long text', () => {
   });
 });
 
+describe('dashboard: keyboard', () => {
+  it('focuses the token field on load, an opened form’s field, and gives focus back to its button on Escape', async () => {
+    const root = await t.session({ name: 'keyboard' });
+    const item = await addItem(root.client, 'Claimed for the keyboard');
+    expect((await root.client.post(`/v1/todos/${item.id}/claim`)).status).toBe(200);
+    const page = await b.newPage();
+    await page.goto(`${t.base}/ui/`);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe('token');
+    await page.keyboard.type(root.token);
+    await page.keyboard.press('Enter');
+    await page.locator('header nav').waitFor();
+    await go(page, scopeHash(item.scope));
+    const row = page.locator(`tr[data-id="${item.id}"]`);
+    const open = row.getByRole('button', { name: /^Block/ });
+    await open.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Block note for Claimed for the keyboard');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => row.locator('form').count()).toBe(0);
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Block Claimed for the keyboard');
+    await page.close();
+  });
+});
+
 describe('dashboard: a task graph with a write-intent conflict', () => {
   it('draws the graph and names the deferred subtask and the conflicting pattern pair', async () => {
     for (const id of ['codex', 'agent-backend', 'agent-frontend', 'agent-docs']) await t.admin.post('/v1/agents', { id });

@@ -3,7 +3,7 @@
  * of the public API only (see api.ts); every view is a snapshot kept current by SSE (live.ts).
  */
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CoordClient, Me } from '../../sdk/src/index.js';
 import { clientFor, errorText, Session, storedToken, storeToken, type SignedIn } from './api.js';
 import { useConnection } from './live.js';
@@ -18,6 +18,8 @@ import './style.css';
 
 function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; error?: string }) {
   const [token, setToken] = useState('');
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => field.current?.focus(), []);
   return (
     <main class="signin">
       <h1>Coord</h1>
@@ -28,7 +30,7 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; er
         }}
       >
         <label for="token">Token</label>
-        <input id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+        <input ref={field} id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
         <p class="muted">An operator token, or an agent session’s token. It is kept in this tab only (session storage) and sent as the Authorization header.</p>
         <button type="submit">Sign in</button>
         {error && (

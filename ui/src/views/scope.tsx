@@ -9,7 +9,7 @@
  * `metagit:` scopes get none: they change only through their graph's routes. The API still
  * decides; a refusal is shown as it comes.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { TodoItem } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../components/common.js';
@@ -129,6 +129,27 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
   const [error, setError] = useState<string>();
   const [mode, setMode] = useState<'none' | 'block' | 'assign'>('none');
   const [text, setText] = useState('');
+  // Keyboard users: an opened form's field takes focus; Escape (or Cancel) closes it and gives
+  // focus back to the button that opened it.
+  const field = useRef<HTMLInputElement>(null);
+  const opener = { block: useRef<HTMLButtonElement>(null), assign: useRef<HTMLButtonElement>(null) };
+  const reopenFocus = useRef<'block' | 'assign' | null>(null);
+  useEffect(() => {
+    if (mode !== 'none') field.current?.focus();
+    else if (reopenFocus.current) opener[reopenFocus.current].current?.focus();
+    reopenFocus.current = null;
+  }, [mode]);
+  const cancel = () => {
+    reopenFocus.current = mode === 'none' ? null : mode;
+    setMode('none');
+    setText('');
+  };
+  const onFormKey = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      cancel();
+    }
+  };
   const mine = !!t.owner && t.owner === me.id;
   // Items of graph: and metagit: scopes move only through their graph's routes: the todo routes
   // refuse reopen, block and assign there (409 managed_by_graph), so none is offered.
@@ -198,12 +219,12 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
             </button>
           )}
           {canBlock && mode !== 'block' && (
-            <button type="button" class="secondary" onClick={() => setMode('block')} aria-label={`Block ${t.title}`}>
+            <button type="button" class="secondary" ref={opener.block} onClick={() => setMode('block')} aria-label={`Block ${t.title}`}>
               Block…
             </button>
           )}
           {canAssign && mode !== 'assign' && (
-            <button type="button" class="secondary" onClick={() => setMode('assign')} aria-label={`Assign ${t.title}`}>
+            <button type="button" class="secondary" ref={opener.assign} onClick={() => setMode('assign')} aria-label={`Assign ${t.title}`}>
               Assign…
             </button>
           )}
@@ -211,16 +232,17 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
         {mode === 'block' && (
           <form
             class="actions"
+            onKeyDown={onFormKey}
             onSubmit={(e) => {
               e.preventDefault();
               void act(() => client.todos.block(t.id, text || undefined));
             }}
           >
             <label>
-              Note <input value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Block note for ${t.title}`} />
+              Note <input ref={field} value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Block note for ${t.title}`} />
             </label>
             <button type="submit">Block</button>
-            <button type="button" class="secondary" onClick={() => setMode('none')}>
+            <button type="button" class="secondary" onClick={cancel}>
               Cancel
             </button>
           </form>
@@ -228,16 +250,17 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
         {mode === 'assign' && (
           <form
             class="actions"
+            onKeyDown={onFormKey}
             onSubmit={(e) => {
               e.preventDefault();
               void act(() => client.todos.assign(t.id, text.trim() || null));
             }}
           >
             <label>
-              Session <input value={text} placeholder="s-… (empty: unassign)" onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Assignee for ${t.title}`} />
+              Session <input ref={field} value={text} placeholder="s-… (empty: unassign)" onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Assignee for ${t.title}`} />
             </label>
             <button type="submit">{text.trim() ? 'Assign' : 'Unassign'}</button>
-            <button type="button" class="secondary" onClick={() => setMode('none')}>
+            <button type="button" class="secondary" onClick={cancel}>
               Cancel
             </button>
           </form>

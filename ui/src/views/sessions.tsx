@@ -7,7 +7,7 @@
  * `POST /v1/sessions/{id}/stop` rule); it asks for confirmation, since a stop reopens the
  * session's claims and its descendants'.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Session } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
 import { ErrorNote, Loading, Section, StatusBadge, Time } from '../components/common.js';
@@ -81,6 +81,15 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
   const { client } = useSignedIn();
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string>();
+  // Keyboard users: the confirmation takes focus; Escape (or Cancel) gives it back to Stop….
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const stopRef = useRef<HTMLButtonElement>(null);
+  const wasConfirming = useRef(false);
+  useEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+    else if (wasConfirming.current) stopRef.current?.focus();
+    wasConfirming.current = confirming;
+  }, [confirming]);
   const holding = s.holding;
   return (
     <tr data-id={s.id}>
@@ -121,9 +130,18 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
       <td>
         {canStop &&
           (confirming ? (
-            <div class="actions">
+            <div
+              class="actions"
+              onKeyDown={(e) => {
+                if (e.key === 'Escape') {
+                  e.preventDefault();
+                  setConfirming(false);
+                }
+              }}
+            >
               <button
                 type="button"
+                ref={confirmRef}
                 class="danger"
                 onClick={async () => {
                   setError(undefined);
@@ -143,7 +161,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
               </button>
             </div>
           ) : (
-            <button type="button" class="secondary" onClick={() => setConfirming(true)} aria-label={`Stop session ${s.name}`}>
+            <button type="button" class="secondary" ref={stopRef} onClick={() => setConfirming(true)} aria-label={`Stop session ${s.name}`}>
               Stop…
             </button>
           ))}
