@@ -275,6 +275,22 @@ describe('dashboard: keyboard', () => {
   });
 });
 
+describe('dashboard: a malformed link', () => {
+  it('says the link is not valid and offers navigation instead of a blank page', async () => {
+    const page = await b.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await signIn(page, t.base, adminToken(t.admin));
+    await go(page, '#/scope/%E0%A4%A');
+    await page.getByRole('heading', { name: 'Not a valid link' }).waitFor();
+    await page.getByRole('main').getByRole('link', { name: 'scopes' }).click();
+    await page.locator('ul.cards, p.muted').first().waitFor();
+    expect(page.url()).toMatch(/#\/scopes$/);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});
+
 describe('dashboard: a task graph with a write-intent conflict', () => {
   it('draws the graph and names the deferred subtask and the conflicting pattern pair', async () => {
     for (const id of ['codex', 'agent-backend', 'agent-frontend', 'agent-docs']) await t.admin.post('/v1/agents', { id });

@@ -107,6 +107,19 @@ function View({ route }: { route: Route }) {
       return <GraphsView />;
     case 'graph':
       return <GraphView id={route.arg ?? ''} />;
+    case 'invalid':
+      return (
+        <section aria-label="Not a valid link">
+          <h2>Not a valid link</h2>
+          <p class="error" role="alert">
+            The address <code>{route.arg}</code> is not a valid dashboard link (its encoding is broken: was it cut or edited?).
+          </p>
+          <p>
+            Go to the <a href={href('scopes')}>scopes</a>, <a href={href('sessions')}>sessions</a>, <a href={href('scenarios')}>scenarios</a> or{' '}
+            <a href={href('graphs')}>task graphs</a>.
+          </p>
+        </section>
+      );
     default:
       return <ScopesView />;
   }
