@@ -291,6 +291,25 @@ describe('dashboard: a malformed link', () => {
   });
 });
 
+describe('dashboard: a dead token', () => {
+  it('signs out with a message when the session it is signed in as is stopped', async () => {
+    const s = await t.session({ name: 'soon-stopped' });
+    const item = await addItem(s.client, 'Held when stopped');
+    expect((await s.client.post(`/v1/todos/${item.id}/claim`)).status).toBe(200);
+    const page = await b.newPage();
+    await signIn(page, t.base, s.token);
+    await go(page, scopeHash(item.scope));
+    await page.locator(`tr[data-id="${item.id}"]`).waitFor();
+    await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('live');
+    expect((await t.admin.post(`/v1/sessions/${s.id}/stop`, {})).status).toBe(200);
+    // The stop reopens the claim (an event), whose re-read is refused: 401 signs the tab out.
+    await page.getByLabel('Token').waitFor({ timeout: 20_000 });
+    expect(await page.getByRole('alert').textContent()).toMatch(/no longer valid/);
+    expect(await page.evaluate(() => sessionStorage.getItem('coord.token'))).toBeNull();
+    await page.close();
+  });
+});
+
 describe('dashboard: a task graph with a write-intent conflict', () => {
   it('draws the graph and names the deferred subtask and the conflicting pattern pair', async () => {
     for (const id of ['codex', 'agent-backend', 'agent-frontend', 'agent-docs']) await t.admin.post('/v1/agents', { id });

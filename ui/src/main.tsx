@@ -130,12 +130,21 @@ function App() {
   const [error, setError] = useState<string | undefined>();
   const [checking, setChecking] = useState(!!storedToken());
 
+  // The client signed in now: a 401 on any of its calls signs out (the token died meanwhile).
+  const current = useRef<CoordClient | null>(null);
   const signIn = async (token: string) => {
-    const client = clientFor(token);
+    const client: CoordClient = clientFor(token, () => {
+      if (current.current !== client) return;
+      current.current = null;
+      storeToken(null);
+      setState(null);
+      setError('Signed out: this token is no longer valid (revoked or expired, or its session was stopped). Sign in with a live token.');
+    });
     try {
       const me = await client.me();
       storeToken(token);
       setError(undefined);
+      current.current = client;
       setState({ client, me });
     } catch (err) {
       storeToken(null);
@@ -155,6 +164,7 @@ function App() {
       s={{
         ...state,
         signOut: () => {
+          current.current = null;
           storeToken(null);
           setState(null);
         },
