@@ -101,6 +101,11 @@ describe('dashboard: a scope, live', () => {
     await wrow.waitFor({ timeout: LIVE_MS });
     expect(await wrow.locator('td.col-why').textContent()).toBe('waiting on Root’s item');
     expect(await wrow.getByRole('button', { name: /Reopen/ }).count()).toBe(0);
+    // The scopes card counts stored statuses: the waiting item is "not started", not "blocked",
+    // and the card says so rather than contradict the scope page's Blocked group.
+    await go(page, '#/');
+    const card = page.locator(`li.card[data-scope="${item.scope}"] .counts`);
+    await expect.poll(() => card.textContent()).toMatch(/^1 not started \(ready or waiting on a dependency\) · 1 in progress · 0 marked blocked · 0 done/);
     await page.close();
   });
 });
