@@ -296,6 +296,19 @@ describe('dashboard: a malformed link', () => {
   });
 });
 
+describe('dashboard: sessions', () => {
+  it('says a session just seen was seen "just now" or some seconds ago, never "in 0s"', async () => {
+    const s = await t.session({ name: 'just-seen' });
+    const page = await b.newPage();
+    await signIn(page, t.base, s.token);
+    await go(page, '#/sessions');
+    const seen = page.locator(`tr[data-id="${s.id}"] td:nth-child(4)`);
+    await seen.waitFor();
+    expect(await seen.textContent()).toMatch(/^(just now|\d+s ago)$/);
+    await page.close();
+  });
+});
+
 describe('dashboard: a dead token', () => {
   it('signs out with a message when the session it is signed in as is stopped', async () => {
     const s = await t.session({ name: 'soon-stopped' });
@@ -346,6 +359,7 @@ describe('dashboard: a task graph with a write-intent conflict', () => {
     await go(page, '#/graph/task-ui-conflict');
     const conflicts = page.locator('.graph-conflicts li');
     await conflicts.first().waitFor();
+    expect(await page.locator('.graph-title').textContent()).toBe('A slice');
     const text = await conflicts.first().textContent();
     expect(text).toContain('src/**');
     expect(text).toContain('src/web/**');

@@ -99,6 +99,9 @@ export function GraphView({ id }: { id: string }) {
     <div class="columns">
       <div>
         <Section title={`Task graph ${graph.parentTaskId}`} actions={<a href={href('scope', graph.scope)}>its items</a>}>
+          <p class="graph-title clamp" title={graph.parentTask.title}>
+            {graph.parentTask.title}
+          </p>
           <ErrorNote error={live.error} />
           <p>
             <StatusBadge status={graph.state} /> {graph.reason ? <span class="why">{graph.reason}</span> : null} · max concurrency {graph.maxConcurrency} ·{' '}

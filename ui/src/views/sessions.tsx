@@ -108,7 +108,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
       </td>
       <td>{s.alive ? 'yes' : <span class="why">no</span>}</td>
       <td>
-        <Time at={s.lastSeenAt} relative />
+        <Time at={s.lastSeenAt} relative past />
       </td>
       <td>{s.heartbeatIntervalMs ? `${Math.round(s.heartbeatIntervalMs / 1000)} s` : <span class="muted">—</span>}</td>
       <td>
@@ -118,7 +118,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
             <ul class="holding">
               {holding.items.map((i) => (
                 <li key={i.id}>
-                  <a href={href('item', i.id)}>{i.title}</a> <span class="muted">since</span> <Time at={i.since} relative />
+                  <a href={href('item', i.id)}>{i.title}</a> <span class="muted">since</span> <Time at={i.since} relative past />
                 </li>
               ))}
             </ul>
