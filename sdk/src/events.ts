@@ -83,10 +83,12 @@ export class EventsApi {
    * `after` (default 0: the oldest retained); continue from `nextAfter`. `resync: true` means the
    * cursor is no longer retained: re-read state and continue from `nextAfter`.
    * `topic` is `todo:<scope>`; a bare scope (`session:s-…`) gets the `todo:` prefix.
+   * `subjectId` keeps only the events about one item (or graph, scenario): its history without
+   * reading the whole scope.
    * Errors: `NotFound` (a topic you may not read), `InvalidRequest` (invalid_cursor).
    */
-  async log(topic: string, opts: { after?: number; limit?: number } = {}): Promise<EventLogPage> {
-    const query = { topic: normalizeTopic(topic), after: opts.after === undefined ? undefined : String(opts.after), limit: opts.limit ?? 100 };
+  async log(topic: string, opts: { after?: number; limit?: number; subjectId?: string } = {}): Promise<EventLogPage> {
+    const query = { topic: normalizeTopic(topic), after: opts.after === undefined ? undefined : String(opts.after), limit: opts.limit ?? 100, subjectId: opts.subjectId };
     return this.t.unwrap('GET /v1/events/log', this.t.api.GET('/v1/events/log', { params: { query } }));
   }
 

@@ -104,16 +104,18 @@ export function toEventRow(r: StoredEvent): EventRow {
 }
 
 /**
- * Events of `topic` after `cursor` whose transactions have all finished, in delivery order.
+ * Events of `topic` after `cursor` whose transactions have all finished, in delivery order; with
+ * `subjectId`, only those about that object (the `events_subject_tx_id_idx` index).
  * `held` is true when newer rows of the topic are visible but still behind a running
  * transaction (the caller should look again shortly).
  */
-export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: number): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
+export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: number, subjectId?: string): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
   const rows = await db<(StoredEvent & { horizon: string })[]>`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
     select ${db.unsafe(EVENT_COLUMNS)}, h.x::text as horizon
       from events e, h
      where e.topic = ${topic}
+       ${subjectId !== undefined ? db`and e.subject_id = ${subjectId}` : db``}
        and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)
        and e.tx < h.x
      order by e.tx, e.id

@@ -206,11 +206,14 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         description:
           'The same events as the SSE stream, as JSON, for clients that poll. Pass the last `seq` you saw as `after` ' +
           '(`0` = from the oldest retained). `nextAfter` is the cursor for the next call. `resync: true` means the cursor ' +
-          'is no longer retained: re-read state and continue from `nextAfter`.',
+          'is no longer retained: re-read state and continue from `nextAfter`. `subjectId` keeps only the events about one ' +
+          'object of the topic (an item, or a graph or scenario id): the history of one item without reading its whole scope; ' +
+          'the cursor stays a sequence number of the topic. Same access rule as without it (the topic’s scope).',
         querystring: z.object({
           topic: TopicQuery,
           after: z.string().optional().describe('Sequence number to read after; default 0'),
           limit: z.coerce.number().int().min(1).max(1000).default(100),
+          subjectId: z.string().min(1).max(200).optional().describe('Only the events about this object: an item id (also a Task Graph subtask’s item), a graph or scenario id'),
         }),
         response: {
           200: z.object({ events: z.array(Event), nextAfter: z.number().int(), resync: z.boolean() }),
@@ -224,7 +227,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       const afterId = parseAfter(req.query.after) ?? 0;
       const cursor = await cursorFor(sql, topic, afterId);
       if (!cursor) return { events: [], nextAfter: await headId(sql, topic), resync: true };
-      const { events } = await readAfter(sql, topic, cursor, limit);
+      const { events } = await readAfter(sql, topic, cursor, limit, req.query.subjectId);
       const last = events[events.length - 1];
       return { events: events.map(view), nextAfter: last ? last.id : afterId, resync: false };
     },

@@ -17,9 +17,18 @@ export function storeToken(token: string | null): void {
   else sessionStorage.setItem(KEY, token);
 }
 
-/** A client for `token` against this page's origin (retries as the SDK's defaults). */
-export function clientFor(token: string): CoordClient {
-  return createClient({ baseUrl: location.origin, token });
+/**
+ * A client for `token` against this page's origin (retries as the SDK's defaults). Every response,
+ * the event streams' too, passes `onUnauthorized` a 401: the token was revoked, expired, or its
+ * session stopped, and no view can recover from that.
+ */
+export function clientFor(token: string, onUnauthorized: () => void = () => {}): CoordClient {
+  const watched: typeof fetch = async (input, init) => {
+    const res = await fetch(input, init);
+    if (res.status === 401) onUnauthorized();
+    return res;
+  };
+  return createClient({ baseUrl: location.origin, token, fetch: watched });
 }
 
 /** Who is signed in, and the client to act as them. */

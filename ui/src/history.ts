@@ -1,23 +1,49 @@
 /**
  * Event histories: a topic's retained events read from the JSON log (`GET /v1/events/log`), newest
  * first, joined with the live events a view's stream delivered since.
+ *
+ * A {@link History} reads from the oldest retained event once, then each `read()` continues after
+ * the last event it has, so a view that re-reads after every event fetches only what is new. With
+ * a subject (an item's id) the server keeps only the events about it (`subjectId`), so an item's
+ * history costs a page however many events its scope has.
  */
 import type { CoordClient, CoordEvent } from '../../sdk/src/index.js';
 
-/** Retained events of `topic` for which `keep` holds, newest first (at most `pages` pages of 500). */
-export async function history(client: CoordClient, topic: string, keep: (e: CoordEvent) => boolean, pages = 40): Promise<CoordEvent[]> {
-  const out: CoordEvent[] = [];
-  let after = 0;
-  for (let i = 0; i < pages; i++) {
-    const page = await client.events.log(topic, { after, limit: 500 });
-    for (const e of page.events) {
-      const ev: CoordEvent = { seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at, actor: e.actor } };
-      if (keep(ev)) out.push(ev);
+/** Events per log request (the API's maximum). */
+export const PAGE = 1000;
+
+export class History {
+  private after = 0;
+  /** Oldest first. */
+  private all: CoordEvent[] = [];
+
+  /** `keepNewest`: how many events are held (the oldest are dropped beyond it). */
+  constructor(
+    private readonly client: CoordClient,
+    private readonly topic: string,
+    private readonly subjectId?: string,
+    private readonly keepNewest = 5000,
+  ) {}
+
+  /** Reads what is new since the last read; returns the history, newest first. */
+  async read(): Promise<CoordEvent[]> {
+    for (let restarted = false; ; ) {
+      const page = await this.client.events.log(this.topic, { after: this.after, limit: PAGE, subjectId: this.subjectId });
+      if (page.resync) {
+        // The last event read is no longer retained: read what is, from the start, once.
+        if (restarted) break;
+        restarted = true;
+        this.after = 0;
+        this.all = [];
+        continue;
+      }
+      for (const e of page.events) this.all.push({ seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at, actor: e.actor } });
+      if (this.all.length > this.keepNewest) this.all.splice(0, this.all.length - this.keepNewest);
+      this.after = page.nextAfter;
+      if (page.events.length < PAGE) break;
     }
-    if (page.events.length < 500 || page.nextAfter === null) break;
-    after = page.nextAfter;
+    return [...this.all].reverse();
   }
-  return out.reverse();
 }
 
 /**

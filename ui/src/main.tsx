@@ -3,7 +3,7 @@
  * of the public API only (see api.ts); every view is a snapshot kept current by SSE (live.ts).
  */
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CoordClient, Me } from '../../sdk/src/index.js';
 import { clientFor, errorText, Session, storedToken, storeToken, type SignedIn } from './api.js';
 import { useConnection } from './live.js';
@@ -18,6 +18,8 @@ import './style.css';
 
 function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; error?: string }) {
   const [token, setToken] = useState('');
+  const field = useRef<HTMLInputElement>(null);
+  useEffect(() => field.current?.focus(), []);
   return (
     <main class="signin">
       <h1>Coord</h1>
@@ -28,7 +30,7 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; er
         }}
       >
         <label for="token">Token</label>
-        <input id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+        <input ref={field} id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
         <p class="muted">An operator token, or an agent session’s token. It is kept in this tab only (session storage) and sent as the Authorization header.</p>
         <button type="submit">Sign in</button>
         {error && (
@@ -43,7 +45,7 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; er
 
 function ConnectionBadge() {
   const s = useConnection();
-  const text = { live: 'Live', connecting: 'Connecting…', reconnecting: 'Disconnected — reconnecting…', failed: 'Not live: the stream was refused', off: 'Refreshing (this view spans scopes)' }[s];
+  const text = { live: 'Live', pending: 'Live — refresh pending…', paused: 'Paused (tab hidden)', connecting: 'Connecting…', reconnecting: 'Disconnected — reconnecting…', failed: 'Not live: the stream was refused', off: 'Refreshing (this view spans scopes)' }[s];
   return (
     <span class={`link link-${s}`} role="status" aria-live="polite" data-state={s}>
       {text}
@@ -105,6 +107,19 @@ function View({ route }: { route: Route }) {
       return <GraphsView />;
     case 'graph':
       return <GraphView id={route.arg ?? ''} />;
+    case 'invalid':
+      return (
+        <section aria-label="Not a valid link">
+          <h2>Not a valid link</h2>
+          <p class="error" role="alert">
+            The address <code>{route.arg}</code> is not a valid dashboard link (its encoding is broken: was it cut or edited?).
+          </p>
+          <p>
+            Go to the <a href={href('scopes')}>scopes</a>, <a href={href('sessions')}>sessions</a>, <a href={href('scenarios')}>scenarios</a> or{' '}
+            <a href={href('graphs')}>task graphs</a>.
+          </p>
+        </section>
+      );
     default:
       return <ScopesView />;
   }
@@ -115,12 +130,21 @@ function App() {
   const [error, setError] = useState<string | undefined>();
   const [checking, setChecking] = useState(!!storedToken());
 
+  // The client signed in now: a 401 on any of its calls signs out (the token died meanwhile).
+  const current = useRef<CoordClient | null>(null);
   const signIn = async (token: string) => {
-    const client = clientFor(token);
+    const client: CoordClient = clientFor(token, () => {
+      if (current.current !== client) return;
+      current.current = null;
+      storeToken(null);
+      setState(null);
+      setError('Signed out: this token is no longer valid (revoked or expired, or its session was stopped). Sign in with a live token.');
+    });
     try {
       const me = await client.me();
       storeToken(token);
       setError(undefined);
+      current.current = client;
       setState({ client, me });
     } catch (err) {
       storeToken(null);
@@ -140,6 +164,7 @@ function App() {
       s={{
         ...state,
         signOut: () => {
+          current.current = null;
           storeToken(null);
           setState(null);
         },

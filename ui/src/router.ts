@@ -14,14 +14,21 @@
 import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
-  view: 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph';
+  /** `invalid`: a link whose argument is not valid percent-encoding (`arg` is the raw hash). */
+  view: 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph' | 'invalid';
   arg?: string;
 }
 
 export function parseRoute(hash: string): Route {
   const parts = hash.replace(/^#\/?/, '').split('/');
   const view = parts[0] || 'scopes';
-  const arg = parts.length > 1 ? decodeURIComponent(parts.slice(1).join('/')) : undefined;
+  let arg: string | undefined;
+  try {
+    arg = parts.length > 1 ? decodeURIComponent(parts.slice(1).join('/')) : undefined;
+  } catch {
+    // A hand-edited or truncated link (`%E0%A4%A`): say so rather than fail to render.
+    return { view: 'invalid', arg: hash };
+  }
   const known: Route['view'][] = ['scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph'];
   return known.includes(view as Route['view']) ? { view: view as Route['view'], arg } : { view: 'scopes' };
 }

@@ -103,7 +103,7 @@ export interface paths {
         };
         /**
          * Read a page of a topic’s events
-         * @description The same events as the SSE stream, as JSON, for clients that poll. Pass the last `seq` you saw as `after` (`0` = from the oldest retained). `nextAfter` is the cursor for the next call. `resync: true` means the cursor is no longer retained: re-read state and continue from `nextAfter`.
+         * @description The same events as the SSE stream, as JSON, for clients that poll. Pass the last `seq` you saw as `after` (`0` = from the oldest retained). `nextAfter` is the cursor for the next call. `resync: true` means the cursor is no longer retained: re-read state and continue from `nextAfter`. `subjectId` keeps only the events about one object of the topic (an item, or a graph or scenario id): the history of one item without reading its whole scope; the cursor stays a sequence number of the topic. Same access rule as without it (the topic’s scope).
          */
         get: {
             parameters: {
@@ -113,6 +113,8 @@ export interface paths {
                     /** @description Sequence number to read after; default 0 */
                     after?: string;
                     limit?: number;
+                    /** @description Only the events about this object: an item id (also a Task Graph subtask’s item), a graph or scenario id */
+                    subjectId?: string;
                 };
                 header?: never;
                 path?: never;

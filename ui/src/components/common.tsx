@@ -8,11 +8,15 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge status-${status.replace(/[^a-zA-Z0-9_-]/g, '')}`}>{status}</span>;
 }
 
-/** An ISO time as a local time with the full value in a tooltip; `relative` adds "in 3m" / "5s ago". */
-export function Time({ at, relative }: { at?: string | null; relative?: boolean }) {
+/**
+ * An ISO time as a local time with the full value in a tooltip; `relative` adds "in 3m" / "5s ago"
+ * ("just now" within a second). `past`: a time that cannot be in the future (last seen, held
+ * since), so one a little ahead of this browser's clock (skew) reads "just now", not "in 2s".
+ */
+export function Time({ at, relative, past }: { at?: string | null; relative?: boolean; past?: boolean }) {
   if (!at) return <span class="muted">—</span>;
   const d = new Date(at);
-  const text = relative ? relativeTime(d) : d.toLocaleTimeString();
+  const text = relative ? relativeTime(past ? new Date(Math.min(d.getTime(), Date.now())) : d) : d.toLocaleTimeString();
   return (
     <time dateTime={at} title={d.toLocaleString()}>
       {text}
@@ -23,6 +27,7 @@ export function Time({ at, relative }: { at?: string | null; relative?: boolean 
 export function relativeTime(d: Date, now = Date.now()): string {
   const s = Math.round((d.getTime() - now) / 1000);
   const a = Math.abs(s);
+  if (a < 1) return 'just now';
   const v = a < 60 ? `${a}s` : a < 3600 ? `${Math.round(a / 60)}m` : a < 86400 ? `${Math.round(a / 3600)}h` : `${Math.round(a / 86400)}d`;
   return s >= 0 ? `in ${v}` : `${v} ago`;
 }

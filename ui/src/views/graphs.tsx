@@ -5,10 +5,11 @@
  * subtask's decision and reason; then recovery classifications, integration and review state and
  * the graph's events. Live on the graph's topic `todo:graph:<id>`.
  */
+import { useMemo } from 'preact/hooks';
 import type { CoordClient } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Progress, Section, StatusBadge, Time } from '../components/common.js';
-import { history, withLive } from '../history.js';
+import { History, withLive } from '../history.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 import { Dag, type DagNode } from './graph-dag.js';
@@ -37,18 +38,19 @@ export function GraphsView() {
           </thead>
           <tbody>
             {live.data.map((g) => {
-              const counts = (g.counts ?? {}) as Record<string, number>;
               return (
                 <tr key={g.id} data-id={g.id}>
                   <td>
-                    <a href={href('graph', g.parentTaskId)}>{g.title}</a>
+                    <a class="clamp" href={href('graph', g.parentTaskId)} title={g.title}>
+                      {g.title}
+                    </a>
                     <div class="muted mono">{g.parentTaskId}</div>
                   </td>
                   <td>
                     <StatusBadge status={g.state} />
                   </td>
                   <td>
-                    <Progress done={counts.SUCCEEDED ?? 0} total={g.subtaskCount} />
+                    <Progress done={g.counts.succeeded} total={g.subtaskCount} />
                   </td>
                   <td>{g.maxConcurrency}</td>
                   <td>
@@ -64,16 +66,18 @@ export function GraphsView() {
   );
 }
 
-async function loadGraph(client: CoordClient, id: string) {
-  const [graph, plan] = await Promise.all([client.graphs.get(id), client.graphs.plan(id)]);
-  const past = await history(client, `todo:${graph.scope}`, () => true, 4);
+async function loadGraph(client: CoordClient, id: string, hist: History) {
+  const [graph, plan, past] = await Promise.all([client.graphs.get(id), client.graphs.plan(id), hist.read()]);
   return { graph, plan, past };
 }
 
 export function GraphView({ id }: { id: string }) {
   const { client } = useSignedIn();
-  // The topic needs the graph's scope, which is `graph:<parentTaskId>`: the id in the route.
-  const live = useLive(`todo:graph:${id}`, () => loadGraph(client, id), [id]);
+  // The topic needs the graph's scope, which is `graph:<parentTaskId>`: the id in the route. Every
+  // event of the topic is the graph's; each re-read fetches only the new ones.
+  const topic = `todo:graph:${id}`;
+  const hist = useMemo(() => new History(client, topic), [client, topic]);
+  const live = useLive(topic, () => loadGraph(client, id, hist), [id]);
   if (!live.data) return live.error ? <ErrorNote error={live.error} /> : <Loading />;
   const { graph, plan, past } = live.data;
   const wave = new Set(plan.wave.selected);
@@ -95,6 +99,9 @@ export function GraphView({ id }: { id: string }) {
     <div class="columns">
       <div>
         <Section title={`Task graph ${graph.parentTaskId}`} actions={<a href={href('scope', graph.scope)}>its items</a>}>
+          <p class="graph-title clamp" title={graph.parentTask.title}>
+            {graph.parentTask.title}
+          </p>
           <ErrorNote error={live.error} />
           <p>
             <StatusBadge status={graph.state} /> {graph.reason ? <span class="why">{graph.reason}</span> : null} · max concurrency {graph.maxConcurrency} ·{' '}
@@ -167,7 +174,9 @@ export function GraphView({ id }: { id: string }) {
                   <tr key={s.subtaskId} data-subtask={s.subtaskId}>
                     <td>
                       <a href={href('item', s.todoId)}>{s.subtaskId}</a>
-                      <div class="muted">{s.title}</div>
+                      <div class="muted clamp" title={s.title}>
+                        {s.title}
+                      </div>
                     </td>
                     <td>
                       <StatusBadge status={s.state} />

@@ -1,11 +1,11 @@
 /**
  * `#/item/<id>`: one item, its readiness and dependencies, and its whole event history: every
- * retained event of its scope's topic about it (`GET /v1/events/log`, paged), then live ones.
+ * retained event of its scope's topic about it (`GET /v1/events/log?subjectId=<id>`), then live ones.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { CoordEvent, TodoItem } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
-import { history, withLive } from '../history.js';
+import { History, withLive } from '../history.js';
 import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
@@ -28,10 +28,11 @@ function ItemLive({ id, scope }: { id: string; scope: string }) {
   const { client } = useSignedIn();
   const topic = `todo:${scope}`;
   const about = (e: CoordEvent) => e.data.id === id || e.data.subjectId === id;
+  const hist = useMemo(() => new History(client, topic, id), [client, topic, id]);
   const live = useLive(
     topic,
     async () => {
-      const [item, readiness, deps, past] = await Promise.all([client.todos.get(id), client.todos.readiness(id), client.todos.dependencyResults(id), history(client, topic, about)]);
+      const [item, readiness, deps, past] = await Promise.all([client.todos.get(id), client.todos.readiness(id), client.todos.dependencyResults(id), hist.read()]);
       return { item, readiness, deps, past };
     },
     [id],

@@ -4,10 +4,11 @@
  * (upstream members whose seed is not done), the seed's status and whether a required result is
  * published, live on the scenario's topic, with its event history.
  */
+import { useMemo } from 'preact/hooks';
 import type { CoordClient } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Progress, Section, StatusBadge } from '../components/common.js';
-import { history, withLive } from '../history.js';
+import { History, withLive } from '../history.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 
@@ -53,16 +54,17 @@ export function ScenariosView() {
   );
 }
 
-async function loadScenario(client: CoordClient, name: string) {
-  const status = await client.scenarios.status(name);
-  const past = await history(client, `todo:${status.scenario.scope}`, () => true, 4);
+async function loadScenario(client: CoordClient, name: string, hist: History) {
+  const [status, past] = await Promise.all([client.scenarios.status(name), hist.read()]);
   return { status, past };
 }
 
 export function ScenarioView({ name }: { name: string }) {
   const { client } = useSignedIn();
-  // The topic takes the scenario's name as well as its id (`todo:scenario:<name>`).
-  const live = useLive(`todo:scenario:${name}`, () => loadScenario(client, name), [name]);
+  // The topic takes the scenario's name as well as its id (`todo:scenario:<name>`), the log too.
+  const topic = `todo:scenario:${name}`;
+  const hist = useMemo(() => new History(client, topic), [client, topic]);
+  const live = useLive(topic, () => loadScenario(client, name, hist), [name]);
   if (!live.data) return live.error ? <ErrorNote error={live.error} /> : <Loading />;
   const { status, past } = live.data;
   const events = withLive(past, live.events);

@@ -5,10 +5,11 @@
  * Operator actions follow the API's authority rules (seed 000 "Authority"), so a button is shown
  * only when the request would be allowed: reopen (an owned item: in progress, blocked or done) and
  * block with a note (in progress) for the owner or the override authority; assign for the override
- * authority (the subtree root, the scenario orchestrator, or a user). The API still decides; a
- * refusal is shown as it comes.
+ * authority (the subtree root, the scenario orchestrator, or a user). Items of `graph:` and
+ * `metagit:` scopes get none: they change only through their graph's routes. The API still
+ * decides; a refusal is shown as it comes.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { TodoItem } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
 import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../components/common.js';
@@ -28,6 +29,11 @@ function groupOf(t: TodoItem): Group {
   if (t.status === 'in-progress') return 'in-progress';
   if (t.status === 'blocked') return 'blocked';
   return t.ready ? 'ready' : 'blocked';
+}
+
+/** Whether a scope's items are Task Graph v1 subtasks or metagit nodes (assertNotGraphManaged in src/todos). */
+export function managedByGraph(scope: string): boolean {
+  return scope.startsWith('graph:') || scope.startsWith('metagit:');
 }
 
 function matches(t: TodoItem, q: string): boolean {
@@ -123,11 +129,34 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
   const [error, setError] = useState<string>();
   const [mode, setMode] = useState<'none' | 'block' | 'assign'>('none');
   const [text, setText] = useState('');
+  // Keyboard users: an opened form's field takes focus; Escape (or Cancel) closes it and gives
+  // focus back to the button that opened it.
+  const field = useRef<HTMLInputElement>(null);
+  const opener = { block: useRef<HTMLButtonElement>(null), assign: useRef<HTMLButtonElement>(null) };
+  const reopenFocus = useRef<'block' | 'assign' | null>(null);
+  useEffect(() => {
+    if (mode !== 'none') field.current?.focus();
+    else if (reopenFocus.current) opener[reopenFocus.current].current?.focus();
+    reopenFocus.current = null;
+  }, [mode]);
+  const cancel = () => {
+    reopenFocus.current = mode === 'none' ? null : mode;
+    setMode('none');
+    setText('');
+  };
+  const onFormKey = (e: KeyboardEvent) => {
+    if (e.key === 'Escape') {
+      e.preventDefault();
+      cancel();
+    }
+  };
   const mine = !!t.owner && t.owner === me.id;
-  const may = override || mine;
+  // Items of graph: and metagit: scopes move only through their graph's routes: the todo routes
+  // refuse reopen, block and assign there (409 managed_by_graph), so none is offered.
+  const may = !managedByGraph(t.scope) && (override || mine);
   const canReopen = may && !!t.owner && t.status !== 'todo';
   const canBlock = may && t.status === 'in-progress';
-  const canAssign = override && t.status !== 'done';
+  const canAssign = may && override && t.status !== 'done';
   const act = async (f: () => Promise<unknown>) => {
     setError(undefined);
     try {
@@ -144,7 +173,9 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
   return (
     <tr data-id={t.id}>
       <td class="col-title">
-        <a href={href('item', t.id)}>{t.title}</a>
+        <a class="clamp" href={href('item', t.id)} title={t.title}>
+          {t.title}
+        </a>
         <div class="muted mono">
           {t.id}
           {t.parentId ? ` · sub-item of ${t.parentId}` : ''}
@@ -158,7 +189,7 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
       <td class="col-assignee mono">{t.assignee ?? <span class="muted">—</span>}</td>
       <td class="col-tags">
         {(t.tags ?? []).map((g) => (
-          <span class="tag" key={g}>
+          <span class="tag" key={g} title={g}>
             {g}
           </span>
         ))}
@@ -167,7 +198,19 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
         {t.leaseExpiresAt ? <Time at={t.leaseExpiresAt} relative /> : <span class="muted">—</span>}
         {t.leaseExpired ? <span class="why"> expired</span> : null}
       </td>
-      <td class="col-why">{why ? <span class="why">{why}</span> : t.status === 'blocked' && t.note ? <span class="why">{t.note}</span> : <span class="muted">—</span>}</td>
+      <td class="col-why">
+        {why ? (
+          <span class="why clamp" title={why}>
+            {why}
+          </span>
+        ) : t.status === 'blocked' && t.note ? (
+          <span class="why clamp" title={t.note}>
+            {t.note}
+          </span>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </td>
       <td class="col-actions">
         <div class="actions">
           {canReopen && (
@@ -176,12 +219,12 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
             </button>
           )}
           {canBlock && mode !== 'block' && (
-            <button type="button" class="secondary" onClick={() => setMode('block')} aria-label={`Block ${t.title}`}>
+            <button type="button" class="secondary" ref={opener.block} onClick={() => setMode('block')} aria-label={`Block ${t.title}`}>
               Block…
             </button>
           )}
           {canAssign && mode !== 'assign' && (
-            <button type="button" class="secondary" onClick={() => setMode('assign')} aria-label={`Assign ${t.title}`}>
+            <button type="button" class="secondary" ref={opener.assign} onClick={() => setMode('assign')} aria-label={`Assign ${t.title}`}>
               Assign…
             </button>
           )}
@@ -189,16 +232,17 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
         {mode === 'block' && (
           <form
             class="actions"
+            onKeyDown={onFormKey}
             onSubmit={(e) => {
               e.preventDefault();
               void act(() => client.todos.block(t.id, text || undefined));
             }}
           >
             <label>
-              Note <input value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Block note for ${t.title}`} />
+              Note <input ref={field} value={text} onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Block note for ${t.title}`} />
             </label>
             <button type="submit">Block</button>
-            <button type="button" class="secondary" onClick={() => setMode('none')}>
+            <button type="button" class="secondary" onClick={cancel}>
               Cancel
             </button>
           </form>
@@ -206,16 +250,17 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
         {mode === 'assign' && (
           <form
             class="actions"
+            onKeyDown={onFormKey}
             onSubmit={(e) => {
               e.preventDefault();
               void act(() => client.todos.assign(t.id, text.trim() || null));
             }}
           >
             <label>
-              Session <input value={text} placeholder="s-… (empty: unassign)" onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Assignee for ${t.title}`} />
+              Session <input ref={field} value={text} placeholder="s-… (empty: unassign)" onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Assignee for ${t.title}`} />
             </label>
             <button type="submit">{text.trim() ? 'Assign' : 'Unassign'}</button>
-            <button type="button" class="secondary" onClick={() => setMode('none')}>
+            <button type="button" class="secondary" onClick={cancel}>
               Cancel
             </button>
           </form>

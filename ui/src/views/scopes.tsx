@@ -1,5 +1,8 @@
 /**
  * `#/`: the scopes the token may read, with done/total and the status counts (`GET /v1/scopes`).
+ * The counts are of stored statuses: an item waiting on a dependency is stored `todo` (the scope
+ * page shows it under Blocked), so the card says "not started (ready or waiting…)" and "marked
+ * blocked" rather than words the scope page uses for other sets.
  * The list spans scopes, and a stream follows one topic, so it is re-read every 5 s (each scope's
  * own view is live from its stream).
  */
@@ -41,7 +44,8 @@ export function ScopesView() {
               {s.kind === 'scenario' && <div class="muted mono">{s.scope}</div>}
               <Progress done={s.done} total={s.total} />
               <div class="counts">
-                {s.todo} todo · {s.inProgress} in progress · {s.blocked} blocked · {s.done} done{s.override ? ' · you hold override authority' : ''}
+                {s.todo} not started (ready or waiting on a dependency) · {s.inProgress} in progress · {s.blocked} marked blocked · {s.done} done
+                {s.override ? ' · you hold override authority' : ''}
               </div>
               {s.kind === 'graph' && <a href={href('graph', s.name)}>graph view</a>}
               {s.kind === 'scenario' && <a href={href('scenario', s.name)}>scenario status</a>}

@@ -7,7 +7,7 @@
  * `POST /v1/sessions/{id}/stop` rule); it asks for confirmation, since a stop reopens the
  * session's claims and its descendants'.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Session } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
 import { ErrorNote, Loading, Section, StatusBadge, Time } from '../components/common.js';
@@ -81,6 +81,15 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
   const { client } = useSignedIn();
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string>();
+  // Keyboard users: the confirmation takes focus; Escape (or Cancel) gives it back to Stop….
+  const confirmRef = useRef<HTMLButtonElement>(null);
+  const stopRef = useRef<HTMLButtonElement>(null);
+  const wasConfirming = useRef(false);
+  useEffect(() => {
+    if (confirming) confirmRef.current?.focus();
+    else if (wasConfirming.current) stopRef.current?.focus();
+    wasConfirming.current = confirming;
+  }, [confirming]);
   const holding = s.holding;
   return (
     <tr data-id={s.id}>
@@ -99,7 +108,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
       </td>
       <td>{s.alive ? 'yes' : <span class="why">no</span>}</td>
       <td>
-        <Time at={s.lastSeenAt} relative />
+        <Time at={s.lastSeenAt} relative past />
       </td>
       <td>{s.heartbeatIntervalMs ? `${Math.round(s.heartbeatIntervalMs / 1000)} s` : <span class="muted">—</span>}</td>
       <td>
@@ -109,7 +118,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
             <ul class="holding">
               {holding.items.map((i) => (
                 <li key={i.id}>
-                  <a href={href('item', i.id)}>{i.title}</a> <span class="muted">since</span> <Time at={i.since} relative />
+                  <a href={href('item', i.id)}>{i.title}</a> <span class="muted">since</span> <Time at={i.since} relative past />
                 </li>
               ))}
             </ul>
@@ -121,9 +130,18 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
       <td>
         {canStop &&
           (confirming ? (
-            <div class="actions">
+            <div
+              class="actions"
+              onKeyDown={(e) => {
+                if (e.key === 'Escape') {
+                  e.preventDefault();
+                  setConfirming(false);
+                }
+              }}
+            >
               <button
                 type="button"
+                ref={confirmRef}
                 class="danger"
                 onClick={async () => {
                   setError(undefined);
@@ -143,7 +161,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
               </button>
             </div>
           ) : (
-            <button type="button" class="secondary" onClick={() => setConfirming(true)} aria-label={`Stop session ${s.name}`}>
+            <button type="button" class="secondary" ref={stopRef} onClick={() => setConfirming(true)} aria-label={`Stop session ${s.name}`}>
               Stop…
             </button>
           ))}
