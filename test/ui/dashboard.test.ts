@@ -191,7 +191,7 @@ describe('dashboard: a re-read pending', () => {
     });
     const added = await addItem(root.client, 'Behind a held read');
     await expect.poll(() => page.locator('[role=status]').getAttribute('data-state'), { timeout: 10_000 }).toBe('pending');
-    expect(await page.locator('[role=status]').textContent()).toBe('Live — refresh pending…');
+    expect(await page.locator('[role=status]').textContent()).toBe('Refresh pending — what is shown may be out of date');
     release();
     await page.locator(`tr[data-id="${added.id}"]`).waitFor({ timeout: 10_000 });
     await expect.poll(() => page.locator('[role=status]').getAttribute('data-state')).toBe('live');
@@ -291,6 +291,16 @@ describe('dashboard: keyboard', () => {
     await page.keyboard.press('Escape');
     await expect.poll(() => row.locator('form').count()).toBe(0);
     await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Block Claimed for the keyboard');
+    // Stop…'s confirmation takes focus on Cancel, not on the stop itself: Enter twice stops nothing.
+    const child = await t.session({ name: 'keyboard-child', parentId: root.id, by: root.client });
+    await go(page, '#/sessions');
+    const stop = page.locator(`tr[data-id="${child.id}"]`).getByRole('button', { name: 'Stop session keyboard-child' });
+    await stop.focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.textContent?.trim())).toBe('Cancel');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Stop session keyboard-child');
+    expect((await root.client.get(`/v1/sessions/${child.id}`)).body.session.status).toBe('active');
     await page.close();
   });
 });
@@ -306,6 +316,11 @@ describe('dashboard: a malformed link', () => {
     await page.getByRole('main').getByRole('link', { name: 'scopes' }).click();
     await page.locator('ul.cards, p.muted').first().waitFor();
     expect(page.url()).toMatch(/#\/scopes$/);
+    // A view that names an object but has none, and a view that does not exist, are broken links too.
+    for (const hash of ['#/scope/', '#/nonsense']) {
+      await go(page, hash);
+      await page.getByRole('heading', { name: 'Not a valid link' }).waitFor();
+    }
     expect(errors).toEqual([]);
     await page.close();
   });

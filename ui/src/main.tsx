@@ -45,7 +45,7 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; er
 
 function ConnectionBadge() {
   const s = useConnection();
-  const text = { live: 'Live', pending: 'Live — refresh pending…', paused: 'Paused (tab hidden)', connecting: 'Connecting…', reconnecting: 'Disconnected — reconnecting…', failed: 'Not live: the stream was refused', off: 'Refreshing (this view spans scopes)' }[s];
+  const text = { live: 'Live', pending: 'Refresh pending — what is shown may be out of date', paused: 'Paused (tab hidden)', connecting: 'Connecting…', reconnecting: 'Disconnected — reconnecting…', failed: 'Not live: the stream was refused', off: 'Refreshing (this view spans scopes)' }[s];
   return (
     <span class={`link link-${s}`} role="status" aria-live="polite" data-state={s}>
       {text}

@@ -30,7 +30,10 @@ export function parseRoute(hash: string): Route {
     return { view: 'invalid', arg: hash };
   }
   const known: Route['view'][] = ['scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph'];
-  return known.includes(view as Route['view']) ? { view: view as Route['view'], arg } : { view: 'scopes' };
+  // A view that names one object needs its id: `#/scope/` is a broken link, not a request to read "".
+  const needsArg: Route['view'][] = ['scope', 'item', 'scenario', 'graph'];
+  if (!known.includes(view as Route['view']) || (needsArg.includes(view as Route['view']) && !arg)) return { view: 'invalid', arg: hash };
+  return { view: view as Route['view'], arg };
 }
 
 /** The href of a route. */

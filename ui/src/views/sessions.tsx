@@ -81,12 +81,13 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
   const { client } = useSignedIn();
   const [confirming, setConfirming] = useState(false);
   const [error, setError] = useState<string>();
-  // Keyboard users: the confirmation takes focus; Escape (or Cancel) gives it back to Stop….
-  const confirmRef = useRef<HTMLButtonElement>(null);
+  // Keyboard users: the confirmation's Cancel takes focus (so Enter twice never stops a session);
+  // Escape (or Cancel) gives it back to Stop….
+  const cancelRef = useRef<HTMLButtonElement>(null);
   const stopRef = useRef<HTMLButtonElement>(null);
   const wasConfirming = useRef(false);
   useEffect(() => {
-    if (confirming) confirmRef.current?.focus();
+    if (confirming) cancelRef.current?.focus();
     else if (wasConfirming.current) stopRef.current?.focus();
     wasConfirming.current = confirming;
   }, [confirming]);
@@ -141,7 +142,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
             >
               <button
                 type="button"
-                ref={confirmRef}
+                
                 class="danger"
                 onClick={async () => {
                   setError(undefined);
@@ -156,7 +157,7 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
               >
                 Stop {s.name} and its descendants
               </button>
-              <button type="button" class="secondary" onClick={() => setConfirming(false)}>
+              <button type="button" class="secondary" ref={cancelRef} onClick={() => setConfirming(false)}>
                 Cancel
               </button>
             </div>
