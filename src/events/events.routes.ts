@@ -213,7 +213,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
           topic: TopicQuery,
           after: z.string().optional().describe('Sequence number to read after; default 0'),
           limit: z.coerce.number().int().min(1).max(1000).default(100),
-          subjectId: z.string().min(1).max(200).optional().describe('Only the events about this object: an item id (also a Task Graph subtask’s item), a graph or scenario id'),
+          subjectId: z.string().min(1).max(200).optional().describe('Only events about this item, graph or scenario id'),
         }),
         response: {
           200: z.object({ events: z.array(Event), nextAfter: z.number().int(), resync: z.boolean() }),

@@ -113,7 +113,7 @@ export interface paths {
                     /** @description Sequence number to read after; default 0 */
                     after?: string;
                     limit?: number;
-                    /** @description Only the events about this object: an item id (also a Task Graph subtask’s item), a graph or scenario id */
+                    /** @description Only events about this item, graph or scenario id */
                     subjectId?: string;
                 };
                 header?: never;
