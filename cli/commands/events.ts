@@ -63,10 +63,14 @@ export function eventsCommand(io: Io, setExit: (code: number) => void, signals: 
     .argument('<topic>', 'todo:<scope>, or just the scope')
     .option('--after <seq>', 'read after this sequence number (default 0: the oldest retained)', seqArg('--after'))
     .option('--limit <n>', 'page size, 1–1000 (default 100)', seqArg('--limit'))
-    .addHelpText('after', examples(['coord events log todo:session:s-… --after 0', 'coord events log session:s-… --after 120 --limit 50 --json']))
+    .option('--subject <id>', 'only the events about this item, graph or scenario id (its history)')
+    .addHelpText(
+      'after',
+      examples(['coord events log todo:session:s-… --after 0', 'coord events log session:s-… --after 120 --limit 50 --json', 'coord events log session:s-… --subject td-…']),
+    )
     .action(
-      run<{ after?: number; limit?: number }>(async (ctx, topic: string) => {
-        const page = await ctx.client().events.log(topic, { after: ctx.opts.after, limit: ctx.opts.limit });
+      run<{ after?: number; limit?: number; subject?: string }>(async (ctx, topic: string) => {
+        const page = await ctx.client().events.log(topic, { after: ctx.opts.after, limit: ctx.opts.limit, subjectId: ctx.opts.subject });
         const lines = page.events.map((e) => eventLine(e));
         if (page.resync) lines.unshift(`(resync: the cursor is no longer retained; re-read state, then continue after #${page.nextAfter})`);
         if (lines.length === 0) lines.push(`No events after #${ctx.opts.after ?? 0} on ${normalizeTopic(topic)}.`);
