@@ -305,6 +305,29 @@ describe('dashboard: keyboard', () => {
   });
 });
 
+describe('dashboard: navigating at once', () => {
+  it('lands on a view asked for between the first render and the router’s subscription to hashchange', async () => {
+    const page = await b.newPage();
+    // Forces the race the router had: when it subscribes to hashchange after its first render,
+    // the hash changes and that change's event is dispatched before the listener is added (as
+    // when a link is followed right after sign-in, before the effect has run). It fails without the
+    // router reading the hash once subscribed (ui/src/router.ts).
+    await page.addInitScript(() => {
+      const add = window.addEventListener.bind(window);
+      let raced = false;
+      window.addEventListener = ((type: string, fn: EventListener, opts?: boolean | AddEventListenerOptions) => {
+        if (type !== 'hashchange' || raced || !sessionStorage.getItem('coord.token')) return add(type, fn, opts);
+        raced = true;
+        add('hashchange', () => add(type, fn, opts), { once: true });
+        location.hash = '#/sessions';
+      }) as typeof window.addEventListener;
+    });
+    await signIn(page, t.base, adminToken(t.admin));
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor({ timeout: 10_000 });
+    await page.close();
+  });
+});
+
 describe('dashboard: a malformed link', () => {
   it('says the link is not valid and offers navigation instead of a blank page', async () => {
     const page = await b.newPage();
