@@ -2,7 +2,7 @@
  * `npm run bench`: Coord's performance in one run, as ratios against the physical limit and the
  * alternatives on the same machine (absolute times on shared machines drift; ratios much less).
  *
- *   npm run bench                 full run (< 10 min on 2 cores): prints tables, writes
+ *   npm run bench                 full run (< 15 min on 2 cores; 498 s on 2026-12-04): prints tables, writes
  *                                 bench/results/latest.json and bench/results/latest.md
  *   npm run bench -- --quick      a smaller matrix for development (writes bench/results/quick.*)
  *   npm run bench -- --profile    where the time goes: CPU profile of the server and

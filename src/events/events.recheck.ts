@@ -59,7 +59,7 @@ export class StreamRecheck {
     this.timer = undefined;
   }
 
-  /** One re-check of every watched stream; ends those whose token or scope access is gone. Exported for tests. */
+  /** One re-check of every watched stream; ends those whose token or scope access is gone. */
   async pass(): Promise<void> {
     if (this.running || !this.streams.size) return;
     this.running = true;

@@ -37,9 +37,8 @@ function view(e: EventRow) {
   return { seq: e.id, topic: e.topic, event: e.event, at: e.at, actor: e.actor, data: e.payload };
 }
 
-/** SSE frames of events; `data:` is the payload plus `seq`, `at` and `actor`. */
 /**
- * An event's SSE frame, encoded once: the hub hands every subscriber of a topic the same row
+ * An event's SSE frame (`data:` is the payload plus `seq`, `at` and `actor`), encoded once: the hub hands every subscriber of a topic the same row
  * objects, so a topic with 1,000 subscribers serialises each event once instead of 1,000 times
  * (issue 22 goal 2; the frame is kept as long as the row is).
  */
