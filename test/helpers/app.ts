@@ -67,7 +67,7 @@ export interface TestApp {
   config: Config;
   dbUrl: string;
   base: string;
-  /** Client authenticated as an operator (user). */
+  /** Client authenticated as an operator (user) of the default team with role `admin`: the server administrator. */
   admin: Client;
   /** Registers a session (root, or child of `parentId`) and returns its id and a client. */
   session(opts?: { name?: string; parentId?: string; systemKind?: string; by?: Client }): Promise<{ id: string; client: Client; token: string }>;
@@ -95,7 +95,8 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
   const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;
-  const { token } = await createUser(sql, 'test-admin');
+  // The server administrator, as the bootstrap makes it (role `admin`: it may also create teams and read the configuration).
+  const { token } = await createUser(sql, 'test-admin', undefined, { role: 'admin' });
   const quiet = { info: () => {}, warn: () => {}, error: () => {} };
   const sweeper: Sweeper | undefined = opts.sweeps ? await startSweeper(dbUrl, sql, config, quiet) : undefined;
   const admin = new Client(base, token);

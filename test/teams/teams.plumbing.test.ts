@@ -96,7 +96,7 @@ describe('teams, step 1: every insert names its team', () => {
     for (const table of ['agents', 'graphs', 'scenarios', 'intents', 'task_graphs']) expect(await teams(table, mine), table).toEqual([TEAM]);
     expect(await t.sql`select team_id, role from users order by name`).toEqual([
       { team_id: TEAM, role: 'operator' },
-      { team_id: DEFAULT_TEAM, role: 'operator' },
+      { team_id: DEFAULT_TEAM, role: 'admin' }, // the test's own operator is the server administrator, as the bootstrap makes it
     ]);
   });
 });
