@@ -68,8 +68,8 @@ export class CoordClient {
   }
 
   /**
-   * Who the token belongs to (`GET /v1/me`): `{kind: 'user'|'session', id, name}`, plus a
-   * session's default `scope` and record. Errors: `Unauthorized`.
+   * Who the token belongs to (`GET /v1/me`): `{kind: 'user'|'session', id, name, teamId}`, plus an
+   * operator's `role` and a session's default `scope` and record. Errors: `Unauthorized`.
    */
   async me(): Promise<Me> {
     return this.t.unwrap('GET /v1/me', this.t.api.GET('/v1/me'));

@@ -48,7 +48,7 @@ export type StoppedSession = JsonBody<paths['/v1/sessions/{id}/stop']['post']['r
 export type SessionHeartbeat = JsonBody<paths['/v1/sessions/me/heartbeat']['post']['responses'][200]>;
 /** What a session holds: the count of its in-progress items and the longest held few (`{id, scope, title, since}`). */
 export type SessionHolding = NonNullable<Session['holding']>;
-/** `GET /v1/me`: who the token belongs to, and a session's default scope. */
+/** `GET /v1/me`: who the token belongs to, its team (and an operator's role), and a session's default scope. */
 export type Me = JsonBody<paths['/v1/me']['get']['responses'][200]>;
 
 /** An event as the JSON log returns it: `seq`, `topic`, `event`, `at`, `data` (the payload). */

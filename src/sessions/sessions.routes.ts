@@ -208,6 +208,8 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
             kind: z.enum(['user', 'session']),
             id: z.string(),
             name: z.string(),
+            teamId: z.string().describe('Your team (`tm-…`; issue 21): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators)'),
+            role: z.enum(['operator', 'admin']).optional().describe('Users only: `admin` is the server administrator (creates teams), `operator` otherwise'),
             scope: z.string().optional().describe('Default scope (sessions only)'),
             session: Session.optional(),
             token: z.object({ id: z.string(), name: z.string() }).optional().describe('The token this request was made with (manage it under /v1/tokens)'),
@@ -219,8 +221,8 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     async (req) => {
       const p = req.principal;
       const token = p.token && { id: p.token.id, name: p.token.name };
-      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name, token };
-      return { kind: 'session' as const, id: p.id, name: p.name, scope: defaultScope(p), session: await getSession(sql, p, p.id), token };
+      if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name, teamId: p.teamId, role: p.role, token };
+      return { kind: 'session' as const, id: p.id, name: p.name, teamId: p.teamId, scope: defaultScope(p), session: await getSession(sql, p, p.id), token };
     },
   );
 }

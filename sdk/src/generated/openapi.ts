@@ -806,6 +806,13 @@ export interface paths {
                             kind: "user" | "session";
                             id: string;
                             name: string;
+                            /** @description Your team (`tm-…`; issue 21): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators) */
+                            teamId: string;
+                            /**
+                             * @description Users only: `admin` is the server administrator (creates teams), `operator` otherwise
+                             * @enum {string}
+                             */
+                            role?: "operator" | "admin";
                             /** @description Default scope (sessions only) */
                             scope?: string;
                             session?: components["schemas"]["Session"];
