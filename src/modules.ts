@@ -13,6 +13,7 @@ import { mcpRoutes } from './mcp/mcp.routes.js';
 import { metagitRoutes } from './metagit/metagit.routes.js';
 import { scenariosRoutes } from './scenarios/scenarios.routes.js';
 import { scopesRoutes } from './scopes/scopes.routes.js';
+import { teamsRoutes } from './teams/teams.routes.js';
 import { tokensRoutes } from './tokens/tokens.routes.js';
 
 export type ModuleRegistration = (app: FastifyInstance, deps: { sql: Sql; config: Config }) => void | Promise<void>;
@@ -27,4 +28,5 @@ export const extraModules: ModuleRegistration[] = [
   mcpRoutes,
   tokensRoutes,
   auditRoutes,
+  teamsRoutes,
 ];

@@ -68,9 +68,10 @@ export const topicOf = (scope: string) => `todo:${scope}`;
 /**
  * The topics of changes that belong to no scope, kept for the audit only (issue 21; no stream
  * serves them): `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions`
- * (session-created, session-stopped) and `audit:agents` (agent-registered).
+ * (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams`
+ * (team-created, operator-created).
  */
-export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents') => `audit:${kind}`;
+export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents' | 'teams') => `audit:${kind}`;
 
 /**
  * Appends events in the caller's transaction, in array order (one round trip), each recording

@@ -34,6 +34,7 @@ export const ERROR_CATALOGUE = {
   managed_by_graph: { status: 409, title: 'Graph subtasks change through the graph routes' },
   scenario_name_taken: { status: 409, title: 'The scenario name is taken' },
   token_name_taken: { status: 409, title: 'The token name is taken' },
+  team_name_taken: { status: 409, title: 'The team name is taken' },
   token_limit_reached: { status: 409, title: 'Too many unrevoked tokens' },
   last_operator_token: { status: 409, title: 'The last operator token without an expiry cannot be revoked' },
   constraint_violation: { status: 409, title: 'The change conflicts with stored data' },

@@ -143,6 +143,12 @@ export async function createToken(sql: Sql, caller: Principal, input: { name: st
   });
 }
 
+/** One token as `caller` would see it in a list (never the secret), read in `db`; used after another module minted it (a team's first operator). */
+export async function tokenView(db: Db, id: string, caller: Principal): Promise<TokenView> {
+  const [row] = await db<Row[]>`select ${COLUMNS(db)} from tokens where id = ${id}`;
+  return view(row, caller);
+}
+
 /** The audit's record of a token change by `caller` (topic `audit:tokens`; never the secret). */
 async function recordTokenEvent(tx: Db, caller: Principal, event: 'token-rotated' | 'token-revoked', r: Row): Promise<void> {
   const principal = r.user_id ? { kind: 'user' as const, id: r.user_id } : { kind: 'session' as const, id: r.session_id! };

@@ -7535,7 +7535,7 @@ export interface paths {
         };
         /**
          * Page through who did what
-         * @description Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped) and `audit:agents` (agent-registered). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).
+         * @description Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams` (team-created, operator-created). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).
          */
         get: {
             parameters: {
@@ -7548,7 +7548,7 @@ export interface paths {
                     actorToken?: string;
                     /** @description An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
                     subjectId?: string;
-                    /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents` */
+                    /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` */
                     topic?: string;
                     /** @description ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive */
                     since?: string;
@@ -7622,6 +7622,391 @@ export interface paths {
         };
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List teams
+         * @description The teams you may see, oldest first, each with its number of operators: every team for the server administrator, your own for any other operator. Sessions get `forbidden`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TeamList"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Create a team
+         * @description A new team (`tm-…`) with its first operator (role `operator`) and that operator’s `default` token, all in one transaction. Answers 201 `{team, operator, token, secret}`; the secret is in this response only: hand it to the team’s operator, who can add more operators (POST /v1/teams/{id}/operators) and make more tokens. Team names are unique on the server (`team_name_taken`). The server administrator only (an operator with role `admin`: the one the first start or COORD_ADMIN_TOKEN made); other operators and sessions get `forbidden`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Unique on the server, e.g. `platform` */
+                        name: string;
+                        /** @description The team’s first operator */
+                        operator: {
+                            /** @description e.g. `alice`; need not be unique */
+                            name: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CreatedTeam"];
+                    };
+                };
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, team_name_taken */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a team
+         * @description One team with its operators (id, name, role, createdAt; never a token). The server administrator reads any team, an operator its own; another team’s id is `not_found`, exactly as an id that does not exist. Sessions get `forbidden`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TeamDetail"];
+                    };
+                };
+                /** @description Problem codes: validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{id}/operators": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add an operator to a team
+         * @description A new operator (role `operator`) of the team, with its `default` token: 201 `{operator, token, secret}`, the secret in this response only. The server administrator adds to any team, an operator to its own; another team’s id is `not_found`, exactly as an id that does not exist. Sessions get `forbidden`.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: {
+                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                    "idempotency-key"?: string;
+                };
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description e.g. `alice`; need not be unique */
+                        name: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["OperatorWithSecret"];
+                    };
+                };
+                /** @description Problem codes: invalid_idempotency_key, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: not_found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
@@ -8067,9 +8452,9 @@ export interface components {
         AuditEntryInput: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
             seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents` */
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents` or `audit:teams` */
             topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered */
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
             event: string;
             /** @description Database time of the change (ISO 8601) */
             at: string;
@@ -8079,7 +8464,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
+            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
             subjectId: string | null;
         };
         /** @enum {string} */
@@ -9328,6 +9713,59 @@ export interface components {
             /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
+        /** @description A team: its operators, sessions and everything they make belong to it */
+        TeamInput: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+        };
+        /** @description An operator of a team (never its tokens) */
+        TeamOperatorInput: {
+            /** @description `u-…` */
+            id: string;
+            name: string;
+            teamId: string;
+            /**
+             * @description `admin`: the server administrator (creates teams); `operator` otherwise
+             * @enum {string}
+             */
+            role: "operator" | "admin";
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        /** @description A team with its operators */
+        TeamDetailInput: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+            /** @description Oldest first */
+            operators: components["schemas"]["TeamOperatorInput"][];
+        };
+        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
+        OperatorWithSecretInput: {
+            operator: components["schemas"]["TeamOperatorInput"];
+            token: components["schemas"]["TokenInput"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
+        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
+        CreatedTeamInput: {
+            team: components["schemas"]["TeamInput"];
+            operator: components["schemas"]["TeamOperatorInput"];
+            token: components["schemas"]["TokenInput"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
         CreateTaskIntentInput: {
             intentId?: string;
             /** @description Trimmed; required */
@@ -9370,6 +9808,9 @@ export interface components {
         AuditPageInput: {
             entries: components["schemas"]["AuditEntryInput"][];
             nextCursor: string | null;
+        };
+        TeamListInput: {
+            teams: components["schemas"]["TeamInput"][];
         };
         Problem: {
             /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
@@ -9680,9 +10121,9 @@ export interface components {
         AuditEntry: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
             seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents` */
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents` or `audit:teams` */
             topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered */
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
             event: string;
             /** @description Database time of the change (ISO 8601) */
             at: string;
@@ -9692,7 +10133,7 @@ export interface components {
             data: {
                 [key: string]: unknown;
             };
-            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
+            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
             subjectId: string | null;
         };
         /** @enum {string} */
@@ -10941,6 +11382,59 @@ export interface components {
             /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
+        /** @description A team: its operators, sessions and everything they make belong to it */
+        Team: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+        };
+        /** @description An operator of a team (never its tokens) */
+        TeamOperator: {
+            /** @description `u-…` */
+            id: string;
+            name: string;
+            teamId: string;
+            /**
+             * @description `admin`: the server administrator (creates teams); `operator` otherwise
+             * @enum {string}
+             */
+            role: "operator" | "admin";
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        /** @description A team with its operators */
+        TeamDetail: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+            /** @description Oldest first */
+            operators: components["schemas"]["TeamOperator"][];
+        };
+        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
+        OperatorWithSecret: {
+            operator: components["schemas"]["TeamOperator"];
+            token: components["schemas"]["Token"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
+        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
+        CreatedTeam: {
+            team: components["schemas"]["Team"];
+            operator: components["schemas"]["TeamOperator"];
+            token: components["schemas"]["Token"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
         CreateTaskIntent: {
             intentId?: string;
             /** @description Trimmed; required */
@@ -10983,6 +11477,9 @@ export interface components {
         AuditPage: {
             entries: components["schemas"]["AuditEntry"][];
             nextCursor: string | null;
+        };
+        TeamList: {
+            teams: components["schemas"]["Team"][];
         };
     };
     responses: never;

@@ -1,0 +1,224 @@
+/**
+ * Teams management (issue 21; docs/architecture.md "Teams"): the server administrator creates
+ * teams, each with a first operator whose token works at once; an operator sees only its own team
+ * (another team answers exactly like a missing one), adds operators to it and cannot create
+ * teams; names are unique; a refused or invalid create writes nothing; sessions manage no team;
+ * the server-wide configuration is the administrator's only. Real Postgres, over HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
+import { startTestApp, type Client, type Res, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => t?.close());
+
+const MISSING = 'tm-0000000000000000';
+
+/** Rows of the tables a team create or an operator add writes (teams, users, tokens, events). */
+async function counts() {
+  const [r] = await t.sql<{ teams: number; users: number; tokens: number; events: number }[]>`
+    select (select count(*)::int from teams) as teams, (select count(*)::int from users) as users,
+           (select count(*)::int from tokens) as tokens, (select count(*)::int from events) as events`;
+  return r;
+}
+
+/** Creates a team as the administrator; any status but 201 throws. */
+async function createTeam(name: string, operator: string) {
+  const r = await t.admin.post('/v1/teams', { name, operator: { name: operator } });
+  if (r.status !== 201) throw new Error(`create team ${name}: ${r.status} ${JSON.stringify(r.body)}`);
+  return { ...r.body, client: t.admin.as(r.body.secret) as Client };
+}
+
+/** Whether `a` (for the id `real`) and `b` (for `missing`) are one answer: status, content type and body once the id is swapped. */
+function expectSameAnswer(a: Res, b: Res, real: string, missing: string, status: number) {
+  expect(a.status, JSON.stringify(a.body)).toBe(status);
+  expect(a.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+  expect(b.headers.get('content-type')).toBe(a.headers.get('content-type'));
+  expect(b.status).toBe(a.status);
+  expect(JSON.stringify(a.body).split(real).join(missing)).toBe(JSON.stringify(b.body));
+}
+
+describe('teams', () => {
+  let a: Awaited<ReturnType<typeof createTeam>>;
+  let b: Awaited<ReturnType<typeof createTeam>>;
+  let adminId: string;
+
+  beforeAll(async () => {
+    adminId = (await t.admin.get('/v1/me')).body.id;
+    a = await createTeam('alpha', 'alice');
+    b = await createTeam('beta', 'bob');
+  });
+
+  it('should create a team with its first operator and that operator’s default token, whose secret works at once', async () => {
+    expect(a.team).toEqual({ id: expect.stringMatching(/^tm-[0-9a-f]{16}$/), name: 'alpha', createdAt: expect.any(String), createdBy: adminId, operatorCount: 1 });
+    expect(a.operator).toEqual({ id: expect.stringMatching(/^u-[0-9a-f]{16}$/), name: 'alice', teamId: a.team.id, role: 'operator', createdAt: expect.any(String) });
+    expect(a.token).toMatchObject({ name: 'default', principal: { kind: 'user', id: a.operator.id }, createdBy: adminId, expiresAt: null, state: 'active', current: false });
+    expect(a.secret).toMatch(/^coord_/);
+    const me = await a.client.get('/v1/me');
+    expect(me.status).toBe(200);
+    expect(me.body).toEqual({ kind: 'user', id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator', token: { id: a.token.id, name: 'default' } });
+    // The first operator works: it registers a session of its team and manages its own tokens.
+    const s = await t.session({ by: a.client, name: 'alpha-agent' });
+    expect((await s.client.get('/v1/me')).body).toMatchObject({ kind: 'session', teamId: a.team.id });
+    expect((await a.client.get('/v1/tokens')).body.tokens.map((k: { name: string; current: boolean }) => [k.name, k.current])).toEqual([['default', true]]);
+    // The secret is never stored.
+    expect(JSON.stringify(await t.sql`select * from tokens where user_id = ${a.operator.id}`)).not.toContain(a.secret);
+    // The administrator is an operator of the default team with role admin.
+    expect((await t.admin.get('/v1/me')).body).toMatchObject({ kind: 'user', teamId: DEFAULT_TEAM, role: 'admin' });
+  });
+
+  it('should record who created the team, its operator and the token in the audit', async () => {
+    const teams = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries;
+    expect(teams).toHaveLength(1);
+    expect(teams[0]).toMatchObject({ event: 'team-created', subjectId: a.team.id, actor: { kind: 'user', id: adminId, token: 'default' }, data: { id: a.team.id, name: 'alpha' } });
+    const op = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.operator.id}`)).body.entries;
+    expect(op).toHaveLength(1);
+    expect(op[0]).toMatchObject({ event: 'operator-created', actor: { kind: 'user', id: adminId }, data: { id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator' } });
+    const tok = (await t.admin.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries;
+    expect(tok).toHaveLength(1);
+    expect(tok[0]).toMatchObject({ event: 'token-created', actor: { kind: 'user', id: adminId }, data: { name: 'default', principal: { kind: 'user', id: a.operator.id } } });
+    expect(JSON.stringify([teams, op, tok])).not.toContain(a.secret);
+  });
+
+  it('should list every team to the administrator and only its own team to an operator', async () => {
+    const all = await t.admin.get('/v1/teams');
+    expect(all.status).toBe(200);
+    expect(all.body.teams.map((x: { id: string }) => x.id)).toEqual([DEFAULT_TEAM, a.team.id, b.team.id]);
+    expect(all.body.teams[0]).toMatchObject({ id: DEFAULT_TEAM, name: 'default', createdBy: 'bootstrap' });
+
+    const own = await b.client.get('/v1/teams');
+    expect(own.status).toBe(200);
+    expect(own.body).toEqual({ teams: [{ id: b.team.id, name: 'beta', createdAt: b.team.createdAt, createdBy: adminId, operatorCount: 1 }] });
+  });
+
+  it('should show an operator its own team and answer another team’s id exactly like a missing one', async () => {
+    const mine = await b.client.get(`/v1/teams/${b.team.id}`);
+    expect(mine.status).toBe(200);
+    expect(mine.body).toEqual({ ...b.team, operators: [b.operator] });
+
+    const before = await counts();
+    expectSameAnswer(await b.client.get(`/v1/teams/${a.team.id}`), await b.client.get(`/v1/teams/${MISSING}`), a.team.id, MISSING, 404);
+    expect((await b.client.get(`/v1/teams/${a.team.id}`)).body.code).toBe('not_found');
+    expectSameAnswer(await b.client.get(`/v1/teams/${DEFAULT_TEAM}`), await b.client.get(`/v1/teams/${MISSING}`), DEFAULT_TEAM, MISSING, 404);
+    expectSameAnswer(
+      await b.client.post(`/v1/teams/${a.team.id}/operators`, { name: 'mallory' }),
+      await b.client.post(`/v1/teams/${MISSING}/operators`, { name: 'mallory' }),
+      a.team.id,
+      MISSING,
+      404,
+    );
+    expect(await counts()).toEqual(before);
+
+    // The administrator reads any team; a missing id is the same 404 for it too.
+    const other = await t.admin.get(`/v1/teams/${a.team.id}`);
+    expect(other.status).toBe(200);
+    expect(other.body.operators.map((o: { name: string }) => o.name)).toEqual(['alice']);
+    const dflt = await t.admin.get(`/v1/teams/${DEFAULT_TEAM}`);
+    expect(dflt.body.operators).toEqual([expect.objectContaining({ id: adminId, role: 'admin', teamId: DEFAULT_TEAM })]);
+    expectSameAnswer(await b.client.get(`/v1/teams/${MISSING}`), await t.admin.get(`/v1/teams/${MISSING}`), MISSING, MISSING, 404);
+  });
+
+  it('should refuse an operator that is not the administrator to create a team, naming what it may do, and write nothing', async () => {
+    const before = await counts();
+    const r = await b.client.post('/v1/teams', { name: 'gamma', operator: { name: 'gil' } });
+    expect(r.status).toBe(403);
+    expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(r.body.code).toBe('forbidden');
+    expect(r.body.detail).toContain('server administrator');
+    expect(r.body.detail).toContain(`POST /v1/teams/${b.team.id}/operators`);
+    expect(await counts()).toEqual(before);
+  });
+
+  it('should let an operator add operators to its own team, and the administrator to any team', async () => {
+    const added = await b.client.post(`/v1/teams/${b.team.id}/operators`, { name: 'Bea Two' });
+    expect(added.status).toBe(201);
+    expect(added.body.operator).toEqual({ id: expect.stringMatching(/^u-/), name: 'Bea Two', teamId: b.team.id, role: 'operator', createdAt: expect.any(String) });
+    expect(added.body.token).toMatchObject({ name: 'default', principal: { kind: 'user', id: added.body.operator.id }, createdBy: b.operator.id, state: 'active' });
+    const bea = t.admin.as(added.body.secret);
+    expect((await bea.get('/v1/me')).body).toMatchObject({ id: added.body.operator.id, teamId: b.team.id, role: 'operator' });
+    expect((await bea.get(`/v1/teams/${b.team.id}`)).body.operators.map((o: { name: string }) => o.name)).toEqual(['bob', 'Bea Two']);
+    expect((await bea.get('/v1/teams')).body.teams).toEqual([expect.objectContaining({ id: b.team.id, operatorCount: 2 })]);
+    const audit = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${added.body.operator.id}`)).body.entries;
+    expect(audit).toEqual([expect.objectContaining({ event: 'operator-created', actor: { kind: 'user', id: b.operator.id, token: 'default' } })]);
+
+    const byAdmin = await t.admin.post(`/v1/teams/${a.team.id}/operators`, { name: 'alan' });
+    expect(byAdmin.status).toBe(201);
+    expect(byAdmin.body.operator).toMatchObject({ teamId: a.team.id, role: 'operator' });
+    expect((await t.admin.as(byAdmin.body.secret).get('/v1/me')).body).toMatchObject({ teamId: a.team.id });
+  });
+
+  it('should answer a taken name with team_name_taken and write nothing, also when creates race', async () => {
+    const before = await counts();
+    const dup = await t.admin.post('/v1/teams', { name: 'alpha', operator: { name: 'again' } });
+    expect(dup.status).toBe(409);
+    expect(dup.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(dup.body).toMatchObject({ code: 'team_name_taken', name: 'alpha' });
+    expect((await t.admin.post('/v1/teams', { name: 'default', operator: { name: 'x' } })).body.code).toBe('team_name_taken');
+    expect(await counts()).toEqual(before);
+
+    const race = await Promise.all(Array.from({ length: 6 }, (_, i) => t.admin.post('/v1/teams', { name: 'racing', operator: { name: `op-${i}` } })));
+    expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
+    const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from users u join teams m on m.id = u.team_id where m.name = 'racing'`;
+    expect(n).toBe(1);
+  });
+
+  it('should refuse invalid bodies as problem+json 400 and write nothing', async () => {
+    const before = await counts();
+    const bad: unknown[] = [
+      {},
+      { name: 'x' },
+      { name: '', operator: { name: 'o' } },
+      { name: '-x', operator: { name: 'o' } },
+      { name: 'with space', operator: { name: 'o' } },
+      { name: 'x'.repeat(101), operator: { name: 'o' } },
+      { name: 5, operator: { name: 'o' } },
+      { name: 'ok', operator: { name: '' } },
+      { name: 'ok', operator: { name: ' padded' } },
+      { name: 'ok', operator: { name: 'o'.repeat(101) } },
+      { name: 'ok', operator: {} },
+      { name: 'ok', operator: { name: 'o' }, extra: 1 },
+      { name: 'ok', operator: { name: 'o', role: 'admin' } },
+    ];
+    for (const body of bad) {
+      const r = await t.admin.post('/v1/teams', body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+      expect(r.body.code).toBe('validation_failed');
+      expect(r.body.errors?.length, JSON.stringify(r.body)).toBeGreaterThan(0);
+    }
+    for (const body of [{}, { name: '' }, { name: 'o', role: 'admin' }]) {
+      const r = await t.admin.post(`/v1/teams/${a.team.id}/operators`, body);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(r.body.code).toBe('validation_failed');
+    }
+    expect((await t.admin.post('/v1/teams', '{not json', { 'content-type': 'application/json' })).status).toBe(400);
+    expect(await counts()).toEqual(before);
+    expect((await t.admin.get('/v1/teams')).body.teams.map((x: { name: string }) => x.name)).not.toContain('ok');
+  });
+
+  it('should refuse sessions every team route with 403, whatever the id', async () => {
+    const s = await t.session({ by: b.client, name: 'beta-agent' });
+    expect((await s.client.get('/v1/me')).body).toMatchObject({ kind: 'session', teamId: b.team.id });
+    expect((await s.client.get('/v1/me')).body.role).toBeUndefined();
+    const before = await counts();
+    const calls: [string, (c: Client) => Promise<Res>][] = [
+      ['POST /v1/teams', (c) => c.post('/v1/teams', { name: 'by-a-session', operator: { name: 'o' } })],
+      ['GET /v1/teams', (c) => c.get('/v1/teams')],
+      ['GET own team', (c) => c.get(`/v1/teams/${b.team.id}`)],
+      ['GET another team', (c) => c.get(`/v1/teams/${a.team.id}`)],
+      ['POST operators', (c) => c.post(`/v1/teams/${b.team.id}/operators`, { name: 'o' })],
+    ];
+    for (const [label, call] of calls) {
+      const r = await call(s.client);
+      expect(r.status, label).toBe(403);
+      expect(r.body.code, label).toBe('forbidden');
+    }
+    // One answer for its own team, another team and a missing one.
+    expectSameAnswer(await s.client.get(`/v1/teams/${a.team.id}`), await s.client.get(`/v1/teams/${MISSING}`), a.team.id, MISSING, 403);
+    expectSameAnswer(await s.client.get(`/v1/teams/${b.team.id}`), await s.client.get(`/v1/teams/${MISSING}`), b.team.id, MISSING, 403);
+    expect(await counts()).toEqual(before);
+  });
+});
