@@ -76,7 +76,7 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
     );
 
   const admin = new Command('admin')
-    .description('Read and reload the server’s [todo] configuration (users only)')
+    .description('Read and reload the server’s [todo] configuration (the server administrator only)')
     .addHelpText('after', examples(['coord admin config', 'coord admin reload']));
   admin
     .command('config')

@@ -1,5 +1,5 @@
 /**
- * `client.admin`: the running `[todo]` configuration and its reload (users only; design brief §6,
+ * `client.admin`: the running `[todo]` configuration and its reload (the server administrator only; design brief §6,
  * seed 000 "Configuration").
  */
 import type { Transport } from './transport.js';
@@ -8,7 +8,7 @@ import type { ReloadResult, TodoConfigView } from './types.js';
 export class AdminApi {
   constructor(private readonly t: Transport) {}
 
-  /** The running `[todo]` keys, durations formatted (`GET /v1/admin/config`). Errors: `Forbidden` (a session token). */
+  /** The running `[todo]` keys, durations formatted (`GET /v1/admin/config`). Errors: `Forbidden` (not the server administrator). */
   async config(): Promise<TodoConfigView> {
     return this.t.unwrap('GET /v1/admin/config', this.t.api.GET('/v1/admin/config'));
   }

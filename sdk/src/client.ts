@@ -41,7 +41,7 @@ export class CoordClient {
   readonly intents: IntentsApi;
   /** Topic events: `log` (JSON pages) and `follow` (SSE that resumes). */
   readonly events: EventsApi;
-  /** Configuration read and reload (users only). */
+  /** Configuration read and reload (the server administrator only). */
   readonly admin: AdminApi;
   /** The generated openapi-fetch client, typed by the OpenAPI document; the auth header is already set. */
   readonly raw: Client<paths>;

@@ -5,9 +5,18 @@ import { ConfigError, reloadTodoConfig, type Config } from '../config.js';
 import { fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
 import { formatDuration } from '../lib/duration.js';
+import { isServerAdmin } from '../teams/teams.service.js';
 
-/** `POST /v1/admin/reload` and `GET /v1/admin/config` (users only). */
+const ADMIN_ONLY = 'The server administrator only (an operator with role `admin`); other operators and sessions get `forbidden`.';
+
+/**
+ * `POST /v1/admin/reload` and `GET /v1/admin/config`: server-wide settings, so the server
+ * administrator's only (an operator with role `admin`; issue 21 "Teams"). Other operators and
+ * sessions get 403 `forbidden`.
+ */
 export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
+  const refusal = (verb: string) =>
+    `only the server administrator may ${verb} the configuration (the operator with role admin: the one whose token the server made at its first start, or COORD_ADMIN_TOKEN); ask them`;
   const r = app.withTypeProvider<ZodTypeProvider>();
   const todoView = () => {
     const t = deps.config.todo;
@@ -29,9 +38,16 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
   });
   r.get(
     '/v1/admin/config',
-    { schema: { tags: ['admin'], summary: 'The running [todo] configuration', response: { 200: z.object({ todo: TodoView }), ...problemResponses('forbidden') } } },
+    {
+      schema: {
+        tags: ['admin'],
+        summary: 'The running [todo] configuration',
+        description: `The server-wide [todo] keys as they run. ${ADMIN_ONLY}`,
+        response: { 200: z.object({ todo: TodoView }), ...problemResponses('forbidden') },
+      },
+    },
     async (req) => {
-      if (req.principal.kind !== 'user') fail('forbidden', 'only a user may read the configuration');
+      if (!isServerAdmin(req.principal)) fail('forbidden', refusal('read'));
       return { todo: todoView() };
     },
   );
@@ -43,7 +59,8 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
         summary: 'Re-read the reloadable [todo] keys',
         description:
           'Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. ' +
-          'list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`.',
+          'list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`. ' +
+          ADMIN_ONLY,
         response: {
           200: z.object({ applied: z.record(z.string(), z.number()), restartRequired: z.array(z.string()), todo: TodoView }),
           ...problemResponses('forbidden'),
@@ -51,7 +68,7 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
       },
     },
     async (req) => {
-      if (req.principal.kind !== 'user') fail('forbidden', 'only a user may reload the configuration');
+      if (!isServerAdmin(req.principal)) fail('forbidden', refusal('reload'));
       try {
         const res = reloadTodoConfig(deps.config);
         return { ...res, todo: todoView() };

@@ -150,6 +150,17 @@ describe('teams', () => {
     expect((await t.admin.as(byAdmin.body.secret).get('/v1/me')).body).toMatchObject({ teamId: a.team.id });
   });
 
+  it('should keep the server-wide configuration to the administrator', async () => {
+    expect((await t.admin.get('/v1/admin/config')).status).toBe(200);
+    for (const c of [a.client, b.client]) {
+      const cfg = await c.get('/v1/admin/config');
+      expect(cfg.status).toBe(403);
+      expect(cfg.body.code).toBe('forbidden');
+      expect(cfg.body.detail).toContain('server administrator');
+      expect((await c.post('/v1/admin/reload')).status).toBe(403);
+    }
+  });
+
   it('should answer a taken name with team_name_taken and write nothing, also when creates race', async () => {
     const before = await counts();
     const dup = await t.admin.post('/v1/teams', { name: 'alpha', operator: { name: 'again' } });
@@ -210,6 +221,7 @@ describe('teams', () => {
       ['GET own team', (c) => c.get(`/v1/teams/${b.team.id}`)],
       ['GET another team', (c) => c.get(`/v1/teams/${a.team.id}`)],
       ['POST operators', (c) => c.post(`/v1/teams/${b.team.id}/operators`, { name: 'o' })],
+      ['GET /v1/admin/config', (c) => c.get('/v1/admin/config')],
     ];
     for (const [label, call] of calls) {
       const r = await call(s.client);

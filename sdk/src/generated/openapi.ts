@@ -2663,7 +2663,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The running [todo] configuration */
+        /**
+         * The running [todo] configuration
+         * @description The server-wide [todo] keys as they run. The server administrator only (an operator with role `admin`); other operators and sessions get `forbidden`.
+         */
         get: {
             parameters: {
                 query?: never;
@@ -2760,7 +2763,7 @@ export interface paths {
         put?: never;
         /**
          * Re-read the reloadable [todo] keys
-         * @description Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`.
+         * @description Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`. The server administrator only (an operator with role `admin`); other operators and sessions get `forbidden`.
          */
         post: {
             parameters: {
