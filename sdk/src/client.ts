@@ -1,6 +1,6 @@
 /**
  * `createClient({ baseUrl, token })`: the Coord SDK's entry point. One object with a facade per
- * domain (`todos`, `sessions`, `tokens`, `scopes`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
+ * domain (`todos`, `sessions`, `tokens`, `teams`, `scopes`, `scenarios`, `graphs`, `agents`, `events`, `admin`) over the generated, typed openapi-fetch client
  * (`raw`, for anything the facade does not cover).
  */
 import type { Client } from 'openapi-fetch';
@@ -14,6 +14,7 @@ import { ScenariosApi } from './scenarios.js';
 import { ScopesApi } from './scopes.js';
 import { SessionsApi } from './sessions.js';
 import { TodosApi } from './todos.js';
+import { TeamsApi } from './teams.js';
 import { TokensApi } from './tokens.js';
 import { Transport, type ClientOptions } from './transport.js';
 import type { Me } from './types.js';
@@ -25,6 +26,8 @@ export class CoordClient {
   readonly sessions: SessionsApi;
   /** Your bearer tokens: list, create (secret shown once), rotate, revoke. */
   readonly tokens: TokensApi;
+  /** Teams and their operators: create (the server administrator; secret shown once), list, get, addOperator. */
+  readonly teams: TeamsApi;
   /** Who did what (operators): every stored change with its actor, newest first. */
   readonly audit: AuditApi;
   /** The lists the caller may read, with progress (`GET /v1/scopes`). */
@@ -59,6 +62,7 @@ export class CoordClient {
     this.scopes = new ScopesApi(this.t);
     this.tokens = new TokensApi(this.t);
     this.audit = new AuditApi(this.t);
+    this.teams = new TeamsApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);
     this.taskGraphs = new TaskGraphsApi(this.t);

@@ -16,6 +16,7 @@ export { SessionsApi } from './sessions.js';
 export { ScenariosApi } from './scenarios.js';
 export { ScopesApi } from './scopes.js';
 export { TokensApi } from './tokens.js';
+export { TeamsApi } from './teams.js';
 export { AuditApi } from './audit.js';
 export * from './graphs.js';
 export * from './metagit.js';

@@ -98,6 +98,19 @@ export type TokenList = Schemas['TokenList'];
 /** `{token, secret}`: the secret is shown only by create and rotate. */
 export type TokenWithSecret = Schemas['TokenWithSecret'];
 
+/** A team with its number of operators (`/v1/teams`). */
+export type Team = Schemas['Team'];
+/** `{teams}` from `GET /v1/teams`. */
+export type TeamList = Schemas['TeamList'];
+/** An operator of a team: `{id, name, teamId, role, createdAt}` (never its tokens). */
+export type TeamOperator = Schemas['TeamOperator'];
+/** A team with its operators (`GET /v1/teams/{id}`). */
+export type TeamDetail = Schemas['TeamDetail'];
+/** `{team, operator, token, secret}` from `POST /v1/teams`: the secret is shown only here. */
+export type CreatedTeam = Schemas['CreatedTeam'];
+/** `{operator, token, secret}` from `POST /v1/teams/{id}/operators`: the secret is shown only here. */
+export type OperatorWithSecret = Schemas['OperatorWithSecret'];
+
 /** Who made a change: `{kind: 'user' | 'session' | 'system', id, token}` (`token`: the token's name). */
 export type Actor = Schemas['Actor'];
 /** One change in the audit: the event with its actor (`GET /v1/audit`). */

@@ -5,6 +5,7 @@
  * teams; names are unique; a refused or invalid create writes nothing; sessions manage no team;
  * the server-wide configuration is the administrator's only. Real Postgres, over HTTP.
  */
+import { createClient, Forbidden, NotFound, Conflict, type CoordError } from '@coord/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
 import { startTestApp, type Client, type Res, type TestApp } from '../helpers/app.js';
@@ -232,5 +233,28 @@ describe('teams', () => {
     expectSameAnswer(await s.client.get(`/v1/teams/${a.team.id}`), await s.client.get(`/v1/teams/${MISSING}`), a.team.id, MISSING, 403);
     expectSameAnswer(await s.client.get(`/v1/teams/${b.team.id}`), await s.client.get(`/v1/teams/${MISSING}`), b.team.id, MISSING, 403);
     expect(await counts()).toEqual(before);
+  });
+});
+
+describe('teams through the SDK', () => {
+  it('should create, list, read and grow a team, with typed errors', async () => {
+    const admin = createClient({ baseUrl: t.base, token: t.admin.token });
+    const made = await admin.teams.create({ name: 'sdk-team', operator: { name: 'sam' } });
+    expect(made).toMatchObject({ team: { name: 'sdk-team', operatorCount: 1 }, operator: { name: 'sam', role: 'operator' }, token: { name: 'default' } });
+    const sam = createClient({ baseUrl: t.base, token: made.secret });
+    expect(await sam.me()).toMatchObject({ kind: 'user', teamId: made.team.id, role: 'operator' });
+    expect(await sam.teams.list()).toEqual([made.team]);
+    const added = await sam.teams.addOperator(made.team.id, { name: 'sue' });
+    expect(added.operator).toMatchObject({ name: 'sue', teamId: made.team.id });
+    expect((await sam.teams.get(made.team.id)).operators.map((o) => o.name)).toEqual(['sam', 'sue']);
+    expect((await admin.teams.list()).map((x) => x.name)).toContain('sdk-team');
+
+    const caught = (p: Promise<unknown>) => p.then(() => undefined, (e: CoordError) => e);
+    expect(await caught(sam.teams.create({ name: 'nope', operator: { name: 'x' } }))).toBeInstanceOf(Forbidden);
+    expect(await caught(sam.teams.get(DEFAULT_TEAM))).toBeInstanceOf(NotFound);
+    expect(await caught(sam.teams.addOperator(DEFAULT_TEAM, { name: 'x' }))).toBeInstanceOf(NotFound);
+    const taken = await caught(admin.teams.create({ name: 'sdk-team', operator: { name: 'x' } }));
+    expect(taken).toBeInstanceOf(Conflict);
+    expect(taken).toMatchObject({ status: 409, code: 'team_name_taken' });
   });
 });
