@@ -18,6 +18,7 @@ import { sessionCommand } from './commands/session.js';
 import { todoCommand } from './commands/todo.js';
 import { auditCommand } from './commands/audit.js';
 import { tokenCommand } from './commands/token.js';
+import { teamCommand } from './commands/team.js';
 import type { Io } from './output.js';
 import { EXIT, jsonMode, UsageError, type GlobalOptions } from './runtime.js';
 
@@ -57,6 +58,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   program.addCommand(todoCommand(io, setExit));
   program.addCommand(sessionCommand(io, setExit));
   program.addCommand(tokenCommand(io, setExit));
+  program.addCommand(teamCommand(io, setExit));
   program.addCommand(auditCommand(io, setExit));
   program.addCommand(scenarioCommand(io, setExit));
   for (const c of graphCommands(io, setExit, { stop })) program.addCommand(c);

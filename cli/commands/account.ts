@@ -67,6 +67,7 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
         ctx.out.result(
           [
             `${me.kind} ${me.name} (${me.id})${me.scope ? `, scope ${me.scope}` : ''}`,
+            `team  ${me.teamId}${me.role ? ` (role ${me.role})` : ''}`,
             `url   ${c.url} (from ${c.source.url})`,
             `token from ${c.source.token}${c.source.token === 'file' ? ` (${c.file})` : ''}`,
           ],

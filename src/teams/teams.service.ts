@@ -124,8 +124,9 @@ export async function createTeam(sql: Sql, caller: Principal, input: { name: str
   if (!isServerAdmin(caller)) {
     fail(
       'forbidden',
-      'only the server administrator creates teams (the operator whose token the server made at its first start, or COORD_ADMIN_TOKEN); ' +
-        `ask them to run coord team create; to add an operator to your own team, POST /v1/teams/${caller.teamId}/operators`,
+      'only the server administrator creates teams (the operator whose token the server made at its first start, or COORD_ADMIN_TOKEN): ' +
+        'ask them (coord team create <name> --operator <name>); to add an operator to your own team: ' +
+        `POST /v1/teams/${caller.teamId}/operators (coord team add-operator ${caller.teamId} <name>)`,
     );
   }
   return withTx(sql, async (tx) => {
