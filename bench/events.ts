@@ -12,7 +12,8 @@
 import type { Sql } from '../src/db/client.js';
 import { withTx } from '../src/db/tx.js';
 import { systemActor } from '../src/auth/actor.js';
-import { appendEvents } from '../src/events/events.repo.js';
+import { appendEvents, streamKey } from '../src/events/events.repo.js';
+import { DEFAULT_TEAM } from '../src/teams/teams.table.js';
 import { openMany, openSse, type SseStream } from './lib/sse.js';
 import { round, summarize, type Summary } from './lib/stats.js';
 
@@ -105,10 +106,10 @@ export class Subscribers {
 
 /** One transaction of events `ks` of `run` on the topic, then the ring (also bench/streams.ts). */
 export async function write(t: Target, run: string, ks: number[]): Promise<void> {
-  await withTx(t.sql, (tx) => appendEvents(tx, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } })), systemActor('bench')));
+  await withTx(t.sql, (tx) => appendEvents(tx, DEFAULT_TEAM, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } })), systemActor('bench')));
   // A server built without the in-transaction NOTIFY trigger (bench proposal 2) expects every
   // writer to ring after commit, as its own replicas do; the bench writes like one of them.
-  if (t.ringAfterCommit) await t.sql`select pg_notify('coord_events', ${t.topic})`;
+  if (t.ringAfterCommit) await t.sql`select pg_notify('coord_events', ${streamKey(DEFAULT_TEAM, t.topic)})`;
 }
 
 /** Paced single-event transactions; latency over every delivery. */

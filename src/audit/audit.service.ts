@@ -63,18 +63,18 @@ const INT8 = /^(0|[1-9]\d{0,18})$/;
 const INT8_MAX = 9223372036854775807n;
 
 /**
- * One page of the audit, newest first, with `nextCursor` (null on the last page). Operators only:
+ * One page of the audit of the caller's team (issue 21), newest first, with `nextCursor` (null on the last page). Operators only:
  * a session gets 403 `forbidden`. Errors: 400 `invalid_cursor`.
  */
 export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   if (p.kind !== 'user') fail('forbidden', 'the audit is for operators; a session reads its scope’s events with GET /v1/events/log');
   const after = q.cursor === undefined ? undefined : (decodeCursor(q.cursor, [INT8, INT8]) as [string, string]);
   if (after && after.some((part) => BigInt(part) > INT8_MAX)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
-  const topic = q.topic?.startsWith('todo:') ? `todo:${(await canonicalScope(sql, q.topic.slice(5))) ?? q.topic.slice(5)}` : q.topic;
+  const topic = q.topic?.startsWith('todo:') ? `todo:${(await canonicalScope(sql, p.teamId, q.topic.slice(5))) ?? q.topic.slice(5)}` : q.topic;
   const rows = await sql<StoredEvent[]>`
     select ${sql.unsafe(EVENT_COLUMNS)}
       from events e
-     where e.tx < pg_snapshot_xmin(pg_current_snapshot())
+     where e.team_id = ${p.teamId} and e.tx < pg_snapshot_xmin(pg_current_snapshot())
        ${q.actorKind !== undefined ? sql`and e.actor_kind = ${q.actorKind}` : sql``}
        ${q.actorId !== undefined ? sql`and e.actor_id = ${q.actorId}` : sql``}
        ${q.actorToken !== undefined ? sql`and e.actor_token = ${q.actorToken}` : sql``}

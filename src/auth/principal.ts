@@ -1,7 +1,6 @@
-import { DEFAULT_TEAM } from '../teams/teams.table.js';
 
 /**
- * Who is calling. Users are operators ("the human" of the todo seed): in every scope, override
+ * Who is calling. Users are operators ("the human" of the todo seed): in every scope of their team, override
  * authority everywhere, no session identity (cannot claim). Sessions are agents with a parent
  * chain; `rootId` anchors their default scope `session:<rootId>` (design brief §2).
  */
@@ -59,9 +58,9 @@ declare module 'fastify' {
 /**
  * The principal Coord's own jobs act with where they run a user-facing operation (the human's
  * override authority in every scope): `job` names it (`sweep:graph-interruptions`, …), and the
- * audit records it as that `system` actor (src/auth/actor.ts). While the default team is the only
- * one (step 1 of docs/architecture.md "Teams"), the jobs act in it.
+ * audit records it as that `system` actor (src/auth/actor.ts). A job acts in the team of what it
+ * acts on (`teamId`; issue 21), with an operator's authority there and nowhere else.
  */
-export function systemPrincipal(job: string): Principal {
-  return { kind: 'user', id: 'system:sweep', name: 'sweep', teamId: DEFAULT_TEAM, role: 'operator', system: job };
+export function systemPrincipal(job: string, teamId: string): Principal {
+  return { kind: 'user', id: 'system:sweep', name: 'sweep', teamId, role: 'operator', system: job };
 }

@@ -116,7 +116,7 @@ export async function createUser(
 ): Promise<{ id: string; token: string }> {
   const id = newId('u');
   await sql`insert into users (id, name, team_id, role) values (${id}, ${name}, ${opts.teamId ?? DEFAULT_TEAM}, ${opts.role ?? 'operator'})`;
-  await insertFirstToken(sql, { userId: id, createdBy: id, secret: token }, BOOTSTRAP);
+  await insertFirstToken(sql, opts.teamId ?? DEFAULT_TEAM, { userId: id, createdBy: id, secret: token }, BOOTSTRAP);
   return { id, token };
 }
 
@@ -186,7 +186,8 @@ async function installEnvToken(tx: Db, envToken: string): Promise<string> {
     return `operator token: COORD_ADMIN_TOKEN was revoked (token ${existing.id}) and is not reinstated; set COORD_ADMIN_TOKEN to a new value`;
   }
   if (existing) return `operator token: COORD_ADMIN_TOKEN is token "${existing.name}" (${existing.id}) of ${existing.owner}`;
-  let [first] = await tx<{ id: string }[]>`select id from users order by created_at, id limit 1`;
+  let [first] = await tx<{ id: string }[]>`
+    select id from users where team_id = ${DEFAULT_TEAM} order by role = 'admin' desc, created_at, id limit 1`;
   if (!first) {
     const id = newId('u');
     await tx`insert into users (id, name, team_id, role) values (${id}, 'admin', ${DEFAULT_TEAM}, 'admin')`;
@@ -198,8 +199,8 @@ async function installEnvToken(tx: Db, envToken: string): Promise<string> {
   // rare statement, so its cluster-wide lock costs nothing) tells the running replicas.
   if (replaced.length) await tx`select pg_notify('coord_events', ${TOKEN_REVOKED} || t) from unnest(${replaced.map((r) => r.id)}::text[]) t`;
   const fact = (id: string, expiresAt: Date | null) => ({ id, name: ENV_TOKEN_NAME, principal: { kind: 'user' as const, id: first.id }, expiresAt: expiresAt?.toISOString() ?? null });
-  await recordTokenEvents(tx, BOOTSTRAP, 'token-revoked', replaced.map((r) => fact(r.id, r.expires_at)));
-  await insertTokens(tx, [{ userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken }], BOOTSTRAP);
+  await recordTokenEvents(tx, DEFAULT_TEAM, BOOTSTRAP, 'token-revoked', replaced.map((r) => fact(r.id, r.expires_at)));
+  await insertTokens(tx, DEFAULT_TEAM, [{ userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken }], BOOTSTRAP);
   return (
     `operator token: COORD_ADMIN_TOKEN installed as token "${ENV_TOKEN_NAME}" of operator ${first.id}` +
     (replaced.length ? ` (its previous value, token ${replaced[0].id}, is revoked)` : '')

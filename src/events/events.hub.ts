@@ -1,7 +1,7 @@
 /**
  * One LISTEN connection per replica fans events out to that replica's SSE streams.
  *
- * NOTIFY is only a doorbell (design brief §4): the payload is the topic name. On a ring, the
+ * NOTIFY is only a doorbell (design brief §4): the payload is the team and topic (`streamKey`). On a ring, the
  * topic's feed reads the table after its cursor (see events.repo.ts for why that is gap-free).
  * A poll every `pollMs` is the backstop for lost notifications (e.g. while the LISTEN connection
  * reconnects), and a short re-read follows whenever rows are visible but held behind a running
@@ -10,7 +10,7 @@
  */
 import type { Sql } from '../db/client.js';
 import { setDoorbell } from './doorbell.js';
-import { readAfter, type Cursor, type EventRow } from './events.repo.js';
+import { readAfter, streamKey, type Cursor, type EventRow } from './events.repo.js';
 
 export interface Subscriber {
   /** Delivers a batch in order; returns false when the subscriber is gone or too slow. */
@@ -34,6 +34,7 @@ class TopicFeed {
 
   constructor(
     private readonly hub: EventHub,
+    readonly teamId: string,
     readonly topic: string,
     start: Cursor,
   ) {
@@ -51,7 +52,7 @@ class TopicFeed {
       do {
         this.again = false;
         for (;;) {
-          const { events, held } = await readAfter(this.hub.sql, this.topic, this.cursor, 500);
+          const { events, held } = await readAfter(this.hub.sql, this.teamId, this.topic, this.cursor, 500);
           if (events.length === 0) {
             if (held && !this.heldTimer) {
               this.heldTimer = setTimeout(() => {
@@ -134,7 +135,7 @@ export class EventHub {
     this.poll.unref();
   }
 
-  /** A doorbell ring: a topic with new events, or `session-stopped:<id>` / `token-revoked:<id>` (end those streams). */
+  /** A doorbell ring: a team's topic with new events (its {@link streamKey}), or `session-stopped:<id>` / `token-revoked:<id>` (end those streams). */
   private onRing(topic: string): void {
     const listeners = topic.startsWith(SESSION_STOPPED) ? this.stopListeners : topic.startsWith(TOKEN_REVOKED) ? this.revokeListeners : undefined;
     if (!listeners) return void this.feeds.get(topic)?.wake();
@@ -172,44 +173,45 @@ export class EventHub {
    * to at least the feed's cursor (see `catchUp`), so the feed's next batch follows on with no gap;
    * batches are filtered by the subscriber's own cursor, so there are no duplicates either.
    */
-  join(topic: string, s: Subscriber): () => void {
-    let feed = this.feeds.get(topic);
+  join(teamId: string, topic: string, s: Subscriber): () => void {
+    const key = streamKey(teamId, topic);
+    let feed = this.feeds.get(key);
     if (!feed) {
-      feed = new TopicFeed(this, topic, s.cursor);
-      this.feeds.set(topic, feed);
+      feed = new TopicFeed(this, teamId, topic, s.cursor);
+      this.feeds.set(key, feed);
     }
     feed.subscribers.add(s);
     void feed.wake();
     return () => {
-      const f = this.feeds.get(topic);
+      const f = this.feeds.get(key);
       if (!f) return;
       f.subscribers.delete(s);
       if (f.subscribers.size === 0) {
         f.close();
-        this.feeds.delete(topic);
+        this.feeds.delete(key);
       }
     };
   }
 
-  /** The feed cursor of a topic, if it has a live feed. */
-  feedCursor(topic: string): Cursor | undefined {
-    return this.feeds.get(topic)?.cursor;
+  /** The feed cursor of a team's topic, if it has a live feed. */
+  feedCursor(teamId: string, topic: string): Cursor | undefined {
+    return this.feeds.get(streamKey(teamId, topic))?.cursor;
   }
 
   /**
    * Reads from the subscriber's cursor until it is level with the topic's feed (or the table's
    * finished rows), delivering as it goes, then joins the feed. Returns the leave function.
    */
-  async catchUp(topic: string, s: Subscriber, isOpen: () => boolean): Promise<(() => void) | undefined> {
+  async catchUp(teamId: string, topic: string, s: Subscriber, isOpen: () => boolean): Promise<(() => void) | undefined> {
     for (;;) {
       if (!isOpen()) return undefined;
-      const { events } = await readAfter(this.sql, topic, s.cursor, 500);
+      const { events } = await readAfter(this.sql, teamId, topic, s.cursor, 500);
       if (events.length > 0) {
         if (!s.deliver(events)) return undefined;
         continue;
       }
-      const feed = this.feedCursor(topic);
-      if (!feed || !before(s.cursor, feed)) return this.join(topic, s);
+      const feed = this.feedCursor(teamId, topic);
+      if (!feed || !before(s.cursor, feed)) return this.join(teamId, topic, s);
     }
   }
 

@@ -15,12 +15,12 @@
 import { hashToken, principalsForHashes } from '../auth/tokens.js';
 import type { Principal } from '../auth/principal.js';
 import type { Sql } from '../db/client.js';
-import { accessToScope } from '../scopes/scopes.js';
+import { accessToScope, type TeamScope } from '../scopes/scopes.js';
 
 interface Watched {
   hash: string;
-  /** The canonical scope the stream reads (its topic without `todo:`). */
-  scope: string;
+  /** The canonical team scope the stream reads (its topic without `todo:`). */
+  scope: TeamScope;
   end: () => void;
 }
 
@@ -40,9 +40,9 @@ export class StreamRecheck {
     private readonly onError: (err: unknown) => void = () => {},
   ) {}
 
-  /** Watches a stream opened with `token` on `topic`; `end` closes it. Returns the un-watch. */
-  watch(token: string, topic: string, end: () => void): () => void {
-    const w: Watched = { hash: hashToken(token), scope: topic.slice('todo:'.length), end };
+  /** Watches a stream opened with `token` on `scope`'s topic; `end` closes it. Returns the un-watch. */
+  watch(token: string, scope: TeamScope, end: () => void): () => void {
+    const w: Watched = { hash: hashToken(token), scope, end };
     this.streams.add(w);
     if (!this.timer) {
       this.timer = setInterval(() => void this.pass(), this.intervalMs);
@@ -67,8 +67,8 @@ export class StreamRecheck {
       const streams = [...this.streams];
       const principals = await principalsForHashes(this.sql, [...new Set(streams.map((w) => w.hash))]);
       const access = new Map<string, Promise<boolean>>();
-      const inScope = (p: Principal, scope: string) => {
-        const key = `${p.kind}\u0000${p.id}\u0000${scope}`;
+      const inScope = (p: Principal, scope: TeamScope) => {
+        const key = `${p.kind}\u0000${p.id}\u0000${scope.teamId}\u0000${scope.scope}`;
         let a = access.get(key);
         if (!a) access.set(key, (a = accessToScope(this.sql, p, scope).then((x) => x.inScope)));
         return a;

@@ -74,19 +74,45 @@ export const topicOf = (scope: string) => `todo:${scope}`;
 export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents' | 'teams') => `audit:${kind}`;
 
 /**
- * Appends events in the caller's transaction, in array order (one round trip), each recording
+ * The doorbell's and the hub's name for one team's topic (issue 21): a topic names a stream within
+ * a team, so two teams' `todo:graph:task-release` are two streams. Team ids never hold a space.
+ */
+export const streamKey = (teamId: string, topic: string) => `${teamId} ${topic}`;
+
+/** The team and topic of a {@link streamKey}. */
+export function parseStreamKey(key: string): { teamId: string; topic: string } | undefined {
+  const i = key.indexOf(' ');
+  return i > 0 ? { teamId: key.slice(0, i), topic: key.slice(i + 1) } : undefined;
+}
+
+/**
+ * Appends events to `teamId`'s topics in the caller's transaction, in array order (one round trip), each recording
  * `actor` as the one who made the change (the audit, issue 21).
  */
-export async function appendEvents(tx: Db, events: EventInput[], actor: Actor): Promise<void> {
+export async function appendEvents(tx: Db, teamId: string, events: EventInput[], actor: Actor): Promise<void> {
   if (events.length === 0) return;
-  noteTopics(tx, new Set(events.map((e) => e.topic)));
+  noteTopics(tx, new Set(events.map((e) => streamKey(teamId, e.topic))));
   await tx`
-    insert into events (topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
-    select u.topic, u.event, u.subject_id, u.payload::jsonb, ${actor.kind}, ${actor.id}, ${actor.token}::text from unnest(
+    insert into events (team_id, topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
+    select ${teamId}, u.topic, u.event, u.subject_id, u.payload::jsonb, ${actor.kind}, ${actor.id}, ${actor.token}::text from unnest(
       ${events.map((e) => e.topic)}::text[],
       ${events.map((e) => e.event)}::text[],
       ${events.map((e) => e.subjectId ?? null)}::text[],
       ${events.map((e) => JSON.stringify(e.payload))}::text[]) as u(topic, event, subject_id, payload)`;
+}
+
+/**
+ * Appends events that may belong to several teams (a sweep's pass, a stop's reopened items), each
+ * to its own team's topic, grouped by team in first-seen order (one round trip per team).
+ */
+export async function appendTeamEvents(tx: Db, events: (EventInput & { teamId: string })[], actor: Actor): Promise<void> {
+  const byTeam = new Map<string, EventInput[]>();
+  for (const { teamId, ...e } of events) {
+    let list = byTeam.get(teamId);
+    if (!list) byTeam.set(teamId, (list = []));
+    list.push(e);
+  }
+  for (const [teamId, list] of byTeam) await appendEvents(tx, teamId, list, actor);
 }
 
 /** A reader's position: the `(tx, id)` of the last delivered event. */
@@ -110,12 +136,12 @@ export function toEventRow(r: StoredEvent): EventRow {
  * `held` is true when newer rows of the topic are visible but still behind a running
  * transaction (the caller should look again shortly).
  */
-export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: number, subjectId?: string): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
+export async function readAfter(db: Db, teamId: string, topic: string, cursor: Cursor, limit: number, subjectId?: string): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
   const rows = await db<(StoredEvent & { horizon: string })[]>`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
     select ${db.unsafe(EVENT_COLUMNS)}, h.x::text as horizon
       from events e, h
-     where e.topic = ${topic}
+     where e.team_id = ${teamId} and e.topic = ${topic}
        ${subjectId !== undefined ? db`and e.subject_id = ${subjectId}` : db``}
        and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)
        and e.tx < h.x
@@ -127,7 +153,7 @@ export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: nu
   const [probe] = await db<{ horizon: string; held: boolean }[]>`
     with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
     select h.x::text as horizon,
-           exists (select 1 from events e where e.topic = ${topic} and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)) as held
+           exists (select 1 from events e where e.team_id = ${teamId} and e.topic = ${topic} and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)) as held
       from h`;
   return { events: [], horizon: probe.horizon, held: probe.held };
 }
@@ -137,9 +163,9 @@ export async function readAfter(db: Db, topic: string, cursor: Cursor, limit: nu
  * `0` means "from the oldest retained event". An id that is not (or no longer) in the topic
  * returns `undefined`: the caller sends `resync` and continues from the head.
  */
-export async function cursorFor(db: Db, topic: string, afterId: number): Promise<Cursor | undefined> {
+export async function cursorFor(db: Db, teamId: string, topic: string, afterId: number): Promise<Cursor | undefined> {
   if (afterId === 0) return START;
-  const [row] = await db<{ tx: string }[]>`select tx::text as tx from events where id = ${afterId} and topic = ${topic}`;
+  const [row] = await db<{ tx: string }[]>`select tx::text as tx from events where id = ${afterId} and team_id = ${teamId} and topic = ${topic}`;
   return row ? { tx: row.tx, id: afterId } : undefined;
 }
 
@@ -157,10 +183,10 @@ export async function headCursor(db: Db): Promise<Cursor> {
  * head hands this to its client (`Coord-Resume-After`), so even a client that has seen no event
  * yet resumes without a gap.
  */
-export async function resumeIdFor(db: Db, topic: string, cursor: Cursor): Promise<number> {
+export async function resumeIdFor(db: Db, teamId: string, topic: string, cursor: Cursor): Promise<number> {
   const [row] = await db<{ id: number }[]>`
     select id from events
-     where topic = ${topic} and (tx, id) < (${cursor.tx}::xid8, ${cursor.id}::bigint)
+     where team_id = ${teamId} and topic = ${topic} and (tx, id) < (${cursor.tx}::xid8, ${cursor.id}::bigint)
      order by tx desc, id desc limit 1`;
   return row ? Number(row.id) : 0;
 }
@@ -173,10 +199,10 @@ export async function deleteOldEvents(db: Db, retentionMs: number): Promise<numb
 }
 
 /** The sequence number of the newest finished event of a topic (0 when none): the head as an id. */
-export async function headId(db: Db, topic: string): Promise<number> {
+export async function headId(db: Db, teamId: string, topic: string): Promise<number> {
   const [row] = await db<{ id: number }[]>`
     select id from events
-     where topic = ${topic} and tx < pg_snapshot_xmin(pg_current_snapshot())
+     where team_id = ${teamId} and topic = ${topic} and tx < pg_snapshot_xmin(pg_current_snapshot())
      order by tx desc, id desc limit 1`;
   return row ? Number(row.id) : 0;
 }

@@ -53,14 +53,15 @@ function frame(e: EventRow): Buffer {
 }
 
 /**
- * A topic may be read by whoever may read its scope; anyone else learns nothing (404). Names are
- * resolved (`todo:scenario:<name>` reads `todo:scenario:<id>`); returns the canonical topic.
+ * A topic may be read by whoever may read its scope; anyone else learns nothing (404). A topic is
+ * always the caller's team's (issue 21). Names are resolved (`todo:scenario:<name>` reads `todo:scenario:<id>`); returns the canonical topic.
  */
-async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<string> {
-  const scope = await canonicalScope(sql, topic.slice('todo:'.length));
-  const a = scope ? await accessToScope(sql, req.principal, scope) : undefined;
+async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<{ teamId: string; topic: string }> {
+  const { teamId } = req.principal;
+  const scope = await canonicalScope(sql, teamId, topic.slice('todo:'.length));
+  const a = scope ? await accessToScope(sql, req.principal, { teamId, scope }) : undefined;
   if (!scope || !a?.inScope) fail('not_found', `topic "${topic}" not found`);
-  return `todo:${scope}`;
+  return { teamId, topic: `todo:${scope}` };
 }
 
 function parseAfter(raw: string | undefined): number | undefined {
@@ -109,12 +110,12 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       },
     },
     async (req, reply) => {
-      const topic = await authorizeTopic(sql, req, req.query.topic);
+      const { teamId, topic } = await authorizeTopic(sql, req, req.query.topic);
       const afterId = parseAfter(req.headers['last-event-id'] ?? req.query.after);
-      let cursor: Cursor | undefined = afterId === undefined ? await headCursor(sql) : await cursorFor(sql, topic, afterId);
+      let cursor: Cursor | undefined = afterId === undefined ? await headCursor(sql) : await cursorFor(sql, teamId, topic, afterId);
       const resync = cursor === undefined;
       if (!cursor) cursor = await headCursor(sql);
-      const resumeAfter = afterId !== undefined && !resync ? afterId : await resumeIdFor(sql, topic, cursor);
+      const resumeAfter = afterId !== undefined && !resync ? afterId : await resumeIdFor(sql, teamId, topic, cursor);
       // The cap is checked after the last await, so the check and `open.add` below run in one
       // synchronous step: simultaneous opens cannot all pass it (issue 18 #8).
       if (open.size >= config.maxStreams) {
@@ -157,7 +158,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         res.end();
       };
       open.add(end);
-      unwatch = recheck.watch(token, topic, end);
+      unwatch = recheck.watch(token, { teamId, scope: topic.slice('todo:'.length) }, end);
       metrics?.sseOpened.inc();
       res.on('close', end);
       const untrackSession = req.principal.kind === 'session' ? hub.trackSessionStream(req.principal.id, end) : undefined;
@@ -187,7 +188,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         },
       };
       try {
-        leave = await hub.catchUp(topic, sub, () => !closed);
+        leave = await hub.catchUp(teamId, topic, sub, () => !closed);
         if (closed) leave?.();
       } catch (err) {
         req.log.error({ err }, 'event stream failed');
@@ -222,11 +223,11 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
     },
     async (req) => {
       const { limit } = req.query;
-      const topic = await authorizeTopic(sql, req, req.query.topic);
+      const { teamId, topic } = await authorizeTopic(sql, req, req.query.topic);
       const afterId = parseAfter(req.query.after) ?? 0;
-      const cursor = await cursorFor(sql, topic, afterId);
-      if (!cursor) return { events: [], nextAfter: await headId(sql, topic), resync: true };
-      const { events } = await readAfter(sql, topic, cursor, limit, req.query.subjectId);
+      const cursor = await cursorFor(sql, teamId, topic, afterId);
+      if (!cursor) return { events: [], nextAfter: await headId(sql, teamId, topic), resync: true };
+      const { events } = await readAfter(sql, teamId, topic, cursor, limit, req.query.subjectId);
       const last = events[events.length - 1];
       return { events: events.map(view), nextAfter: last ? last.id : afterId, resync: false };
     },

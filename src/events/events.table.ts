@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { DEFAULT_TEAM } from '../teams/teams.table.js';
 import { bigserial, customType, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 const xid8 = customType<{ data: string }>({ dataType: () => 'xid8' });
@@ -12,6 +13,8 @@ export const events = pgTable(
   'events',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
+    /** The team whose topic this is (issue 21): a topic names a stream within one team. */
+    teamId: text('team_id').notNull().default(DEFAULT_TEAM),
     topic: text('topic').notNull(),
     event: text('event').notNull(),
     subjectId: text('subject_id'),
@@ -28,7 +31,7 @@ export const events = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
   (t) => [
-    index('events_topic_tx_id_idx').on(t.topic, t.tx, t.id),
+    index('events_team_topic_tx_id_idx').on(t.teamId, t.topic, t.tx, t.id),
     index('events_created_idx').on(t.createdAt),
     // The audit (GET /v1/audit), newest first: the whole log (also by time or actor kind), by actor
     // and by object.

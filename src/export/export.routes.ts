@@ -38,7 +38,7 @@ export function exportRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     async (req, reply) => {
       const access = await resolveScope(deps.sql, req.principal, req.params.scope);
       const format = req.query.format;
-      const body = Readable.from(exportChunks(deps.sql, access.scope, format, deps.config.todo.claimLeaseMs));
+      const body = Readable.from(exportChunks(deps.sql, access, format, deps.config.todo.claimLeaseMs));
       // A stream bypasses the response serializer; the typed reply only knows the schema's shapes.
       return (reply as FastifyReply)
         .type(format === 'markdown' ? 'text/markdown; charset=utf-8' : 'application/json; charset=utf-8')

@@ -11,6 +11,7 @@
  * list item for item.
  */
 import type { Db } from '../db/client.js';
+import type { TeamScope } from '../scopes/scopes.js';
 import { TodoItem as TodoItemSchema } from '../todos/todos.schemas.js';
 import { itemColumns, toItem, type TodoItem, type TodoRow } from '../todos/todos.view.js';
 
@@ -19,13 +20,13 @@ export const EXPORT_PAGE = 1000;
 
 export type ExportFormat = 'markdown' | 'json';
 
-/** Items of `scope` in (position, id) order, one keyset page per query. */
-export async function* scopeItems(db: Db, scope: string, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<TodoItem> {
+/** Items of `scope` (a team's list) in (position, id) order, one keyset page per query. */
+export async function* scopeItems(db: Db, { teamId, scope }: TeamScope, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<TodoItem> {
   let after: { position: number; id: string } | undefined;
   for (;;) {
     const rows: TodoRow[] = await db<TodoRow[]>`
       select ${itemColumns(db, leaseMs)} from todos t
-       where t.scope = ${scope} ${after ? db`and (t.position, t.id) > (${after.position}::int, ${after.id})` : db``}
+       where t.team_id = ${teamId} and t.scope = ${scope} ${after ? db`and (t.position, t.id) > (${after.position}::int, ${after.id})` : db``}
        order by t.position, t.id
        limit ${pageSize}`;
     // Same encoding as the list endpoint's serializer, so key order and omissions match exactly.
@@ -69,8 +70,8 @@ export function markdownResultLine(item: TodoItem): string | undefined {
  * a done item's result on the line under it (`markdownResultLine`).
  * JSON: an indented array of full items, the same objects `GET /v1/todos` returns.
  */
-export async function* exportChunks(db: Db, scope: string, format: ExportFormat, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
-  let buf = format === 'markdown' ? `# Todo export: ${scope}\n\n` : '[';
+export async function* exportChunks(db: Db, scope: TeamScope, format: ExportFormat, leaseMs: number, pageSize = EXPORT_PAGE): AsyncGenerator<string> {
+  let buf = format === 'markdown' ? `# Todo export: ${scope.scope}\n\n` : '[';
   let n = 0;
   for await (const item of scopeItems(db, scope, leaseMs, pageSize)) {
     if (format === 'markdown') {

@@ -3,7 +3,8 @@
  * rows joined with their engine rows and execution facts. Plain SQL; the meaning of the rows is
  * graphs.view.ts's.
  *
- * Visibility (design brief §2, "a session outside a scope gets 404"): users see every graph. A
+ * Visibility (design brief §2, "a session outside a scope gets 404"): only graphs of the caller's
+ * team (issue 21: graph ids are unique per team). There users see every graph. A
  * session sees a graph when the graph was created in its subtree (same `rootId` as the creating
  * session), or when the session is bound to an Agent the graph names (an implementer, the planner
  * or the reviewer): a worker for that Agent, or a subtask session a dispatch created. Anyone else
@@ -22,7 +23,7 @@ export function graphNotFound(id: string): never {
 
 /** The graph columns every read selects (alias `g`, and `cs` for the creating session). */
 export function graphColumns(db: Db) {
-  return db`g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
+  return db`g.team_id, g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
             g.base_commit, g.integration, g.review, cs.root_id as creator_root`;
 }
 
@@ -31,13 +32,13 @@ export function graphColumns(db: Db) {
  * whether `p` may see the graph. See the file header.
  */
 export function visibleTo(db: Db, p: Principal) {
-  if (p.kind === 'user') return db`true`;
+  if (p.kind === 'user') return db`g.team_id = ${p.teamId}`;
   // A dispatch's own session (COORD_TOKEN of one implementer run) sees its graph and nothing else.
-  if (p.graphId !== null) return db`g.id = ${p.graphId}`;
+  if (p.graphId !== null) return db`(g.team_id = ${p.teamId} and g.id = ${p.graphId})`;
   const agent = p.agentId;
-  return db`(cs.root_id = ${p.rootId}
+  return db`(g.team_id = ${p.teamId} and (cs.root_id = ${p.rootId}
              ${agent === null ? db`` : db`or g.parent->>'planner' = ${agent} or g.parent->>'reviewer' = ${agent}
-                or exists (select 1 from graph_subtasks ga where ga.graph_id = g.id and ga.implementer = ${agent})`})`;
+                or exists (select 1 from graph_subtasks ga where ga.team_id = g.team_id and ga.graph_id = g.id and ga.implementer = ${agent})`}))`;
 }
 
 /**
@@ -50,17 +51,17 @@ export async function loadVisibleGraph(db: Db, p: Principal, id: string): Promis
   const [graph] = await db<GraphRow[]>`
     select ${graphColumns(db)}
       from graphs g left join sessions cs on cs.id = g.created_by
-     where g.id = ${id} and ${visibleTo(db, p)}`;
+     where g.team_id = ${p.teamId} and g.id = ${id} and ${visibleTo(db, p)}`;
   if (!graph) graphNotFound(id);
   return graph;
 }
 
 /**
- * The subtask rows of graph `id` with their engine rows and execution facts. `interrupted` is
+ * The subtask rows of graph `id` of team `teamId` with their engine rows and execution facts. `interrupted` is
  * set when the todo row is in progress but its owner session is no longer active or its claim
  * lease (`leaseMs`, 0 = none) expired, both against the database clock.
  */
-export async function loadSubtaskRows(db: Db, id: string, leaseMs: number, withSpecs: boolean): Promise<SubtaskRow[]> {
+export async function loadSubtaskRows(db: Db, teamId: string, id: string, leaseMs: number, withSpecs: boolean): Promise<SubtaskRow[]> {
   return db<SubtaskRow[]>`
     select gs.subtask_id, gs.todo_id, gs.implementer, gs.title, ${withSpecs ? db`gs.spec` : db`null as spec`}, gs.depends_on,
            gs.outcome, gs.reason, gs.evidence, greatest(gs.updated_at, t.updated_at) as updated_at,
@@ -77,5 +78,5 @@ export async function loadSubtaskRows(db: Db, id: string, leaseMs: number, withS
       join todos t on t.id = gs.todo_id
       left join sessions os on os.id = t.owner
       left join sessions ss on ss.id = gs.session_id
-     where gs.graph_id = ${id}`;
+     where gs.team_id = ${teamId} and gs.graph_id = ${id}`;
 }

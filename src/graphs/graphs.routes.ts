@@ -75,7 +75,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         description:
           'Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) ' +
           'with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against ' +
-          'this registry (seed 002; seeds-notes §3.1). Operators (users) only.',
+          'the team’s registry (seed 002; seeds-notes §3.1); ids are unique within a team. Operators (users) only.',
         body: RegisterAgentBody,
         response: { 201: AgentEnvelope, ...problemResponses('forbidden', 'agent_exists', 'malformed_json', 'payload_too_large') },
       },
@@ -92,7 +92,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       schema: {
         tags: ['agents'],
         summary: 'List configured Agents',
-        description: 'Byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.',
+        description: 'The team’s Agents, byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.',
         querystring: ListAgentsQuery,
         response: { 200: AgentList, ...problemResponses('invalid_cursor') },
       },

@@ -11,7 +11,7 @@
  * evidence). The contract states are a view (graphs.view.ts).
  *
  * Consistency. Create writes graph, subtasks, edges, Intent Map and events in one transaction
- * under the graph lock (`lockXact('graph:<id>')`, the lock execution will take too). Reads take
+ * under the graph lock (`graphLock`, the lock execution will take too). Reads take
  * one REPEATABLE READ READ ONLY snapshot, so status and plan see one consistent state; plan and
  * validate write nothing. Persisted facts are re-checked on every read (`planGraph`'s snapshot
  * check) and a contradiction is 409 `TASK_STATE_CONFLICT`, never repaired (seeds-notes §3.3).
@@ -44,7 +44,7 @@ import { taskGraphInvalid } from './contract/failure.js';
 import { AGENT_ID_PATTERN, TASK_ID_PATTERN, isAgentId, isTaskId } from './contract/ids.js';
 import { isPlainObject, ownValue, truncateUtf8 } from './contract/text.js';
 import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './graphs.repo.js';
-import { graphScope } from './graphs.scope.js';
+import { graphLock, graphScope } from './graphs.scope.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
 import { actorOf } from '../auth/actor.js';
 
@@ -115,11 +115,11 @@ export async function registerAgent(ctx: Ctx, input: { id: string; adapter?: str
     const [r] = await tx<AgentRow[]>`
       insert into agents (id, adapter, command, created_by, team_id)
       values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
-      on conflict (id) do nothing
+      on conflict (team_id, id) do nothing
       returning id, adapter, command, created_by, created_at`;
     if (!r) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered`, { agent: input.id });
     const payload = { event: 'agent-registered', id: r.id, adapter: r.adapter, command: r.command };
-    await appendEvents(tx, [{ topic: auditTopic('agents'), event: 'agent-registered', subjectId: r.id, payload }], actorOf(ctx.principal));
+    await appendEvents(tx, ctx.principal.teamId, [{ topic: auditTopic('agents'), event: 'agent-registered', subjectId: r.id, payload }], actorOf(ctx.principal));
     return r;
   });
   return toAgent(row);
@@ -131,7 +131,7 @@ export async function listAgents(ctx: Ctx, input: { limit?: number; cursor?: str
   const after = input.cursor ? (decodeCursor(input.cursor, [AGENT_ID_PATTERN])[0] as string) : undefined;
   const rows = await ctx.sql<AgentRow[]>`
     select id, adapter, command, created_by, created_at from agents
-     where ${after === undefined ? ctx.sql`true` : ctx.sql`id collate "C" > ${after}`}
+     where team_id = ${ctx.principal.teamId} and ${after === undefined ? ctx.sql`true` : ctx.sql`id collate "C" > ${after}`}
      order by id collate "C" limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
@@ -183,10 +183,10 @@ function namedAgents(graph: unknown): string[] {
 }
 
 /** The configured subset of the Agents a graph names (membership is all validation needs). */
-async function configuredAgents(db: Db, graph: unknown): Promise<Set<string>> {
+async function configuredAgents(db: Db, teamId: string, graph: unknown): Promise<Set<string>> {
   const named = namedAgents(graph);
   if (named.length === 0) return new Set();
-  const rows = await db<{ id: string }[]>`select id from agents where id = any(${named}::text[])`;
+  const rows = await db<{ id: string }[]>`select id from agents where team_id = ${teamId} and id = any(${named}::text[])`;
   return new Set(rows.map((r) => r.id));
 }
 
@@ -234,8 +234,8 @@ function checkStorableIntentMap(map: NormalizedIntentMap | null): void {
  * §3.5), with {@link checkStorable} after the graph's checks and {@link checkStorableIntentMap} after the map's. Throws 400 `TASK_GRAPH_INVALID` with
  * `stage`, `details`, `taskId`, `recoverable:false`.
  */
-async function validateRequest(db: Db, request: GraphRequest): Promise<{ graph: NormalizedGraph; intentMap: NormalizedIntentMap | null }> {
-  const agents = await configuredAgents(db, request.graph);
+async function validateRequest(db: Db, teamId: string, request: GraphRequest): Promise<{ graph: NormalizedGraph; intentMap: NormalizedIntentMap | null }> {
+  const agents = await configuredAgents(db, teamId, request.graph);
   const graph = validateTaskGraph(request.graph, { configuredAgents: agents });
   if (!graph.ok) invalid(graph.error);
   checkStorable(graph.value);
@@ -253,7 +253,7 @@ async function validateRequest(db: Db, request: GraphRequest): Promise<{ graph: 
  * `TASK_GRAPH_INVALID` (see {@link validateRequest}).
  */
 export async function validateGraph(ctx: Ctx, body: unknown) {
-  const { graph, intentMap } = await validateRequest(ctx.sql, splitGraphRequest(body));
+  const { graph, intentMap } = await validateRequest(ctx.sql, ctx.principal.teamId, splitGraphRequest(body));
   return {
     ok: true as const,
     validation: { sideEffects: false as const },
@@ -283,19 +283,20 @@ function boundTitle(s: string, max: number, fallback: string): string {
  * same id exists (nothing changes; seeds-notes §3.3).
  */
 export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; validation: { sideEffects: true }; graph: GraphRecordView }> {
-  const { graph, intentMap } = await validateRequest(ctx.sql, splitGraphRequest(body));
+  const { graph, intentMap } = await validateRequest(ctx.sql, ctx.principal.teamId, splitGraphRequest(body));
   const id = graph.parentTaskId;
   const scope = graphScope(id);
+  const teamId = ctx.principal.teamId;
   const maxTitle = Math.min(ctx.config.todo.maxTitle, 500);
   const parent: StoredParent = { ...graph.parentTask, state: 'CREATED' };
   const record = await withTx(ctx.sql, async (tx) => {
-    await lockXact(tx, scope);
+    await lockXact(tx, graphLock(teamId, id));
     const [row] = await tx<GraphRow[]>`
       insert into graphs (id, scope, parent, max_concurrency, intent_map, created_by, team_id)
       values (${id}, ${scope}, ${JSON.stringify(parent)}::text::jsonb, ${graph.maxConcurrency},
-              ${intentMap === null ? null : JSON.stringify(intentMap)}::text::jsonb, ${ctx.principal.id}, ${ctx.principal.teamId})
+              ${intentMap === null ? null : JSON.stringify(intentMap)}::text::jsonb, ${ctx.principal.id}, ${teamId})
       on conflict do nothing
-      returning id, scope, parent, max_concurrency, intent_map, created_by, created_at, updated_at, revision`;
+      returning team_id, id, scope, parent, max_concurrency, intent_map, created_by, created_at, updated_at, revision`;
     if (!row) {
       throw new DomainError('TASK_STATE_CONFLICT', `Task Graph or Task already exists: ${id}`, {
         recoverable: false,
@@ -305,16 +306,16 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
     }
     const n = graph.subtasks.length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position, team_id) values (${scope}, ${n}, ${ctx.principal.teamId})
-      on conflict (scope) do update set last_position = scopes.last_position + ${n}
+      insert into scopes (team_id, scope, last_position) values (${teamId}, ${scope}, ${n})
+      on conflict (team_id, scope) do update set last_position = scopes.last_position + ${n}
       returning last_position`;
     const base = last_position - n;
     const todoIds = new Map(graph.subtasks.map((s) => [s.id, newId('td')]));
     const todoId = (subtaskId: string) => todoIds.get(subtaskId) as string;
     const subtasks = graph.subtasks;
     const todos = await tx<{ id: string; created_at: Date; updated_at: Date }[]>`
-      insert into todos (id, scope, title, assignee, created_by, position, unfinished_deps)
-      select u.id, ${scope}, u.title, u.assignee, ${ctx.principal.id}, u.position, u.unfinished
+      insert into todos (id, team_id, scope, title, assignee, created_by, position, unfinished_deps)
+      select u.id, ${teamId}, ${scope}, u.title, u.assignee, ${ctx.principal.id}, u.position, u.unfinished
         from unnest(${subtasks.map((s) => todoId(s.id))}::text[],
                     ${subtasks.map((s) => boundTitle(s.title ?? s.id, maxTitle, s.id))}::text[],
                     ${subtasks.map((s) => `agent:${s.implementer}`)}::text[],
@@ -328,8 +329,8 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
         select * from unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
     }
     const subtaskRows = await tx<{ subtask_id: string; updated_at: Date }[]>`
-      insert into graph_subtasks (graph_id, subtask_id, todo_id, implementer, title, spec, depends_on)
-      select ${id}, u.subtask_id, u.todo_id, u.implementer, u.title, u.spec,
+      insert into graph_subtasks (team_id, graph_id, subtask_id, todo_id, implementer, title, spec, depends_on)
+      select ${teamId}, ${id}, u.subtask_id, u.todo_id, u.implementer, u.title, u.spec,
              array(select jsonb_array_elements_text(u.depends_on::jsonb))
         from unnest(${subtasks.map((s) => s.id)}::text[],
                     ${subtasks.map((s) => todoId(s.id))}::text[],
@@ -399,7 +400,7 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
         });
       }
     }
-    await appendEvents(tx, events, actorOf(ctx.principal));
+    await appendEvents(tx, teamId, events, actorOf(ctx.principal));
     return toRecord(row, rows);
   });
   return { ok: true, validation: { sideEffects: true }, graph: record };
@@ -425,7 +426,7 @@ async function readSnapshot<T>(ctx: Ctx, fn: (tx: postgres.TransactionSql) => Pr
  */
 async function loadGraph(ctx: Ctx, tx: Db, id: string, withSpecs: boolean): Promise<Snapshot> {
   const graph = await loadVisibleGraph(tx, ctx.principal, id);
-  const rows = await loadSubtaskRows(tx, id, ctx.config.todo.claimLeaseMs, withSpecs);
+  const rows = await loadSubtaskRows(tx, graph.team_id, id, ctx.config.todo.claimLeaseMs, withSpecs);
   return { graph, rows };
 }
 
@@ -467,7 +468,7 @@ export async function inspectGraph(ctx: Ctx, id: string) {
     checkedPlan(snapshot);
     const rows = await tx<{ id: number; event: string; payload: Record<string, unknown>; created_at: Date }[]>`
       select id, event, payload, created_at from events
-       where topic = ${topicOf(snapshot.graph.scope)} and event like 'TASK\\_GRAPH\\_%'
+       where team_id = ${snapshot.graph.team_id} and topic = ${topicOf(snapshot.graph.scope)} and event like 'TASK\\_GRAPH\\_%'
        order by id desc limit ${INSPECT_EVENT_LIMIT + 1}`;
     const truncated = rows.length > INSPECT_EVENT_LIMIT;
     const events = rows
@@ -492,7 +493,7 @@ export async function planForGraph(ctx: Ctx, id: string): Promise<TaskGraphPlan>
     const snapshot = await loadGraph(ctx, tx, id, false);
     const implementers = [...new Set(snapshot.rows.map((r) => r.implementer))];
     const agents = await tx<{ id: string; adapter: string | null; command: string | null }[]>`
-      select id, adapter, command from agents where id = any(${implementers}::text[]) order by id collate "C"`;
+      select id, adapter, command from agents where team_id = ${snapshot.graph.team_id} and id = any(${implementers}::text[]) order by id collate "C"`;
     return checkedPlan(snapshot, agents.map((a) => ({ id: a.id, adapter: a.adapter, command: a.command, commandSource: null })));
   });
 }
@@ -522,7 +523,7 @@ export async function listGraphs(ctx: Ctx, input: { limit?: number; cursor?: str
           select gs.graph_id, gs.subtask_id, gs.todo_id, gs.implementer, gs.title, gs.depends_on, gs.outcome, gs.reason,
                  null as evidence, gs.updated_at, t.status, t.unfinished_deps, t.note
             from graph_subtasks gs join todos t on t.id = gs.todo_id
-           where gs.graph_id = any(${ids}::text[])`
+           where gs.team_id = ${ctx.principal.teamId} and gs.graph_id = any(${ids}::text[])`
       : [];
     const byGraph = new Map<string, SubtaskRow[]>(ids.map((gid) => [gid, []]));
     for (const r of rows) byGraph.get(r.graph_id)?.push(r);

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { foreignKey, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { todos } from '../todos/todos.table.js';
 import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /** Configured Agents (Task Graph v1: implementer, planner and reviewer identities must be configured). */
 export const agents = pgTable('agents', {
-  id: text('id').primaryKey(),
+  id: text('id').notNull(),
   adapter: text('adapter'),
   command: text('command'),
   createdBy: text('created_by').notNull(),
@@ -15,7 +15,7 @@ export const agents = pgTable('agents', {
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-});
+}, (t) => [primaryKey({ columns: [t.teamId, t.id] })]);
 
 /**
  * A Task Graph v1 parent task: a container in the one engine whose subtasks are todo rows in
@@ -23,8 +23,8 @@ export const agents = pgTable('agents', {
  */
 export const graphs = pgTable('graphs', {
   /** The parent task id (`task-…`). */
-  id: text('id').primaryKey(),
-  scope: text('scope').notNull().unique(),
+  id: text('id').notNull(),
+  scope: text('scope').notNull(),
   /** The normalised parent facts (title, planner, reviewer, optional spec/implementer). */
   parent: jsonb('parent').notNull(),
   maxConcurrency: integer('max_concurrency').notNull(),
@@ -45,7 +45,7 @@ export const graphs = pgTable('graphs', {
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-});
+}, (t) => [primaryKey({ columns: [t.teamId, t.id] }), unique('graphs_team_scope_unique').on(t.teamId, t.scope)]);
 
 /**
  * A subtask's contract facts beside its engine row (`todoId`). Its READY/WAITING/RUNNING/
@@ -56,9 +56,9 @@ export const graphs = pgTable('graphs', {
 export const graphSubtasks = pgTable(
   'graph_subtasks',
   {
-    graphId: text('graph_id')
-      .notNull()
-      .references(() => graphs.id, { onDelete: 'cascade' }),
+    /** The graph's team (issue 21): graph ids are unique per team. */
+    teamId: text('team_id').notNull().default(DEFAULT_TEAM),
+    graphId: text('graph_id').notNull(),
     subtaskId: text('subtask_id').notNull(),
     todoId: text('todo_id')
       .notNull()
@@ -87,5 +87,8 @@ export const graphSubtasks = pgTable(
     cleanup: jsonb('cleanup'),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.graphId, t.subtaskId] })],
+  (t) => [
+    primaryKey({ columns: [t.teamId, t.graphId, t.subtaskId] }),
+    foreignKey({ columns: [t.teamId, t.graphId], foreignColumns: [graphs.teamId, graphs.id] }).onDelete('cascade'),
+  ],
 );

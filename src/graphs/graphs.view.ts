@@ -50,6 +50,8 @@ export interface StoredParent extends NormalizedParentTask {
 
 /** A `graphs` row as read by the repository. */
 export interface GraphRow {
+  /** The graph's team (issue 21): graph ids are unique per team. */
+  team_id: string;
   id: string;
   scope: string;
   parent: StoredParent;

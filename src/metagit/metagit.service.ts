@@ -24,9 +24,10 @@
  */
 import type postgres from 'postgres';
 import { lockXact } from '../db/locks.js';
+import { DEFAULT_TEAM } from '../teams/teams.table.js';
 import { withTx } from '../db/tx.js';
 import { noteTopics } from '../events/doorbell.js';
-import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { appendEvents, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
@@ -43,6 +44,12 @@ import { completeContractRow } from '../todos/todos.batch.js';
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
 
 const scopeOf = (graphId: string) => `metagit:${graphId}`;
+/**
+ * The lock of one team's graph (issue 21: two teams' same-named graphs do not serialise each
+ * other). The default team's is the key the previous release took, so a replica of it still
+ * serialises with this one during a rolling upgrade.
+ */
+const graphLock = (teamId: string, graphId: string) => (teamId === DEFAULT_TEAM ? scopeOf(graphId) : `metagit:${teamId}:${graphId}`);
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
 interface GraphRow {
@@ -166,28 +173,34 @@ function graphNotFound(id: string): never {
   fail('task_graph_not_found', `task graph not found: ${id.slice(0, 128)}`);
 }
 
-/** The graph if `ctx.principal` may see it (users; sessions of the creating session's subtree), else 404. */
+/**
+ * The graph if `ctx.principal` may see it (users; sessions of the creating session's subtree), else
+ * 404. Only the caller's team is searched (issue 21): another team's graph reads as missing.
+ */
 async function loadGraph(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string): Promise<GraphRow> {
   if (!SLUG_ID.test(id)) graphNotFound(id);
   const [g] = await db<GraphRow[]>`
-    select g.*, cs.root_id as creator_root from task_graphs g left join sessions cs on cs.id = g.created_by where g.id = ${id}`;
+    select g.*, cs.root_id as creator_root from task_graphs g left join sessions cs on cs.id = g.created_by
+     where g.team_id = ${ctx.principal.teamId} and g.id = ${id}`;
   const p = ctx.principal;
   if (!g || (p.kind === 'session' && (p.graphId !== null || g.creator_root !== p.rootId))) graphNotFound(id);
   return g;
 }
 
-async function loadNodes(db: postgres.Sql | postgres.TransactionSql, id: string): Promise<NodeRow[]> {
+/** The nodes of graph `id` of team `teamId`, by position, with their dependencies' node ids. */
+async function loadNodes(db: postgres.Sql | postgres.TransactionSql, teamId: string, id: string): Promise<NodeRow[]> {
   const rows = await db<(Omit<NodeRow, 'depends_on'> & { depends_on?: string[] })[]>`
     select n.node_id, n.todo_id, n.intent_id, n.project, n.repository, n.agent_id, n.acl, n.priority, n.cancelled_at, n.created_at,
            t.title, t.status, t.owner, t.note, t.unfinished_deps, t.revision, t.updated_at, t.position
-      from task_nodes n join todos t on t.id = n.todo_id
-     where n.graph_id = ${id}
+      from task_nodes n join todos t on t.team_id = n.team_id and t.id = n.todo_id
+     where n.team_id = ${teamId} and n.graph_id = ${id}
      order by t.position, n.node_id`;
   // The edges in one query (not one subquery per node): node id → its dependencies' node ids.
   const edges = await db<{ node_id: string; dependency: string }[]>`
     select n.node_id, dn.node_id as dependency
-      from task_nodes n join todo_dependencies e on e.todo_id = n.todo_id join task_nodes dn on dn.todo_id = e.dependency_id
-     where n.graph_id = ${id}`;
+      from task_nodes n join todo_dependencies e on e.todo_id = n.todo_id
+      join task_nodes dn on dn.team_id = n.team_id and dn.todo_id = e.dependency_id
+     where n.team_id = ${teamId} and n.graph_id = ${id}`;
   const deps = new Map<string, string[]>();
   for (const e of edges) deps.set(e.node_id, [...(deps.get(e.node_id) ?? []), e.dependency]);
   return rows.map((r) => ({ ...r, depends_on: (deps.get(r.node_id) ?? []).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)) }));
@@ -216,14 +229,14 @@ interface Change<T> {
 async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.TransactionSql, g: GraphRow, nodes: Map<string, NodeRow>) => Promise<Change<T>>) {
   if (!SLUG_ID.test(id)) graphNotFound(id);
   return withTx(ctx.sql, async (tx) => {
-    await lockXact(tx, scopeOf(id));
+    await lockXact(tx, graphLock(ctx.principal.teamId, id));
     const g = await loadGraph(ctx, tx, id);
-    const before = await loadNodes(tx, id);
+    const before = await loadNodes(tx, g.team_id, id);
     const previous = g.status;
     const stranded = await reopenStranded(tx, ctx.config, g);
-    const current = stranded.length ? await loadNodes(tx, id) : before;
+    const current = stranded.length ? await loadNodes(tx, g.team_id, id) : before;
     const op = await fn(tx, g, new Map(current.map((r) => [r.node_id, r])));
-    const after = await loadNodes(tx, id);
+    const after = await loadNodes(tx, g.team_id, id);
     const statusOf = (rows: NodeRow[]) => new Map(rows.map((r) => [r.node_id, nodeStatus(r)]));
     const was = statusOf(before);
     const nowReady = after.filter((r) => nodeStatus(r) === 'ready' && was.get(r.node_id) !== 'ready').map((r) => r.node_id);
@@ -233,14 +246,15 @@ async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.Transact
     let record = g;
     if (changed) {
       const [u] = await tx<GraphRow[]>`
-        update task_graphs set status = ${status}, updated_at = now(), revision = revision + 1 where id = ${id} returning *`;
+        update task_graphs set status = ${status}, updated_at = now(), revision = revision + 1
+         where team_id = ${g.team_id} and id = ${id} returning *`;
       record = { ...u, creator_root: g.creator_root };
       const events = stranded.map((s) => event(record, 'TaskReopened', { nodeId: s.nodeId, from: 'running', cause: s.cause, status: 'ready' }, record.revision));
       events.push(...(op.events ?? []).map((e) => event(record, e.type, e.payload, record.revision)));
       for (const nodeId of nowReady) events.push(event(record, 'TaskReady', { nodeId, status: 'ready' }, record.revision));
       for (const nodeId of demoted) events.push(event(record, 'TaskPending', { nodeId, status: 'pending' }, record.revision));
       if (status !== previous) events.push(event(record, 'TaskGraphStatusChanged', { from: previous, to: status, status }, record.revision));
-      await appendEvents(tx, events, actorOf(ctx.principal));
+      await appendEvents(tx, g.team_id, events, actorOf(ctx.principal));
     }
     return { result: op.result, graph: toGraph(record, after), summary: toSummary(record, after) };
   });
@@ -258,38 +272,41 @@ async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: Gr
     with s as (
       select t.id, case when os.status is distinct from 'active' then 'session-stopped' else 'lease-expired' end as cause
         from todos t left join sessions os on os.id = t.owner
-       where t.scope = ${g.scope} and t.status = 'in-progress'
+       where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'in-progress'
          and (os.status is distinct from 'active' or (${ms}::float8 > 0 and t.progress_at + make_interval(secs => ${ms}::float8 / 1000) <= now()))
        for update of t),
     u as (
       update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
-        from s where t.id = s.id returning t.id, s.cause)
-    select n.node_id, u.cause from u join task_nodes n on n.todo_id = u.id order by n.node_id`;
+        from s where t.id = s.id returning t.id, t.team_id, s.cause)
+    select n.node_id, u.cause from u join task_nodes n on n.team_id = u.team_id and n.todo_id = u.id order by n.node_id`;
   if (rows.length) touched(tx, g);
   return rows.map((r) => ({ nodeId: r.node_id, cause: r.cause }));
 }
 
-/** The principal the sweep and the session-stop hook act as (sees every graph). */
-const SYSTEM: Principal = systemPrincipal('sweep:metagit-stranded');
-const ON_STOP: Principal = systemPrincipal('on-session-stopped');
+/**
+ * The principals the sweep and the session-stop hook act as: an operator of the team of the graph
+ * they act on (issue 21), so each graph is found in, and its events written to, its own team.
+ */
+const SYSTEM = (teamId: string): Principal => systemPrincipal('sweep:metagit-stranded', teamId);
+const ON_STOP = (teamId: string): Principal => systemPrincipal('on-session-stopped', teamId);
 
-/** Reopens stranded starts of every graph that has one (the sweep's step; see {@link reopenStranded}). */
+/** Reopens stranded starts of every graph, of every team, that has one (the sweep's step; see {@link reopenStranded}). */
 export async function sweepStrandedNodes(sql: Sql, config: Config): Promise<number> {
   const ms = config.todo.claimLeaseMs;
-  const graphs = await sql<{ id: string; n: number }[]>`
-    select substr(t.scope, 9) as id, count(*)::int as n from todos t left join sessions os on os.id = t.owner
+  const graphs = await sql<{ team_id: string; id: string; n: number }[]>`
+    select t.team_id, substr(t.scope, 9) as id, count(*)::int as n from todos t left join sessions os on os.id = t.owner
      where t.status = 'in-progress' and t.scope like 'metagit:%'
        and (os.status is distinct from 'active' or (${ms}::float8 > 0 and t.progress_at + make_interval(secs => ${ms}::float8 / 1000) <= now()))
-     group by 1 limit 1000`;
-  for (const g of graphs) await withTaskGraph({ sql, config, principal: SYSTEM }, g.id, async () => ({ result: null }));
+     group by 1, 2 limit 1000`;
+  for (const g of graphs) await withTaskGraph({ sql, config, principal: SYSTEM(g.team_id) }, g.id, async () => ({ result: null }));
   return graphs.reduce((a, g) => a + g.n, 0);
 }
 
 // A stopped session's started nodes come back at once, with their events.
 onSessionStopped(async (sql, config, sessionId) => {
-  const graphs = await sql<{ id: string }[]>`
-    select distinct substr(scope, 9) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'metagit:%'`;
-  for (const g of graphs) await withTaskGraph({ sql, config, principal: ON_STOP }, g.id, async () => ({ result: null }));
+  const graphs = await sql<{ team_id: string; id: string }[]>`
+    select distinct team_id, substr(scope, 9) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'metagit:%'`;
+  for (const g of graphs) await withTaskGraph({ sql, config, principal: ON_STOP(g.team_id) }, g.id, async () => ({ result: null }));
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -350,7 +367,7 @@ async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql
     values (${id}, ${title}, ${goal}, ${JSON.stringify(input.acceptance ?? [])}::text::jsonb, ${input.project ?? null},
             ${JSON.stringify(input.repos ?? [])}::text::jsonb, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id},
             ${ctx.principal.teamId})
-    on conflict (id) do nothing
+    on conflict (team_id, id) do nothing
     returning *`;
   if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists`, { intentId: id });
   return row;
@@ -362,16 +379,19 @@ export async function createIntent(ctx: Ctx, input: IntentInput): Promise<Intent
   return toIntent(await insertIntent(ctx, ctx.sql, id, input));
 }
 
-/** SQL: the intents `p` may see (alias `i`): users all; sessions those created in their subtree. */
+/**
+ * SQL: the intents `p` may see (alias `i`), only ever of its own team (issue 21): users all of
+ * them; sessions those created in their subtree.
+ */
 function intentVisible(db: postgres.Sql, p: Principal) {
-  if (p.kind === 'user') return db`true`;
+  if (p.kind === 'user') return db`i.team_id = ${p.teamId}`;
   if (p.graphId !== null) return db`false`;
-  return db`exists (select 1 from sessions cs where cs.id = i.created_by and cs.root_id = ${p.rootId})`;
+  return db`i.team_id = ${p.teamId} and exists (select 1 from sessions cs where cs.id = i.created_by and cs.root_id = ${p.rootId})`;
 }
 
 /** `GET /v1/intents/{id}`: users, and sessions of the subtree that created it; anyone else 404. */
 export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
-  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select i.* from intents i where i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}` : [];
+  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select i.* from intents i where i.team_id = ${ctx.principal.teamId} and i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}` : [];
   if (!row) fail('intent_not_found', `intent not found: ${id.slice(0, 128)}`);
   return toIntent(row);
 }
@@ -405,15 +425,15 @@ export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Pr
   const title = checkIntent(input).title;
   const scope = scopeOf(id);
   return withTx(ctx.sql, async (tx) => {
-    await lockXact(tx, scope);
-    const [exists] = await tx`select 1 from task_graphs where id = ${id}`;
+    await lockXact(tx, graphLock(ctx.principal.teamId, id));
+    const [exists] = await tx`select 1 from task_graphs where team_id = ${ctx.principal.teamId} and id = ${id}`;
     if (exists) throw new DomainError('task_graph_exists', `task graph "${id}" already exists`, { graphId: id });
     const intent = await insertIntent(ctx, tx, `intent-${id}`, input);
     const [g] = await tx<GraphRow[]>`
       insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by, team_id)
       values (${id}, ${scope}, ${title}, ${intent.id}, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
       returning *`;
-    await appendEvents(tx, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)], actorOf(ctx.principal));
+    await appendEvents(tx, g.team_id, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)], actorOf(ctx.principal));
     return toGraph(g, []);
   });
 }
@@ -422,7 +442,7 @@ export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Pr
 export async function getTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphView> {
   return (await ctx.sql.begin('isolation level repeatable read read only', async (tx) => {
     const g = await loadGraph(ctx, tx, id);
-    return toGraph(g, await loadNodes(tx, id));
+    return toGraph(g, await loadNodes(tx, g.team_id, id));
   })) as TaskGraphView;
 }
 
@@ -433,7 +453,8 @@ export async function listTaskGraphs(ctx: Ctx, input: { status?: string; limit?:
   const p = ctx.principal;
   const rows = await ctx.sql<GraphRow[]>`
     select g.* from task_graphs g left join sessions cs on cs.id = g.created_by
-     where ${p.kind === 'user' ? ctx.sql`true` : p.graphId !== null ? ctx.sql`false` : ctx.sql`cs.root_id = ${p.rootId}`}
+     where g.team_id = ${p.teamId}
+       and ${p.kind === 'user' ? ctx.sql`true` : p.graphId !== null ? ctx.sql`false` : ctx.sql`cs.root_id = ${p.rootId}`}
        and ${input.status ? ctx.sql`g.status = ${input.status}` : ctx.sql`true`}
        and ${after !== undefined ? ctx.sql`g.id collate "C" > ${after}` : ctx.sql`true`}
      order by g.id collate "C" limit ${limit + 1}`;
@@ -497,15 +518,15 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
     const count = r.nodes.length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
       insert into scopes (scope, last_position, team_id) values (${g.scope}, ${count}, ${g.team_id})
-      on conflict (scope) do update set last_position = scopes.last_position + ${count}
+      on conflict (team_id, scope) do update set last_position = scopes.last_position + ${count}
       returning last_position`;
     const first = last_position - count + 1;
     const todoIds = new Map<string, string>([...existing.values()].map((e) => [e.node_id, e.todo_id]));
     for (const n of r.nodes) todoIds.set(n.nodeId, newId('td'));
     const doneDeps = new Set([...existing.values()].filter((e) => e.status === 'done').map((e) => e.node_id));
     await tx`
-      insert into todos (id, scope, title, created_by, position, unfinished_deps)
-      select * from unnest(${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[], ${r.nodes.map(() => g.scope)}::text[],
+      insert into todos (team_id, id, scope, title, created_by, position, unfinished_deps)
+      select ${g.team_id}, * from unnest(${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[], ${r.nodes.map(() => g.scope)}::text[],
                            ${r.nodes.map((n) => n.title)}::text[], ${r.nodes.map(() => ctx.principal.id)}::text[],
                            ${r.nodes.map((_, i) => first + i)}::int[], ${r.nodes.map((n) => n.dependsOn.filter((d) => !doneDeps.has(d)).length)}::int[])`;
     const edges = r.nodes.flatMap((n) => n.dependsOn.map((d) => [todoIds.get(n.nodeId)!, todoIds.get(d)!] as const));
@@ -513,8 +534,8 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
       await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
     }
     await tx`
-      insert into task_nodes (graph_id, node_id, todo_id, intent_id, project, repository)
-      select ${id}, * from unnest(${r.nodes.map((n) => n.nodeId)}::text[], ${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[],
+      insert into task_nodes (team_id, graph_id, node_id, todo_id, intent_id, project, repository)
+      select ${g.team_id}, ${id}, * from unnest(${r.nodes.map((n) => n.nodeId)}::text[], ${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[],
                                   ${r.nodes.map(() => g.root_intent_id)}::text[], ${r.nodes.map((n) => n.project)}::text[],
                                   ${r.nodes.map((n) => n.repository)}::text[])`;
     return {
@@ -548,7 +569,7 @@ function requireActive(g: GraphRow): void {
 
 /** Wakes this replica's and other replicas' readers of the graph's topic after commit (engine writes). */
 function touched(tx: postgres.TransactionSql, g: GraphRow): void {
-  noteTopics(tx, [topicOf(g.scope)]);
+  noteTopics(tx, [streamKey(g.team_id, topicOf(g.scope))]);
 }
 
 /**
@@ -594,7 +615,7 @@ export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
     if (status === 'ready') {
       // Started and completed in one step; `next` may have started it meanwhile (it takes no graph lock).
       const started = await tx`update todos set status = 'in-progress', owner = ${p.id}, progress_at = now(), revision = revision + 1, updated_at = now()
-                where id = ${n.todo_id} and status = 'todo' and owner is null and unfinished_deps = 0 returning id`;
+                where team_id = ${g.team_id} and id = ${n.todo_id} and status = 'todo' and owner is null and unfinished_deps = 0 returning id`;
       if (started.length === 0) throw new DomainError('already_claimed', `node ${id}/${nodeId} was just started by another session`, {});
     } else if (status !== 'running' && status !== 'blocked') {
       refuseStatus(id, n, 'complete');
@@ -619,7 +640,7 @@ export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: st
     if (status === 'running' && n.owner !== p.id && p.kind !== 'user') fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator blocks it`);
     if (status === 'blocked' && n.note === text) return { result: { nodeId } };
     await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = ${text}, progress_at = null, revision = revision + 1, updated_at = now()
-              where id = ${n.todo_id}`;
+              where team_id = ${g.team_id} and id = ${n.todo_id}`;
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskBlocked', payload: { nodeId, status: 'blocked', reason: text } }] };
   });
@@ -637,9 +658,9 @@ export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
     if ((status === 'running' || status === 'blocked') && n.owner !== p.id && p.kind !== 'user') {
       fail('forbidden', `node ${id}/${nodeId} is ${status} for ${n.owner}; only its owner or an operator cancels it`);
     }
-    await tx`update task_nodes set cancelled_at = now() where graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update task_nodes set cancelled_at = now() where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
     await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = 'cancelled', progress_at = null, revision = revision + 1, updated_at = now()
-              where id = ${n.todo_id}`;
+              where team_id = ${g.team_id} and id = ${n.todo_id}`;
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskCancelled', payload: { nodeId, status: 'cancelled' } }] };
   });
@@ -658,8 +679,9 @@ export async function reopenNode(ctx: Ctx, id: string, nodeId: string) {
     if (status === 'ready' || status === 'pending' || status === 'running') {
       throw new DomainError('invalid_transition', `node ${id}/${nodeId} is ${status}: only a blocked, cancelled or completed node is reopened`, { nodeStatus: status });
     }
-    await tx`update task_nodes set cancelled_at = null where graph_id = ${id} and node_id = ${nodeId}`;
-    await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now() where id = ${n.todo_id}`;
+    await tx`update task_nodes set cancelled_at = null where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now()
+              where team_id = ${g.team_id} and id = ${n.todo_id}`;
     if (n.status === 'done') await tx`select coord_cascade(${n.todo_id}, 1)`;
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskReopened', payload: { nodeId, status: n.unfinished_deps > 0 ? 'pending' : 'ready', from: status } }] };
@@ -705,7 +727,8 @@ export async function bindAcl(ctx: Ctx, id: string, nodeId: string, input: AclIn
         `metagit claim declare --repo ${q(repo)} --agent ${q(input.agentId)} --pattern ${q(pattern)}`,
       ],
     };
-    await tx`update task_nodes set acl = ${JSON.stringify(acl)}::text::jsonb, agent_id = ${input.agentId} where graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update task_nodes set acl = ${JSON.stringify(acl)}::text::jsonb, agent_id = ${input.agentId}
+              where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
     return { result: { nodeId }, events: [{ type: 'TaskAclBound', payload: { nodeId, agentId: input.agentId, status: nodeStatus(n) } }] };
   });
 }
@@ -733,15 +756,16 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
     if (g.status === 'cancelled') return { nodeId: null, todoId: null };
     for (;;) {
       const [pick] = await tx<{ todo_id: string; node_id: string }[]>`
-        select t.id as todo_id, n.node_id from todos t join task_nodes n on n.todo_id = t.id
-         where t.scope = ${g.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
+        select t.id as todo_id, n.node_id from todos t join task_nodes n on n.team_id = t.team_id and n.todo_id = t.id
+         where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
          order by t.position, t.id limit 1 for update of t skip locked`;
       if (!pick) return { nodeId: null, todoId: null };
       const claimed = await guardedClaim(tx, { id: pick.todo_id, actor: p.id, by: actorOf(p), override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
       if (!claimed) continue;
       touched(tx, g);
-      const [u] = await tx<GraphRow[]>`update task_graphs set updated_at = now(), revision = revision + 1 where id = ${id} returning *`;
-      await appendEvents(tx, [event(u, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, u.revision)], actorOf(p));
+      const [u] = await tx<GraphRow[]>`
+        update task_graphs set updated_at = now(), revision = revision + 1 where team_id = ${g.team_id} and id = ${id} returning *`;
+      await appendEvents(tx, u.team_id, [event(u, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, u.revision)], actorOf(p));
       return { nodeId: pick.node_id, todoId: pick.todo_id };
     }
   });

@@ -1,11 +1,11 @@
 import { sql } from 'drizzle-orm';
-import { integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { foreignKey, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { todos } from '../todos/todos.table.js';
 import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /** A TaskIntent (metagit RFC-0008 §2.1): what a graph, or a node, is for. */
 export const intents = pgTable('intents', {
-  id: text('id').primaryKey(),
+  id: text('id').notNull(),
   title: text('title').notNull(),
   goal: text('goal').notNull(),
   acceptance: jsonb('acceptance').notNull().default(sql`'[]'::jsonb`),
@@ -21,19 +21,17 @@ export const intents = pgTable('intents', {
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-});
+}, (t) => [primaryKey({ columns: [t.teamId, t.id] })]);
 
 /**
  * A metagit TaskGraph: a container in the one engine (design brief §1, §8) whose nodes are work
  * items in scope `metagit:<id>`. `cancelledAt` marks an explicit graph cancel; completion is derived.
  */
 export const taskGraphs = pgTable('task_graphs', {
-  id: text('id').primaryKey(),
-  scope: text('scope').notNull().unique(),
+  id: text('id').notNull(),
+  scope: text('scope').notNull(),
   title: text('title').notNull(),
-  rootIntentId: text('root_intent_id')
-    .notNull()
-    .references(() => intents.id),
+  rootIntentId: text('root_intent_id').notNull(),
   objectiveId: text('objective_id'),
   handoffId: text('handoff_id'),
   /** `active` | `completed` | `cancelled`, written whenever a change moves it (derived from the nodes). */
@@ -47,15 +45,19 @@ export const taskGraphs = pgTable('task_graphs', {
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-});
+}, (t) => [
+  primaryKey({ columns: [t.teamId, t.id] }),
+  unique('task_graphs_team_scope_unique').on(t.teamId, t.scope),
+  foreignKey({ columns: [t.teamId, t.rootIntentId], foreignColumns: [intents.teamId, intents.id] }),
+]);
 
 /** A node's metagit facts beside its engine row (`todoId`); its status is a view (metagit.view.ts). */
 export const taskNodes = pgTable(
   'task_nodes',
   {
-    graphId: text('graph_id')
-      .notNull()
-      .references(() => taskGraphs.id, { onDelete: 'cascade' }),
+    /** The graph's team (issue 21): metagit graph ids are unique per team. */
+    teamId: text('team_id').notNull().default(DEFAULT_TEAM),
+    graphId: text('graph_id').notNull(),
     nodeId: text('node_id').notNull(),
     todoId: text('todo_id')
       .notNull()
@@ -72,5 +74,8 @@ export const taskNodes = pgTable(
     cancelledAt: timestamp('cancelled_at', { withTimezone: true }),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [primaryKey({ columns: [t.graphId, t.nodeId] })],
+  (t) => [
+    primaryKey({ columns: [t.teamId, t.graphId, t.nodeId] }),
+    foreignKey({ columns: [t.teamId, t.graphId], foreignColumns: [taskGraphs.teamId, taskGraphs.id] }).onDelete('cascade'),
+  ],
 );

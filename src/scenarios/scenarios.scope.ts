@@ -19,12 +19,12 @@ import { registerScopeKind } from '../scopes/scopes.js';
 export const scenarioScope = (id: string) => `scenario:${id}`;
 
 /** Looks a scenario up by id, then by name. */
-export async function findScenarioId(db: Db, nameOrId: string): Promise<string | undefined> {
+export async function findScenarioId(db: Db, teamId: string, nameOrId: string): Promise<string | undefined> {
   const [row] = await db<{ id: string }[]>`
     select id from (
-      select id, 0 as rank from scenarios where id = ${nameOrId}
+      select id, 0 as rank from scenarios where id = ${nameOrId} and team_id = ${teamId}
       union all
-      select id, 1 from scenarios where name = ${nameOrId}) x
+      select id, 1 from scenarios where team_id = ${teamId} and name = ${nameOrId}) x
     order by rank limit 1`;
   return row?.id;
 }
@@ -38,7 +38,7 @@ export async function scenarioAccess(db: Db, p: Principal, scenarioId: string): 
   const [row] = await db<{ orchestrator: boolean; member: boolean }[]>`
     select s.orchestrator_id = ${p.id} as orchestrator,
            exists (select 1 from scenario_members m where m.scenario_id = s.id and m.session_id = ${p.id}) as member
-      from scenarios s where s.id = ${scenarioId}`;
+      from scenarios s where s.id = ${scenarioId} and s.team_id = ${p.teamId}`;
   if (!row) return { inScope: false, override: false };
   return { inScope: row.orchestrator || row.member, override: row.orchestrator };
 }
@@ -53,8 +53,8 @@ export const scenarioNotFound = (nameOrId: string) =>
   `scenario "${nameOrId}" not found, or not authorized for its todo list (its orchestrator, its members and operators read it)`;
 
 registerScopeKind('scenario', {
-  async resolve(db, name) {
-    const id = await findScenarioId(db, name);
+  async resolve(db, teamId, name) {
+    const id = await findScenarioId(db, teamId, name);
     return id ? { scope: scenarioScope(id), key: id } : undefined;
   },
   access: scenarioAccess,

@@ -65,6 +65,8 @@ export interface ScenarioView {
 
 interface ScenarioRow {
   id: string;
+  /** Its team (issue 21): scenario names are unique within a team. */
+  team_id: string;
   name: string;
   orchestrator_id: string;
   created_by: string;
@@ -192,11 +194,11 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
       orchestratorToken = newToken();
       await tx`insert into sessions (id, name, parent_id, root_id, system_kind, created_by, team_id)
                values (${id}, ${`${input.name}/orchestrator`}, null, ${id}, 'orchestrator', ${p.id}, ${p.teamId})`;
-      await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: orchestratorToken }, actorOf(p));
-      await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: `${input.name}/orchestrator` }]);
+      await insertFirstToken(tx, p.teamId, { sessionId: id, createdBy: p.id, secret: orchestratorToken }, actorOf(p));
+      await recordSessionEvents(tx, p.teamId, actorOf(p), 'session-created', [{ id, name: `${input.name}/orchestrator` }]);
       orch = { id, root_id: id, system_kind: 'orchestrator', status: 'active' };
     } else {
-      const [row] = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = ${orchestratorId} for share`;
+      const [row] = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = ${orchestratorId} and team_id = ${p.teamId} for share`;
       if (!row) throw new DomainError('session_not_found', `orchestrator session "${orchestratorId}" not found`);
       if (row.status !== 'active') fail('session_not_active', `orchestrator session "${orchestratorId}" is ${row.status}`);
       orch = row;
@@ -204,7 +206,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
 
     const sharedIds = input.members.filter((m) => m.session !== undefined).map((m) => m.session!);
     if (sharedIds.length) {
-      const rows = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = any(${sharedIds}::text[]) order by id for share`;
+      const rows = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = any(${sharedIds}::text[]) and team_id = ${p.teamId} order by id for share`;
       const found = new Map(rows.map((r) => [r.id, r]));
       let reachable = new Set<string>();
       if (p.kind === 'session') {
@@ -237,7 +239,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     const [scenario] = await tx<ScenarioRow[]>`
       insert into scenarios (id, name, orchestrator_id, created_by, team_id)
       values (${scenarioId}, ${input.name}, ${orch.id}, ${p.id}, ${p.teamId})
-      on conflict (name) do nothing
+      on conflict (team_id, name) do nothing
       returning *`;
     if (!scenario) throw new DomainError('scenario_name_taken', `a scenario named "${input.name}" already exists`, { name: input.name });
 
@@ -256,8 +258,8 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         insert into sessions (id, name, parent_id, root_id, created_by, team_id)
         select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}, ${p.teamId}
           from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[]) as u(id, name)`;
-      await insertTokens(tx, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })), actorOf(p));
-      await recordSessionEvents(tx, actorOf(p), 'session-created', ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })));
+      await insertTokens(tx, p.teamId, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })), actorOf(p));
+      await recordSessionEvents(tx, p.teamId, actorOf(p), 'session-created', ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })));
     }
     for (const m of input.members) if (m.session !== undefined) sessionOf.set(m.name, m.session);
 
@@ -288,14 +290,14 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     }
     if (seeded.length) {
       const [{ last_position }] = await tx<{ last_position: number }[]>`
-        insert into scopes (scope, last_position, team_id) values (${scope}, ${seeded.length}, ${p.teamId})
-        on conflict (scope) do update set last_position = scopes.last_position + ${seeded.length}
+        insert into scopes (team_id, scope, last_position) values (${p.teamId}, ${scope}, ${seeded.length})
+        on conflict (team_id, scope) do update set last_position = scopes.last_position + ${seeded.length}
         returning last_position`;
       const first = last_position - seeded.length + 1;
       const ids = seeded.map((m) => seedOf.get(m.name)!);
       await tx`
-        insert into todos (id, scope, title, assignee, created_by, position, unfinished_deps)
-        select u.id, ${scope}, u.title, u.assignee, ${scope}, u.position, u.deps
+        insert into todos (id, team_id, scope, title, assignee, created_by, position, unfinished_deps)
+        select u.id, ${p.teamId}, ${scope}, u.title, u.assignee, ${scope}, u.position, u.deps
           from unnest(${ids}::text[], ${seeded.map((m) => titles.get(m.name)!)}::text[], ${seeded.map((m) => sessionOf.get(m.name)!)}::text[],
                       ${seeded.map((_, i) => first + i)}::int[], ${seeded.map((m) => (m.dependsOn ?? []).length)}::int[])
                as u(id, title, assignee, position, deps)`;
@@ -318,7 +320,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         for (const row of rows) events.push({ topic: topicOf(scope), event: 'added', subjectId: row.id, payload: eventPayload('added', row) });
       }
     }
-    await appendEvents(tx, events, actorOf(ctx.principal));
+    await appendEvents(tx, p.teamId, events, actorOf(ctx.principal));
     const view = toScenario(scenario, await readMembers(tx, scenarioId));
     return { scenario: view, ...(orchestratorToken ? { orchestratorToken } : {}), tokens };
   });
@@ -333,11 +335,11 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
  * caller may not read ({@link scenarioNotFound}).
  */
 async function visibleScenario(ctx: ScenarioCtx, db: Db, nameOrId: string, forUpdate = false): Promise<{ row: ScenarioRow; override: boolean }> {
-  const id = await findScenarioId(db, nameOrId);
+  const id = await findScenarioId(db, ctx.principal.teamId, nameOrId);
   const rows = id
     ? forUpdate
-      ? await db<ScenarioRow[]>`select * from scenarios where id = ${id} for update`
-      : await db<ScenarioRow[]>`select * from scenarios where id = ${id}`
+      ? await db<ScenarioRow[]>`select * from scenarios where id = ${id} and team_id = ${ctx.principal.teamId} for update`
+      : await db<ScenarioRow[]>`select * from scenarios where id = ${id} and team_id = ${ctx.principal.teamId}`
     : [];
   const a = rows[0] ? await scenarioAccess(db, ctx.principal, rows[0].id) : undefined;
   if (!rows[0] || !a?.inScope) throw new DomainError('scenario_not_found', scenarioNotFound(nameOrId));
@@ -389,17 +391,17 @@ export async function listScenarios(ctx: ScenarioCtx, opts: { limit?: number; cu
            coalesce(c.done, 0) as done, coalesce(c.total, 0) as total,
            (exists (select 1 from scenario_members m
                      where m.scenario_id = s.id
-                       and (m.requires_result or exists (select 1 from todos t where t.scope = 'scenario:' || s.id and t.assignee = m.session_id)))
+                       and (m.requires_result or exists (select 1 from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id and t.assignee = m.session_id)))
             and not exists (select 1 from scenario_members m
                      where m.scenario_id = s.id
                        and ((m.requires_result and m.result_at is null)
-                            or exists (select 1 from todos t where t.scope = 'scenario:' || s.id and t.assignee = m.session_id and t.status <> 'done'))))
+                            or exists (select 1 from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id and t.assignee = m.session_id and t.status <> 'done'))))
              as complete
       from scenarios s
       left join lateral (
         select count(*)::int as total, (count(*) filter (where t.status = 'done'))::int as done
-          from todos t where t.scope = 'scenario:' || s.id) c on true
-     where ${p.kind === 'user'
+          from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id) c on true
+     where s.team_id = ${p.teamId} and ${p.kind === 'user'
        ? sql`true`
        : sql`(s.orchestrator_id = ${p.id} or exists (select 1 from scenario_members m where m.scenario_id = s.id and m.session_id = ${p.id}))`}
        ${after !== null ? sql`and s.name > ${after}` : sql``}
@@ -479,7 +481,7 @@ export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promis
   const members = await ctx.sql<(MemberRow & { done: number; total: number; seed_status: StoredStatus | null; seed_unfinished: number | null })[]>`
     with counts as (
       select assignee, count(*)::int as total, (count(*) filter (where status = 'done'))::int as done
-        from todos where scope = ${scope} and assignee is not null group by assignee)
+        from todos where team_id = ${row.team_id} and scope = ${scope} and assignee is not null group by assignee)
     select m.name, m.session_id, m.task, m.depends_on, m.shared, m.requires_result, m.result, m.result_at,
            sd.todo_id as seed_id, st.status as seed_status, st.unfinished_deps as seed_unfinished,
            coalesce(c.total, 0) as total, coalesce(c.done, 0) as done
@@ -490,7 +492,7 @@ export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promis
      where m.scenario_id = ${row.id}
      order by m.name`;
   const [totals] = await ctx.sql<{ total: number; done: number }[]>`
-    select count(*)::int as total, (count(*) filter (where status = 'done'))::int as done from todos where scope = ${scope}`;
+    select count(*)::int as total, (count(*) filter (where status = 'done'))::int as done from todos where team_id = ${row.team_id} and scope = ${scope}`;
   const seedStatus = new Map(members.map((m) => [m.name, m.seed_status]));
   const out: MemberStatus[] = members.map((m) => {
     const tracked = m.total > 0 || m.requires_result;
@@ -568,7 +570,7 @@ export async function publishResult(ctx: ScenarioCtx, nameOrId: string, memberNa
               where scenario_id = ${row.id} and name = ${memberName}`;
     const scope = scenarioScope(row.id);
     if (emitsFor(scope, ctx.config.todo.emitEvents)) {
-      await appendEvents(tx, [
+      await appendEvents(tx, row.team_id, [
         { topic: topicOf(scope), event: 'result-published', subjectId: row.id, payload: { event: 'result-published', id: row.id, scope, member: memberName, revision: row.revision } },
       ], actorOf(ctx.principal));
     }
@@ -593,7 +595,7 @@ export interface CompletedScenario {
  * is whoever's call or sweep noticed it (the audit).
  */
 export async function completeInTx(tx: Db, config: Config, actor: Actor, scenarioId?: string): Promise<CompletedScenario[]> {
-  const rows = await tx<{ id: string; name: string; completed_at: Date; revision: number }[]>`
+  const rows = await tx<{ id: string; team_id: string; name: string; completed_at: Date; revision: number }[]>`
     update scenarios s set completed_at = now(), revision = s.revision + 1
      where s.completed_at is null
        ${scenarioId !== undefined ? tx`and s.id = ${scenarioId}` : tx``}
@@ -601,22 +603,23 @@ export async function completeInTx(tx: Db, config: Config, actor: Actor, scenari
          select 1 from scenario_members m
           where m.scenario_id = s.id
             and (m.requires_result
-                 or exists (select 1 from todos t where t.scope = 'scenario:' || s.id and t.assignee = m.session_id)))
+                 or exists (select 1 from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id and t.assignee = m.session_id)))
        and not exists (
          select 1 from scenario_members m
           where m.scenario_id = s.id
             and ((m.requires_result and m.result_at is null)
-                 or exists (select 1 from todos t where t.scope = 'scenario:' || s.id and t.assignee = m.session_id and t.status <> 'done')))
-    returning s.id, s.name, s.completed_at, s.revision`;
-  const events: EventInput[] = rows
-    .filter((r) => emitsFor(scenarioScope(r.id), config.todo.emitEvents))
-    .map((r) => ({
+                 or exists (select 1 from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id and t.assignee = m.session_id and t.status <> 'done')))
+    returning s.id, s.team_id, s.name, s.completed_at, s.revision`;
+  // One scenario at a time: a sweep's pass may complete scenarios of several teams.
+  for (const r of rows) {
+    if (!emitsFor(scenarioScope(r.id), config.todo.emitEvents)) continue;
+    await appendEvents(tx, r.team_id, [{
       topic: topicOf(scenarioScope(r.id)),
       event: 'scenario-completed',
       subjectId: r.id,
       payload: { event: 'scenario-completed', id: r.id, scope: scenarioScope(r.id), name: r.name, status: 'complete', completedAt: r.completed_at.toISOString(), revision: r.revision },
-    }));
-  await appendEvents(tx, events, actor);
+    }], actor);
+  }
   return rows.map((r) => ({ id: r.id, name: r.name, completedAt: r.completed_at.toISOString(), revision: r.revision }));
 }
 

@@ -6,7 +6,7 @@ import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 /** A scenario: a shared list `scenario:<id>` with an orchestrator and named members (seed 000 "In scenarios"). */
 export const scenarios = pgTable('scenarios', {
   id: text('id').primaryKey(),
-  name: text('name').notNull().unique(),
+  name: text('name').notNull(),
   /** The orchestrator session: the scope's override authority. */
   orchestratorId: text('orchestrator_id').notNull(),
   createdBy: text('created_by').notNull(),
@@ -19,7 +19,7 @@ export const scenarios = pgTable('scenarios', {
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-});
+}, (t) => [unique('scenarios_team_name_unique').on(t.teamId, t.name)]);
 
 /** A named member of a scenario, bound to a session. */
 export const scenarioMembers = pgTable(

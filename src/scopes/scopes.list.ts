@@ -3,7 +3,8 @@
  * what is left, at a glance). One row per scope that has ever held an item (the `scopes` table),
  * in scope order, keyset-paginated; a session's own `session:` scope is always listed, even empty.
  *
- * Visibility is exactly the single read's rule (`accessToScope`): users see every scope; a session
+ * Visibility is exactly the single read's rule (`accessToScope`): only the caller's team's scopes
+ * (issue 21); there, users see every scope; a session
  * sees its subtree root's list and the scenario, graph and metagit lists it is in. A scope the
  * caller may not read is never counted, named or hinted at.
  */
@@ -59,24 +60,24 @@ export async function listScopes(db: Db, p: Principal, opts: { limit: number; cu
     const want = p.kind === 'user' ? opts.limit + 1 : CHUNK;
     const rows = await db<Row[]>`
       select s.scope,
-             (select sc.name from scenarios sc where s.scope like 'scenario:%' and sc.id = substr(s.scope, 10)) as name,
+             (select sc.name from scenarios sc where s.scope like 'scenario:%' and sc.id = substr(s.scope, 10) and sc.team_id = ${p.teamId}) as name,
              coalesce(c.total, 0) as total, coalesce(c.done, 0) as done, coalesce(c.in_progress, 0) as in_progress,
              coalesce(c.blocked, 0) as blocked, coalesce(c.todo, 0) as todo
-        from ${p.kind === 'session' ? db`(select scope from scopes union select ${own!}::text)` : db`scopes`} s
+        from ${p.kind === 'session' ? db`(select scope from scopes where team_id = ${p.teamId} union select ${own!}::text)` : db`(select scope from scopes where team_id = ${p.teamId})`} s
         left join lateral (
           select count(*)::int as total,
                  (count(*) filter (where t.status = 'done'))::int as done,
                  (count(*) filter (where t.status = 'in-progress'))::int as in_progress,
                  (count(*) filter (where t.status = 'blocked'))::int as blocked,
                  (count(*) filter (where t.status = 'todo'))::int as todo
-            from todos t where t.scope = s.scope) c on true
+            from todos t where t.team_id = ${p.teamId} and t.scope = s.scope) c on true
        where ${after !== null ? db`s.scope > ${after}` : db`true`}
          ${p.kind === 'session' ? db`and (s.scope = ${own!} or s.scope not like 'session:%')` : db``}
        order by s.scope
        limit ${want}`;
     for (const r of rows) {
       after = r.scope;
-      const a = await accessToScope(db, p, r.scope);
+      const a = await accessToScope(db, p, { teamId: p.teamId, scope: r.scope });
       if (!a.inScope) continue;
       out.push(summary(r, a.override));
       if (out.length > opts.limit) break;

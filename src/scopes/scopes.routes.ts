@@ -44,7 +44,7 @@ export function scopesRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         description:
           'Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the ' +
           'last page; `limit` ≤ list_limit, also the default), each with its stored-status counts and whether the caller holds ' +
-          'override authority there. Visibility is the single read’s rule: users see every scope; a session sees its subtree root’s ' +
+          'override authority there. Visibility is the single read’s rule, within the caller’s team: users see every scope; a session sees its subtree root’s ' +
           'list (always, even empty) and the scenario, graph and metagit lists it is in. Scopes the caller may not read are never ' +
           'counted or named.',
         querystring: ListScopesQuery,

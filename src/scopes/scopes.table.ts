@@ -1,4 +1,4 @@
-import { integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 
 /**
@@ -6,7 +6,7 @@ import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
  * max + 1, sub-items share the sequence). The row lock on it serialises adds within one scope only.
  */
 export const scopes = pgTable('scopes', {
-  scope: text('scope').primaryKey(),
+  scope: text('scope').notNull(),
   lastPosition: integer('last_position').notNull().default(0),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   /** The team of the scope's container (its root session, scenario or graph; issue 21). */
@@ -14,4 +14,4 @@ export const scopes = pgTable('scopes', {
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-});
+}, (t) => [primaryKey({ columns: [t.teamId, t.scope] })]);

@@ -3,15 +3,24 @@
  * design brief §2): `session:<subtree-root-id>`, `scenario:<scenario-id>`, `graph:<parentTaskId>`.
  * This module resolves a requested scope (or the caller's default) and answers the two questions
  * every read and write asks: is the caller in scope, and does it hold override authority there.
+ *
+ * A scope string names a list within one team (issue 21; docs/architecture.md "Teams"): two
+ * teams may both have `graph:task-release`. A scope is therefore always a {@link TeamScope}, and
+ * a principal is in no scope of another team (which reads exactly as a missing one).
  */
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 
-export interface ScopeAccess {
+/** A scope string and the team it belongs to: the key of a list (issue 21). */
+export interface TeamScope {
+  teamId: string;
   /** The canonical scope string (a `session:` scope is always its subtree root). */
   scope: string;
+}
+
+export interface ScopeAccess extends TeamScope {
   /** Caller may read, add and claim. */
   inScope: boolean;
   /** Caller is the scope's override authority (subtree root, scenario orchestrator) or a user. */
@@ -23,8 +32,9 @@ export interface ScopeAccess {
  * name to its canonical scope and how it decides membership and override authority.
  */
 export interface ScopeKind {
-  /** `name` is what follows `<kind>:`; returns undefined when the scope does not exist. */
-  resolve(db: Db, name: string): Promise<{ scope: string; key: string } | undefined>;
+  /** `name` is what follows `<kind>:`, in `teamId`; returns undefined when the scope does not exist there. */
+  resolve(db: Db, teamId: string, name: string): Promise<{ scope: string; key: string } | undefined>;
+  /** Access of a principal to a scope of its own team (`key` as {@link resolve} returned it). */
   access(db: Db, principal: Principal, key: string): Promise<{ inScope: boolean; override: boolean }>;
   /**
    * `next` in this kind's scopes, when the kind claims by rules of its own (graphs: the locked
@@ -50,6 +60,8 @@ export function defaultScope(p: Principal): string | undefined {
   return p.kind === 'session' ? `session:${p.rootId}` : undefined;
 }
 
+const NO_ACCESS = { inScope: false, override: false } as const;
+
 /** Access to a `session:` scope needs no database: it is decided by the caller's anchor. */
 function sessionAccess(p: Principal, rootId: string): { inScope: boolean; override: boolean } {
   if (p.kind === 'user') return { inScope: true, override: true };
@@ -60,29 +72,31 @@ function sessionAccess(p: Principal, rootId: string): { inScope: boolean; overri
  * The canonical form of a scope string, resolving names (`scenario:strath` → `scenario:sc-…`,
  * `session:<any member>` → `session:<root>`) without any access check. Undefined when unknown.
  */
-export async function canonicalScope(db: Db, scope: string): Promise<string | undefined> {
+export async function canonicalScope(db: Db, teamId: string, scope: string): Promise<string | undefined> {
   const i = scope.indexOf(':');
   if (i <= 0) return undefined;
   const kind = scope.slice(0, i);
   const name = scope.slice(i + 1);
   if (kind === 'session') {
-    const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name}`;
+    const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name} and team_id = ${teamId}`;
     return row ? `session:${row.root_id}` : undefined;
   }
-  return (await kinds.get(kind)?.resolve(db, name))?.scope;
+  return (await kinds.get(kind)?.resolve(db, teamId, name))?.scope;
 }
 
 /**
- * Access to a canonical scope string, for reads and writes of an existing item. Never throws for
- * an unknown kind (returns no access, so the item reads as not found).
+ * Access to a canonical team scope, for reads and writes of an existing item. Never throws for
+ * an unknown kind (returns no access, so the item reads as not found). Another team's scope is
+ * never in scope, not even for an operator (issue 21).
  */
-export async function accessToScope(db: Db, p: Principal, scope: string): Promise<{ inScope: boolean; override: boolean }> {
+export async function accessToScope(db: Db, p: Principal, { teamId, scope }: TeamScope): Promise<{ inScope: boolean; override: boolean }> {
+  if (teamId !== p.teamId) return NO_ACCESS;
   const i = scope.indexOf(':');
   const kind = scope.slice(0, i);
   const key = scope.slice(i + 1);
   if (kind === 'session') return sessionAccess(p, key);
   const impl = kinds.get(kind);
-  if (!impl) return p.kind === 'user' ? { inScope: true, override: true } : { inScope: false, override: false };
+  if (!impl) return p.kind === 'user' ? { inScope: true, override: true } : NO_ACCESS;
   return impl.access(db, p, key);
 }
 
@@ -102,7 +116,7 @@ export function scopeNotFound(kind: string, name: string): never {
 }
 
 /**
- * Resolves a requested scope (or the default) and checks the caller is in it.
+ * Resolves a requested scope (or the default) in the caller's team and checks the caller is in it.
  * - no scope and a user caller → 400 `no_session_context` (seed: "specify --session or --scenario");
  * - `session:<id>` resolves that session's subtree root; a session caller must anchor to the same
  *   root (seed 000, §1.2);
@@ -114,7 +128,7 @@ export async function resolveScope(db: Db, p: Principal, requested?: string): Pr
   if (!requested) {
     const scope = defaultScope(p);
     if (!scope) fail('no_session_context', 'no session context: pass scope=session:<id>, scenario:<name> or graph:<id>');
-    return { scope, inScope: true, override: p.kind === 'session' && p.id === p.rootId };
+    return { teamId: p.teamId, scope, inScope: true, override: p.kind === 'session' && p.id === p.rootId };
   }
   const i = requested.indexOf(':');
   if (i <= 0 || i === requested.length - 1) {
@@ -123,15 +137,15 @@ export async function resolveScope(db: Db, p: Principal, requested?: string): Pr
   const kind = requested.slice(0, i);
   const name = requested.slice(i + 1);
   if (kind === 'session') {
-    const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name}`;
+    const [row] = await db<{ root_id: string }[]>`select root_id from sessions where id = ${name} and team_id = ${p.teamId}`;
     const a = row ? sessionAccess(p, row.root_id) : undefined;
     if (!row || !a?.inScope) scopeNotFound(kind, name);
-    return { scope: `session:${row.root_id}`, ...a };
+    return { teamId: p.teamId, scope: `session:${row.root_id}`, ...a };
   }
   const impl = kinds.get(kind);
   if (!impl) fail('invalid_scope', `unknown scope kind "${kind}" (use session:, scenario: or graph:)`);
-  const found = await impl.resolve(db, name);
+  const found = await impl.resolve(db, p.teamId, name);
   const a = found ? await impl.access(db, p, found.key) : undefined;
   if (!found || !a?.inScope) scopeNotFound(kind, name);
-  return { scope: found.scope, ...a };
+  return { teamId: p.teamId, scope: found.scope, ...a };
 }

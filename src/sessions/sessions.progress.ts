@@ -18,11 +18,12 @@ export interface ScenarioProgress extends Progress {
 }
 
 /**
- * Two grouped queries for a page of sessions: subtree counts by root scope, and scenario counts
+ * Two grouped queries for a page of sessions of team `teamId`: subtree counts by root scope, and scenario counts
  * by orchestrator. Returns, per session id, `progress` and (orchestrators only) `scenarioProgress`.
  */
 export async function progressFor(
   db: Db,
+  teamId: string,
   sessions: { id: string; rootId: string }[],
 ): Promise<Map<string, { progress: Progress; scenarioProgress?: ScenarioProgress }>> {
   const out = new Map<string, { progress: Progress; scenarioProgress?: ScenarioProgress }>();
@@ -32,12 +33,12 @@ export async function progressFor(
   const [subtree, orchestrated] = await Promise.all([
     db<{ scope: string; done: number; total: number }[]>`
       select scope, count(*)::int as total, (count(*) filter (where status = 'done'))::int as done
-        from todos where scope = any(${scopes}::text[]) group by scope`,
+        from todos where team_id = ${teamId} and scope = any(${scopes}::text[]) group by scope`,
     db<{ orchestrator_id: string; scenarios: number; done: number; total: number }[]>`
       select s.orchestrator_id, count(distinct s.id)::int as scenarios, count(t.id)::int as total,
              (count(t.id) filter (where t.status = 'done'))::int as done
-        from scenarios s left join todos t on t.scope = 'scenario:' || s.id
-       where s.orchestrator_id = any(${ids}::text[])
+        from scenarios s left join todos t on t.team_id = s.team_id and t.scope = 'scenario:' || s.id
+       where s.team_id = ${teamId} and s.orchestrator_id = any(${ids}::text[])
        group by s.orchestrator_id`,
   ]);
   const byScope = new Map(subtree.map((r) => [r.scope, { done: r.done, total: r.total }]));

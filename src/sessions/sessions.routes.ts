@@ -134,7 +134,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         tags,
         summary: 'List sessions',
         description:
-          'Users see every session; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, ' +
+          'Users see every session of their team; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, ' +
           'when it was last seen and what it holds. `wide=true` adds done/total progress ' +
           '(seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.',
         querystring: z.strictObject({

@@ -10,7 +10,7 @@ import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { noteTopics } from '../events/doorbell.js';
 import { SESSION_STOPPED } from '../events/events.hub.js';
-import { appendEvents, auditTopic, emitsFor, topicOf } from '../events/events.repo.js';
+import { appendEvents, appendTeamEvents, auditTopic, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
@@ -147,7 +147,7 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
     }
   }
   if (input.agentId !== undefined) {
-    const [agent] = await sql<{ id: string }[]>`select id from agents where id = ${input.agentId}`;
+    const [agent] = await sql<{ id: string }[]>`select id from agents where team_id = ${p.teamId} and id = ${input.agentId}`;
     if (!agent) fail('agent_not_registered', `Agent "${input.agentId}" is not registered; an operator registers it with POST /v1/agents`, { agent: input.agentId });
   }
   const id = newId('s');
@@ -158,7 +158,7 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
     // a root session with a dangling parent (it reached the foreign key as a 409; issue 18 fuzz).
     if (parentId !== null) {
       const [parent] = await tx<{ id: string; root_id: string; system_kind: string | null; status: string }[]>`
-        select id, root_id, system_kind, status from sessions where id = ${parentId} for key share`;
+        select id, root_id, system_kind, status from sessions where id = ${parentId} and team_id = ${p.teamId} for key share`;
       if (!parent) throw new DomainError('session_not_found', `parent session "${parentId}" not found`);
       if (parent.status !== 'active') fail('session_not_active', `parent session "${parentId}" is ${parent.status}`);
       // A system ancestor is never crossed: a child of the orchestrator anchors to itself.
@@ -169,8 +169,8 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
       values (${id}, ${input.name?.trim() || id}, ${parentId}, ${rootId ?? id}, ${input.systemKind ?? null}, ${input.agentId ?? null}, ${p.id},
               ${input.heartbeatIntervalMs ?? null}, ${p.teamId})
       returning ${tx.unsafe(ROW)}`;
-    await insertFirstToken(tx, { sessionId: id, createdBy: p.id, secret: token }, actorOf(p));
-    await recordSessionEvents(tx, actorOf(p), 'session-created', [{ id, name: r.name }]);
+    await insertFirstToken(tx, p.teamId, { sessionId: id, createdBy: p.id, secret: token }, actorOf(p));
+    await recordSessionEvents(tx, p.teamId, actorOf(p), 'session-created', [{ id, name: r.name }]);
     return r;
   });
   return { session: { ...toSession(row), holding: { count: 0, items: [] } }, token };
@@ -190,14 +190,14 @@ function canSee(p: Principal, r: { root_id: string; parent_id?: string | null })
  * outside the caller's subtree.
  */
 export async function getSession(sql: Db, p: Principal, id: string): Promise<SessionView> {
-  const [row] = await sql<SessionRow[]>`select ${sql.unsafe(ROW)} from sessions s where id = ${id}`;
+  const [row] = await sql<SessionRow[]>`select ${sql.unsafe(ROW)} from sessions s where id = ${id} and team_id = ${p.teamId}`;
   if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
   const holding = await holdingFor(sql, [id]);
   return { ...toSession(row), holding: holding.get(id)! };
 }
 
 /**
- * Lists sessions in creation order with a keyset cursor: users see every session, a session its
+ * Lists sessions in creation order with a keyset cursor: users see every session of their team, a session its
  * own subtree. `status` filters (`active`, `stopped`, `deleted`); `alive` filters on liveness
  * (see `ALIVE_SQL`). Every session carries `alive`, `lastSeenAt` and `holding`; `wide` adds
  * `progress` (and `scenarioProgress` on orchestrators; see sessions.progress.ts).
@@ -206,7 +206,7 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
   const after = opts.cursor ? (decodeCursor(opts.cursor, [/^s-[0-9a-f]{16}$/])[0] as string) : null;
   const rows = await sql<SessionRow[]>`
     select ${sql.unsafe(ROW)} from sessions s
-     where ${p.kind === 'user' ? sql`true` : sql`root_id = ${p.rootId}`}
+     where team_id = ${p.teamId} and ${p.kind === 'user' ? sql`true` : sql`root_id = ${p.rootId}`}
        ${opts.status ? sql`and status = ${opts.status}` : sql``}
        ${opts.alive === undefined ? sql`` : opts.alive ? sql`and ${sql.unsafe(ALIVE_SQL)}` : sql`and not ${sql.unsafe(ALIVE_SQL)}`}
        ${after ? sql`and id > ${after}` : sql``}
@@ -214,7 +214,7 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
   const more = rows.length > opts.limit;
   const page = more ? rows.slice(0, opts.limit) : rows;
   const [counts, holding] = await Promise.all([
-    opts.wide ? progressFor(sql, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined,
+    opts.wide ? progressFor(sql, p.teamId, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined,
     holdingFor(sql, page.map((r) => r.id)),
   ]);
   return {
@@ -252,8 +252,6 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
   return result;
 }
 
-/** The sweep's principal: an operator-like caller that may stop any session. */
-const SWEEP: Principal = systemPrincipal('sweep:session-liveness');
 
 /**
  * Auto-stop (issue 19): stops session `id` exactly as `POST /v1/sessions/{id}/stop` would (its
@@ -264,7 +262,11 @@ const SWEEP: Principal = systemPrincipal('sweep:session-liveness');
  * active.
  */
 export async function stopSilentSession(sql: Sql, config: Config, id: string): Promise<StopResult | null> {
-  const result = await stopSessionTx(sql, config, SWEEP, id, 'stopped', { reason: 'silent', onlyIfSilent: true });
+  const [s] = await sql<{ team_id: string }[]>`select team_id from sessions where id = ${id}`;
+  if (!s) return null;
+  // The sweep's principal: an operator-like caller of the session's team, which may stop it.
+  const sweep = systemPrincipal('sweep:session-liveness', s.team_id);
+  const result = await stopSessionTx(sql, config, sweep, id, 'stopped', { reason: 'silent', onlyIfSilent: true });
   if (result) await runStopHooks(sql, config, [id, ...result.stoppedDescendants]);
   return result;
 }
@@ -299,7 +301,7 @@ async function stopSessionTx(
   opts: { reason: 'requested' | 'silent'; onlyIfSilent?: boolean },
 ): Promise<StopResult | null> {
   return withTx(sql, async (tx) => {
-    const [probe] = await tx<{ id: string; root_id: string; parent_id: string | null }[]>`select id, root_id, parent_id from sessions where id = ${id}`;
+    const [probe] = await tx<{ id: string; root_id: string; parent_id: string | null }[]>`select id, root_id, parent_id from sessions where id = ${id} and team_id = ${p.teamId}`;
     if (!probe || !canSee(p, probe)) throw new DomainError('session_not_found', `session "${id}" not found`);
     if (p.kind === 'session' && p.id !== id) {
       const [anc] = await tx`
@@ -330,7 +332,7 @@ async function stopSessionTx(
     const owners = new Map<string, string>([[id, opts.reason === 'silent' ? 'session-silent' : 'session-stopped']]);
     for (const d of descendants) if (d.graph_id === null) owners.set(d.id, 'session-stopped');
     const reopened = await reopenOwnedBy(tx, config, owners, actorOf(p));
-    await recordSessionEvents(tx, actorOf(p), 'session-stopped', [
+    await recordSessionEvents(tx, p.teamId, actorOf(p), 'session-stopped', [
       ...(target.status === next ? [] : [{ id, status: next, reason: opts.reason }]),
       ...descendantIds.map((d) => ({ id: d, status: 'stopped', reason: 'ancestor' })),
     ]);
@@ -347,12 +349,16 @@ async function stopSessionTx(
  */
 export async function markStopped(tx: Db, ids: readonly string[], actor: Actor): Promise<string[]> {
   if (ids.length === 0) return [];
-  const stopped = await tx<{ id: string }[]>`
+  const stopped = await tx<{ id: string; team_id: string }[]>`
     update sessions s set status = 'stopped', stopped_at = coalesce(s.stopped_at, now()), stop_reason = coalesce(s.stop_reason, 'dispatch-ended'), revision = s.revision + 1
       from (select id from sessions where id = any(${[...ids]}::text[]) and status = 'active' order by id for update) x
-     where s.id = x.id and s.status = 'active' returning s.id`;
+     where s.id = x.id and s.status = 'active' returning s.id, s.team_id`;
   noteStopped(tx, stopped.map((s) => s.id));
-  await recordSessionEvents(tx, actor, 'session-stopped', stopped.map((s) => ({ id: s.id, status: 'stopped', reason: 'dispatch-ended' })));
+  await appendTeamEvents(
+    tx,
+    stopped.map((s) => ({ teamId: s.team_id, ...sessionEvent('session-stopped', { id: s.id, status: 'stopped', reason: 'dispatch-ended' }) })),
+    actor,
+  );
   return stopped.map((s) => s.id);
 }
 
@@ -363,15 +369,17 @@ export async function markStopped(tx: Db, ids: readonly string[], actor: Actor):
  */
 export async function recordSessionEvents(
   tx: Db,
+  teamId: string,
   actor: Actor,
   event: 'session-created' | 'session-stopped',
   sessions: readonly { id: string; name?: string; status?: string; reason?: string }[],
 ): Promise<void> {
-  await appendEvents(
-    tx,
-    sessions.map((s) => ({ topic: auditTopic('sessions'), event, subjectId: s.id, payload: { event, ...s } })),
-    actor,
-  );
+  await appendEvents(tx, teamId, sessions.map((s) => sessionEvent(event, s)), actor);
+}
+
+/** One session's audit event (topic `audit:sessions`). */
+function sessionEvent(event: 'session-created' | 'session-stopped', s: { id: string; name?: string; status?: string; reason?: string }): EventInput {
+  return { topic: auditTopic('sessions'), event, subjectId: s.id, payload: { event, ...s } };
 }
 
 /**
@@ -392,7 +400,7 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
  */
 export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>, actor: Actor): Promise<string[]> {
   if (owners.size === 0) return [];
-  const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
+  const rows = await tx<{ id: string; team_id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
     with x as (
       select id, owner from todos
        where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and scope not like 'graph:%' and scope not like 'metagit:%'
@@ -400,13 +408,13 @@ export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<
     update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
       from x
      where t.id = x.id and t.owner = x.owner and t.status = 'in-progress'
-    returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
+    returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
     .map((r) => {
       const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
-      return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: owners.get(r.former_owner)!, formerOwner: r.former_owner } };
+      return { teamId: r.team_id, topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: owners.get(r.former_owner)!, formerOwner: r.former_owner } };
     });
-  await appendEvents(tx, events, actor);
+  await appendTeamEvents(tx, events, actor);
   return rows.map((r) => r.id);
 }

@@ -11,10 +11,10 @@
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
-import { appendEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
+import { appendTeamEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { BLOCKED_BY_SQL, eventPayload, freeClaimSql } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
-import { SWEEP_PRINCIPAL, withLockedGraph } from '../graphs/execution/locked.js';
+import { sweepPrincipal, withLockedGraph } from '../graphs/execution/locked.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
 import { silentSessions } from '../sessions/sessions.liveness.js';
 import { stopSilentSession } from '../sessions/sessions.service.js';
@@ -83,7 +83,7 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await withTx(sql, async (tx) => {
-      const rows = await tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
+      const rows = await tx<{ id: string; team_id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
         with x as (
           select t.id, t.owner from todos t
            where ${freeClaimSql(tx, leaseMs)}
@@ -91,15 +91,15 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
         update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
           from x
          where t.id = x.id and ${freeClaimSql(tx, leaseMs)}
-        returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
+        returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
                   ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
-      await appendEvents(
+      await appendTeamEvents(
         tx,
         rows
           .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
           .map((r) => {
             const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
-            return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'lease-expired', formerOwner: r.former_owner } };
+            return { teamId: r.team_id, topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'lease-expired', formerOwner: r.former_owner } };
           }),
         systemActor('sweep:lease'),
       );
@@ -134,11 +134,11 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
       if (cands.length === 0) return { n: 0, candidates: 0 };
       const ids = cands.map((c) => c.id);
       const deleted = await deleteProtected(tx, ids);
-      await appendEvents(
+      await appendTeamEvents(
         tx,
         deleted
           .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
-          .map((r) => ({ topic: topicOf(r.scope), event: 'removed', subjectId: r.id, payload: { ...eventPayload('removed', r), reason: 'retention' } })),
+          .map((r) => ({ teamId: r.team_id, topic: topicOf(r.scope), event: 'removed', subjectId: r.id, payload: { ...eventPayload('removed', r), reason: 'retention' } })),
         systemActor('sweep:retention'),
       );
       return { n: deleted.length, candidates: cands.length };
@@ -150,7 +150,7 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
 
 async function deleteProtected(tx: Db, ids: string[]) {
   // Sub-items go with their parent (FK cascade); report them too.
-  return tx<{ id: string; scope: string; status: 'done'; owner: string | null; revision: number; unfinished_deps: number }[]>`
+  return tx<{ id: string; team_id: string; scope: string; status: 'done'; owner: string | null; revision: number; unfinished_deps: number }[]>`
     with doomed as (
       select t.id from todos t
        where t.id = any(${ids}::text[])
@@ -161,7 +161,7 @@ async function deleteProtected(tx: Db, ids: string[]) {
       select id from doomed union select c.id from todos c join doomed d on c.parent_id = d.id),
     edges as (delete from todo_dependencies e using everything x where e.todo_id = x.id)
     delete from todos t using everything x where t.id = x.id
-    returning t.id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps`;
+    returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps`;
 }
 
 /**
@@ -172,15 +172,15 @@ async function deleteProtected(tx: Db, ids: string[]) {
  */
 export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise<number> {
   const leaseMs = config.todo.claimLeaseMs;
-  const graphs = await sql<{ id: string }[]>`
-    select distinct substr(t.scope, 7) as id from todos t left join sessions s on s.id = t.owner
+  const graphs = await sql<{ team_id: string; id: string }[]>`
+    select distinct t.team_id, substr(t.scope, 7) as id from todos t left join sessions s on s.id = t.owner
      where t.status = 'in-progress' and t.scope like 'graph:%'
        and (s.status is distinct from 'active'
             or (${leaseMs}::float8 > 0 and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()))
      limit ${BATCH}`;
   let total = 0;
   for (const g of graphs) {
-    const out = await withLockedGraph({ sql, config, principal: SWEEP_PRINCIPAL }, g.id, async () => ({ result: null }));
+    const out = await withLockedGraph({ sql, config, principal: sweepPrincipal(g.team_id) }, g.id, async () => ({ result: null }));
     total += out.interrupted.length;
   }
   return total;

@@ -12,7 +12,8 @@ import type { Db, Sql } from '../db/client.js';
 import type { Actor } from '../auth/actor.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { ringAfterCommit } from '../events/doorbell.js';
-import { emitsFor, topicOf } from '../events/events.repo.js';
+import { emitsFor, streamKey, topicOf } from '../events/events.repo.js';
+import type { TeamScope } from '../scopes/scopes.js';
 import { derivedColumns, freeClaimSql, itemColumns, leaseColumns, storedColumns, takesOverExpiredClaims, type TodoRow } from './todos.view.js';
 
 /**
@@ -27,9 +28,9 @@ export interface NextFilters {
   assignedToMe?: boolean;
 }
 
-/** One `next`: the caller's session claims in `scope`, among the items `filters` admit. */
+/** One `next`: the caller's session claims in `scope` (its team's list), among the items `filters` admit. */
 export interface NextRequest {
-  scope: string;
+  scope: TeamScope;
   actor: string;
   /** Who made the request, as its events record it (the audit): the session `actor` and its token. */
   by: Actor;
@@ -97,7 +98,7 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
       const { scope, emit, leaseMs, filters: f = {} } = reqs[0];
       const rows = await sql<(TodoRow & { retry: boolean })[]>`
         select ${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}, f.o_retry as retry
-          from coord_next_many(${scope}, ${reqs.map((r) => r.actor)}::text[], ${emit}, ${leaseMs}::float8,
+          from coord_next_many(${scope.teamId}, ${scope.scope}, ${reqs.map((r) => r.actor)}::text[], ${emit}, ${leaseMs}::float8,
                                ${f.minPriority ?? null}::int, ${f.tags?.length ? f.tags : null}::text[],
                                ${f.anyTags?.length ? f.anyTags : null}::text[], ${!!f.assignedToMe},
                                ${reqs.map((r) => r.by.token)}::text[])
@@ -108,7 +109,7 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
       const claimed = await Promise.all(
         rows.map(async (r, i) => (r.retry ? claimNextAlone(sql, reqs[i]) : r.id === null ? null : r)),
       );
-      if (emit && rows.some((r) => r.id !== null)) ringAfterCommit(sql, [topicOf(scope)]);
+      if (emit && rows.some((r) => r.id !== null)) ringAfterCommit(sql, [streamKey(scope.teamId, topicOf(scope.scope))]);
       return claimed;
     }, opts),
     done: new GroupCommit<DoneRequest, TodoRow | null>(async (_key, reqs) => {
@@ -145,8 +146,8 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
  */
 export function claimedEvent(db: Db, emit: boolean, by: Actor) {
   return db`ev as (
-      insert into events (topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
-      select 'todo:' || c.scope, e.event, c.id, e.payload, ${by.kind}, ${by.id}, ${by.token}::text
+      insert into events (team_id, topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
+      select c.team_id, 'todo:' || c.scope, e.event, c.id, e.payload, ${by.kind}, ${by.id}, ${by.token}::text
         from c cross join lateral (
           select 1 as step, 'todo' as event,
                  jsonb_build_object('event', 'todo', 'id', c.id, 'scope', c.scope, 'status', 'todo',
@@ -199,12 +200,12 @@ export function liveSession(db: Db, actor: string) {
  * session is active (`live`). Resolves with the claimed row or null.
  */
 async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | null> {
-  const takesOver = req.leaseMs > 0 && takesOverExpiredClaims(req.scope);
+  const takesOver = req.leaseMs > 0 && takesOverExpiredClaims(req.scope.scope);
   // The first eligible row of each kind, locked; `former_owner` is the expired claim's owner.
   const first = (name: string, kind: postgres.PendingQuery<postgres.Row[]>, formerOwner: postgres.PendingQuery<postgres.Row[]>) => sql`
     ${sql(name)} as (
       select t.id, t.priority, t.position, ${formerOwner} as former_owner from todos t
-       where t.scope = ${req.scope} and t.unfinished_deps = 0 and ${kind}
+       where t.team_id = ${req.scope.teamId} and t.scope = ${req.scope.scope} and t.unfinished_deps = 0 and ${kind}
          and ${filterSql(sql, req.actor, req.filters)}
          and exists (select 1 from live)
        order by t.priority desc, t.position, t.id
@@ -221,7 +222,7 @@ async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRow | nul
     ${claimUpdate(sql, req.actor, req.leaseMs)},
     ${claimedEvent(sql, req.emit, req.by)}
     select ${itemColumns(sql, req.leaseMs)} from c t`;
-  if (rows[0] && req.emit) ringAfterCommit(sql, [topicOf(req.scope)]);
+  if (rows[0] && req.emit) ringAfterCommit(sql, [streamKey(req.scope.teamId, topicOf(req.scope.scope))]);
   return rows[0] ?? null;
 }
 
@@ -247,7 +248,7 @@ export async function completeMany(sql: Sql, reqs: DoneRequest[], override = fal
   if (rows.length !== reqs.length) throw new Error(`coord_done_many returned ${rows.length} rows for ${reqs.length} items`);
   const done = rows.map((r) => (r.id === null ? null : r));
   const topics = new Set<string>();
-  for (const r of done) if (r && emitsFor(r.scope, emitEvents)) topics.add(topicOf(r.scope));
+  for (const r of done) if (r && emitsFor(r.scope, emitEvents)) topics.add(streamKey(r.team_id, topicOf(r.scope)));
   if (topics.size) ringAfterCommit(sql, topics);
   return done;
 }
@@ -270,7 +271,7 @@ export async function completeContractRow(tx: Db, todoId: string, owner: string 
  */
 export function batchedNext(sql: Sql, maxBatch: number, req: NextRequest): Promise<TodoRow | null> {
   if (maxBatch <= 1) return claimNextAlone(sql, req);
-  return lanes(sql, maxBatch).next.submit(`${req.scope}\u0000${req.emit}\u0000${req.leaseMs}\u0000${filterKey(req.filters)}`, req);
+  return lanes(sql, maxBatch).next.submit(`${req.scope.teamId}\u0000${req.scope.scope}\u0000${req.emit}\u0000${req.leaseMs}\u0000${filterKey(req.filters)}`, req);
 }
 
 /**

@@ -27,7 +27,7 @@ import { withTx } from '../db/tx.js';
 import { appendEvents } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId } from '../lib/ids.js';
-import { resolveScope } from '../scopes/scopes.js';
+import { resolveScope, type TeamScope } from '../scopes/scopes.js';
 import {
   assertAssignable,
   assertDependencyFits,
@@ -117,7 +117,7 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
   }
   const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
   assertNotGraphManaged(access.scope);
-  const scope = access.scope;
+  const scope: TeamScope = { teamId: access.teamId, scope: access.scope };
   const refs = await indexRefs(input.items);
   const planned: Planned[] = [];
   for (const [index, item] of input.items.entries()) {
@@ -129,8 +129,8 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
   const rows = await withTx(ctx.sql, async (tx) => {
     const statuses = await checkAgainstDatabase(ctx, tx, scope, input.items, planned);
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position, team_id) values (${scope}, ${count}, ${ctx.principal.teamId})
-      on conflict (scope) do update set last_position = scopes.last_position + ${count}
+      insert into scopes (team_id, scope, last_position) values (${scope.teamId}, ${scope.scope}, ${count})
+      on conflict (team_id, scope) do update set last_position = scopes.last_position + ${count}
       returning last_position`;
     const first = last_position - count + 1;
     const records = planned.map((p, i) => ({
@@ -145,8 +145,8 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
       unfinished_deps: p.newDeps.length + p.existingDeps.filter((d) => statuses.get(d) !== 'done').length,
     }));
     await tx`
-      insert into todos (id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
-      select r.id, ${scope}, r.title, r.note, r.assignee, r.parent_id, r.tags, ${ctx.principal.id}, r.position, r.unfinished_deps, r.priority
+      insert into todos (id, team_id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
+      select r.id, ${scope.teamId}, ${scope.scope}, r.title, r.note, r.assignee, r.parent_id, r.tags, ${ctx.principal.id}, r.position, r.unfinished_deps, r.priority
         from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb)
           as r(id text, title text, note text, assignee text, parent_id text, tags text[], position int, unfinished_deps int, priority smallint)`;
     const from: string[] = [];
@@ -160,7 +160,7 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
     }
     // (position, id) order is request order: the positions were handed out in it.
     const rows = await selectItems(tx, ctx.config.todo.claimLeaseMs, planned.map((p) => p.id));
-    await appendEvents(tx, emitted(ctx, scope, rows.map((row) => ({ event: 'added', row }))), actorOf(ctx.principal));
+    await appendEvents(tx, scope.teamId, emitted(ctx, scope.scope, rows.map((row) => ({ event: 'added', row }))), actorOf(ctx.principal));
     return rows;
   });
   const byRef: Record<string, string> = {};
@@ -186,7 +186,7 @@ async function indexRefs(items: AddManyItem[]): Promise<Map<string, number>> {
 }
 
 /** The request-only checks of item `index`, in the single add's order; returns what to write. */
-async function planItem(ctx: Ctx, override: boolean, scope: string, items: AddManyItem[], refs: Map<string, number>, index: number): Promise<Planned> {
+async function planItem(ctx: Ctx, override: boolean, scope: TeamScope, items: AddManyItem[], refs: Map<string, number>, index: number): Promise<Planned> {
   const item = items[index];
   const title = checkTitle(ctx, item.title);
   const note = item.note !== undefined && item.note !== '' ? checkNote(ctx, item.note) : null;
@@ -201,7 +201,7 @@ async function planItem(ctx: Ctx, override: boolean, scope: string, items: AddMa
     if (p === undefined) fail('unknown_ref', `parentRef "${item.parentRef}" names no item of this request`, { parentRef: item.parentRef });
     if (p === index) fail('invalid_ref', `parentRef "${item.parentRef}" names the item itself; an item cannot be its own parent`, { parentRef: item.parentRef });
     const parent = items[p];
-    await assertParentFits(ctx, ctx.sql, scope, item.parentRef, { scope, parent_id: parent.parentId ?? parent.parentRef ?? null });
+    await assertParentFits(ctx, ctx.sql, scope, item.parentRef, { team_id: scope.teamId, scope: scope.scope, parent_id: parent.parentId ?? parent.parentRef ?? null });
     parentIndex = p;
   }
   const existingDeps: string[] = [];
@@ -258,14 +258,14 @@ async function refuseCycles(items: AddManyItem[], planned: Planned[]): Promise<v
  * holding `FOR SHARE` on every existing item named (one statement, id order) until commit, as
  * the single add does. Returns the existing dependencies' stored statuses.
  */
-async function checkAgainstDatabase(ctx: Ctx, tx: Db, scope: string, items: AddManyItem[], planned: Planned[]): Promise<Map<string, StoredStatus>> {
+async function checkAgainstDatabase(ctx: Ctx, tx: Db, scope: TeamScope, items: AddManyItem[], planned: Planned[]): Promise<Map<string, StoredStatus>> {
   const assignees = new Map<string, number>();
   planned.forEach((p, i) => p.assignee && !assignees.has(p.assignee) && assignees.set(p.assignee, i));
   for (const [assignee, i] of assignees) await atItem(i, items[i].ref, () => assertAssignable(tx, scope, assignee));
   const ids = [...new Set(planned.flatMap((p) => (p.parentId !== null ? [p.parentId, ...p.existingDeps] : p.existingDeps)))];
   const rows = ids.length
-    ? await tx<{ id: string; scope: string; parent_id: string | null; status: StoredStatus }[]>`
-        select id, scope, parent_id, status from todos where id = any(${ids}::text[]) order by id for share`
+    ? await tx<{ id: string; team_id: string; scope: string; parent_id: string | null; status: StoredStatus }[]>`
+        select id, team_id, scope, parent_id, status from todos where id = any(${ids}::text[]) order by id for share`
     : [];
   const found = new Map(rows.map((r) => [r.id, r]));
   for (const [i, p] of planned.entries()) {

@@ -22,16 +22,16 @@ import type { Db, Sql } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
 import { ringAfterCommit } from '../events/doorbell.js';
-import { appendEvents, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
+import { appendEvents, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 
 /** A todo item's id as `newId('td')` makes it (cursors carry it back). */
 const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
-import { accessToScope, resolveScope, scopeKindOf } from '../scopes/scopes.js';
+import { accessToScope, resolveScope, scopeKindOf, type TeamScope } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession, type NextFilters } from './todos.batch.js';
-import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, teamScopeOf, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 import { actorOf, type Actor } from '../auth/actor.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -117,7 +117,7 @@ async function visibleRow(ctx: Ctx, db: Db, id: string, forUpdate = false): Prom
     : await db<TodoRow[]>`select ${itemColumns(db, lease(ctx))} from todos t where t.id = ${id}`;
   const row = rows[0];
   if (!row) fail('todo_not_found', `todo "${id}" not found`);
-  const a = await accessToScope(db, ctx.principal, row.scope);
+  const a = await accessToScope(db, ctx.principal, teamScopeOf(row));
   if (!a.inScope) fail('todo_not_found', `todo "${id}" not found`);
   return { row, override: a.override };
 }
@@ -145,10 +145,10 @@ export function assertNotGraphManaged(scope: string): void {
  * holding `FOR SHARE` on them until commit. Checks run per dependency in sorted order: self edge,
  * unknown id, different scope, cycle (seed 000 "Dependencies"; seeds-notes §1.6). Throws 422.
  */
-async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: string, deps: string[], isNew: boolean): Promise<Map<string, StoredStatus>> {
+async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: TeamScope, deps: string[], isNew: boolean): Promise<Map<string, StoredStatus>> {
   if (deps.length === 0) return new Map();
-  const rows = await tx<{ id: string; scope: string; status: StoredStatus }[]>`
-    select id, scope, status from todos where id = any(${deps}::text[]) order by id for share`;
+  const rows = await tx<{ id: string; team_id: string; scope: string; status: StoredStatus }[]>`
+    select id, team_id, scope, status from todos where id = any(${deps}::text[]) order by id for share`;
   const found = new Map(rows.map((r) => [r.id, r]));
   let reaching = new Set<string>();
   if (!isNew) {
@@ -179,11 +179,12 @@ async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: str
  * scope the caller cannot read does not exist for it (existence is not leaked).
  * Throws 422 dependency_not_found, dependency_scope_mismatch.
  */
-export async function assertDependencyFits(ctx: Ctx, db: Db, scope: string, dep: string, d: { scope: string } | undefined): Promise<void> {
-  if (!d || (d.scope !== scope && !(await accessToScope(db, ctx.principal, d.scope)).inScope)) {
+export async function assertDependencyFits(ctx: Ctx, db: Db, scope: TeamScope, dep: string, d: { team_id: string; scope: string } | undefined): Promise<void> {
+  const same = d !== undefined && d.team_id === scope.teamId && d.scope === scope.scope;
+  if (!d || (!same && !(await accessToScope(db, ctx.principal, teamScopeOf(d))).inScope)) {
     fail('dependency_not_found', `dependency todo "${dep}" not found`, { dependency: dep });
   }
-  if (d.scope !== scope) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
+  if (!same) fail('dependency_scope_mismatch', `dependency todo "${dep}" is in a different scope`, { dependency: dep });
 }
 
 /**
@@ -210,10 +211,13 @@ async function cycleThrough(tx: Db, id: string, dep: string): Promise<string[]> 
   return [id, ...path];
 }
 
+/** The advisory lock that serialises the edge writers of one list (the cycle check). */
+const depsLock = (r: { team_id: string; scope: string }) => `todo-deps:${r.team_id}:${r.scope}`;
+
 /** Replaces an existing item's edges and recomputes its unfinished-dependency count (in `tx`). */
 async function replaceDependencies(ctx: Ctx, tx: Db, row: TodoRow, deps: string[]): Promise<void> {
-  await lockXact(tx, `todo-deps:${row.scope}`);
-  const statuses = await lockAndCheckDependencies(ctx, tx, row.id, row.scope, deps, false);
+  await lockXact(tx, depsLock(row));
+  const statuses = await lockAndCheckDependencies(ctx, tx, row.id, teamScopeOf(row), deps, false);
   await tx`delete from todo_dependencies where todo_id = ${row.id} and not (dependency_id = any(${deps}::text[]))`;
   if (deps.length) {
     await tx`insert into todo_dependencies (todo_id, dependency_id)
@@ -266,12 +270,13 @@ export function checkAssignee(ctx: Ctx, override: boolean, raw: string | undefin
  * (seed 000 "Items"), checked in this order: it exists for the caller, is top-level (one level
  * deep), shares the scope. Throws 422 parent_not_found, hierarchy_too_deep, parent_scope_mismatch.
  */
-export async function assertParentFits(ctx: Ctx, db: Db, scope: string, parentId: string, parent: { scope: string; parent_id: string | null } | undefined): Promise<void> {
-  if (!parent || (parent.scope !== scope && !(await accessToScope(db, ctx.principal, parent.scope)).inScope)) {
+export async function assertParentFits(ctx: Ctx, db: Db, scope: TeamScope, parentId: string, parent: { team_id: string; scope: string; parent_id: string | null } | undefined): Promise<void> {
+  const same = parent !== undefined && parent.team_id === scope.teamId && parent.scope === scope.scope;
+  if (!parent || (!same && !(await accessToScope(db, ctx.principal, teamScopeOf(parent))).inScope)) {
     fail('parent_not_found', `parent todo "${parentId}" not found`);
   }
   if (parent.parent_id) fail('hierarchy_too_deep', `todo hierarchy is one level deep: "${parentId}" is itself a sub-item`);
-  if (parent.scope !== scope) fail('parent_scope_mismatch', "sub-item must share its parent's scope");
+  if (!same) fail('parent_scope_mismatch', "sub-item must share its parent's scope");
 }
 
 /**
@@ -291,27 +296,27 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
   const assignee = checkAssignee(ctx, access.override, input.assignee);
   const id = newId('td');
   const row = await withTx(ctx.sql, async (tx) => {
-    if (assignee) await assertAssignable(tx, access.scope, assignee);
+    if (assignee) await assertAssignable(tx, access, assignee);
     if (input.parentId !== undefined) {
-      const [parent] = await tx<{ scope: string; parent_id: string | null }[]>`
-        select scope, parent_id from todos where id = ${input.parentId} for share`;
-      await assertParentFits(ctx, tx, access.scope, input.parentId, parent);
+      const [parent] = await tx<{ team_id: string; scope: string; parent_id: string | null }[]>`
+        select team_id, scope, parent_id from todos where id = ${input.parentId} for share`;
+      await assertParentFits(ctx, tx, access, input.parentId, parent);
     }
-    const statuses = await lockAndCheckDependencies(ctx, tx, id, access.scope, deps, true);
+    const statuses = await lockAndCheckDependencies(ctx, tx, id, access, deps, true);
     const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
-      insert into scopes (scope, last_position, team_id) values (${access.scope}, 1, ${ctx.principal.teamId})
-      on conflict (scope) do update set last_position = scopes.last_position + 1
+      insert into scopes (team_id, scope, last_position) values (${access.teamId}, ${access.scope}, 1)
+      on conflict (team_id, scope) do update set last_position = scopes.last_position + 1
       returning last_position`;
     await tx`
-      insert into todos (id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
-      values (${id}, ${access.scope}, ${title}, ${note}, ${assignee}, ${input.parentId ?? null}, ${tags}::text[],
+      insert into todos (id, team_id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
+      values (${id}, ${access.teamId}, ${access.scope}, ${title}, ${note}, ${assignee}, ${input.parentId ?? null}, ${tags}::text[],
               ${ctx.principal.id}, ${last_position}, ${unfinished}, ${input.priority ?? 0})`;
     if (deps.length) {
       await tx`insert into todo_dependencies (todo_id, dependency_id) select ${id}, d from unnest(${deps}::text[]) d`;
     }
     const [row] = await selectItems(tx, lease(ctx), [id]);
-    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'added', row }]), actorOf(ctx.principal));
+    await appendEvents(tx, row.team_id, emitted(ctx, row.scope, [{ event: 'added', row }]), actorOf(ctx.principal));
     return row;
   });
   return toItem(row);
@@ -346,10 +351,10 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
   if (input.all) {
     const p = ctx.principal;
     if (!(p.kind === 'user' || p.systemKind === 'orchestrator')) fail('forbidden', 'all=true is restricted to the human or orchestrator');
-    scopeCond = sql`true`;
+    scopeCond = sql`t.team_id = ${p.teamId}`;
   } else {
     const access = await resolveScope(sql, ctx.principal, input.scope);
-    scopeCond = sql`t.scope = ${access.scope}`;
+    scopeCond = sql`t.team_id = ${access.teamId} and t.scope = ${access.scope}`;
   }
   // A free claim (expired lease) lists as what it reads: `todo` or `blocked`, no owner.
   const free = freeClaimSql(sql, lease(ctx));
@@ -405,7 +410,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   const emit = emitsFor(row.scope, ctx.config.todo.emitEvents);
   const claimed = await guardedClaim(ctx.sql, { id, actor: self, by: actorOf(ctx.principal), override, emit, leaseMs: lease(ctx) });
   if (claimed) {
-    if (emit) ringAfterCommit(ctx.sql, [topicOf(claimed.scope)]);
+    if (emit) ringAfterCommit(ctx.sql, [streamKey(claimed.team_id, topicOf(claimed.scope))]);
     return toItem(claimed);
   }
   // Lost, or never claimable: say which, from a fresh read.
@@ -489,7 +494,7 @@ export async function claimNext(ctx: Ctx, input: NextInput = {}): Promise<{ clai
 /** A `next` checked once: the caller's session, the resolved scope and the normalised filters. */
 export interface NextTarget {
   actor: string;
-  scope: string;
+  scope: TeamScope;
   filters: NextFilters;
 }
 
@@ -505,7 +510,7 @@ export async function nextTarget(ctx: Ctx, input: NextInput): Promise<NextTarget
   if (scopeKindOf(access.scope)?.next && Object.keys(filters).length) {
     fail('invalid_next_filter', `${access.scope} claims follow its own contract's order; call next there without tags, anyTags, minPriority or assignedToMe`);
   }
-  return { actor: self, scope: access.scope, filters };
+  return { actor: self, scope: { teamId: access.teamId, scope: access.scope }, filters };
 }
 
 /**
@@ -514,13 +519,14 @@ export async function nextTarget(ctx: Ctx, input: NextInput): Promise<NextTarget
  * (the claim statement claims nothing for a stopped session; `claimNext` then says 401).
  */
 export async function claimNextIn(ctx: Ctx, target: NextTarget): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
-  const kind = scopeKindOf(target.scope);
-  if (kind?.next) return (await kind.next(ctx, target.scope.slice(target.scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
+  const { scope } = target.scope;
+  const kind = scopeKindOf(scope);
+  if (kind?.next) return (await kind.next(ctx, scope.slice(scope.indexOf(':') + 1))) as { claimed: boolean; item?: TodoItem };
   const row = await batchedNext(ctx.sql, ctx.config.groupCommitMax, {
     scope: target.scope,
     actor: target.actor,
     by: actorOf(ctx.principal),
-    emit: emitsFor(target.scope, ctx.config.todo.emitEvents),
+    emit: emitsFor(scope, ctx.config.todo.emitEvents),
     leaseMs: lease(ctx),
     filters: target.filters,
   });
@@ -583,7 +589,7 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
     for (const f of flipped) events.push({ event: 'dependency-blocked', row: f });
     const written = emitted(ctx, row.scope, events);
     if (reason && written[0]) written[0].payload = { ...written[0].payload, reason };
-    await appendEvents(tx, written, actorOf(ctx.principal));
+    await appendEvents(tx, fresh.team_id, written, actorOf(ctx.principal));
     return { item: fresh };
   });
   if ('item' in result) return toItem(result.item!);
@@ -709,7 +715,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
       // Lock order for edge writers: the scope's DAG lock first, then rows (else two edits that
       // close a cycle from both ends deadlock: each holds its item and waits for the other).
       const pre = await visibleRow(ctx, tx, id);
-      await lockXact(tx, `todo-deps:${pre.row.scope}`);
+      await lockXact(tx, depsLock(pre.row));
     }
     const { row, override } = await visibleRow(ctx, tx, id, true);
     assertNotGraphManaged(row.scope);
@@ -722,7 +728,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
     const wasBlocked = row.status === 'todo' && row.unfinished_deps > 0;
     if (deps !== undefined) await replaceDependencies(ctx, tx, row, deps);
     if (input.position !== undefined) {
-      await tx`update scopes set last_position = greatest(last_position, ${input.position}) where scope = ${row.scope}`;
+      await tx`update scopes set last_position = greatest(last_position, ${input.position}) where team_id = ${row.team_id} and scope = ${row.scope}`;
     }
     await tx`
       update todos set
@@ -737,7 +743,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
     const [fresh] = await selectItems(tx, leaseMs, [id]);
     const isBlocked = fresh.status === 'todo' && fresh.unfinished_deps > 0;
     const event = !wasBlocked && isBlocked ? 'dependency-blocked' : wasBlocked && !isBlocked ? 'unblocked' : 'updated';
-    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event, row: fresh }]), actorOf(ctx.principal));
+    await appendEvents(tx, fresh.team_id, emitted(ctx, fresh.scope, [{ event, row: fresh }]), actorOf(ctx.principal));
     return fresh;
   });
   return toItem(row);
@@ -751,10 +757,10 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
  * not leak. (A session stopped later keeps its reservations, as the seed keeps assignments.)
  * Errors: 422 invalid_assignee.
  */
-export async function assertAssignable(tx: Db, scope: string, assignee: string): Promise<void> {
+export async function assertAssignable(tx: Db, scope: TeamScope, assignee: string): Promise<void> {
   const who = await activeSessionPrincipal(tx, assignee);
   if (who && who.graphId === null && (await accessToScope(tx, who, scope)).inScope) return;
-  fail('invalid_assignee', `assignee "${assignee}" is not an active session that may claim in ${scope}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);
+  fail('invalid_assignee', `assignee "${assignee}" is not an active session that may claim in ${scope.scope}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);
 }
 
 /**
@@ -771,10 +777,10 @@ export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, 
     if (ifMatch !== undefined && ifMatch !== row.revision) {
       throw new DomainError('revision_mismatch', `todo "${id}" is at revision ${row.revision}, not ${ifMatch}`, { revision: row.revision });
     }
-    if (value) await assertAssignable(tx, row.scope, value);
+    if (value) await assertAssignable(tx, teamScopeOf(row), value);
     await tx`update todos set assignee = ${value}, revision = revision + 1, updated_at = now() where id = ${id}`;
     const [fresh] = await selectItems(tx, lease(ctx), [id]);
-    await appendEvents(tx, emitted(ctx, fresh.scope, [{ event: 'assigned', row: fresh }]), actorOf(ctx.principal));
+    await appendEvents(tx, fresh.team_id, emitted(ctx, fresh.scope, [{ event: 'assigned', row: fresh }]), actorOf(ctx.principal));
     return fresh;
   });
   return toItem(row);
@@ -807,7 +813,7 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
     }
     await tx`delete from todo_dependencies where todo_id = any(${set}::text[]) or dependency_id = any(${set}::text[])`;
     await tx`delete from todos where id = any(${set}::text[])`;
-    await appendEvents(tx, emitted(ctx, row.scope, [{ event: 'removed', row }]), actorOf(ctx.principal));
+    await appendEvents(tx, row.team_id, emitted(ctx, row.scope, [{ event: 'removed', row }]), actorOf(ctx.principal));
     return { removed: set };
   });
 }

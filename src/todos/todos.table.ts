@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
 import { check, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**
@@ -15,6 +16,14 @@ export const todos = pgTable(
   'todos',
   {
     id: text('id').primaryKey(),
+    /**
+     * The team of the item's scope (issue 21): a scope string names a list within one team, so
+     * every scope-keyed read filters by `(team_id, scope)`.
+     */
+    teamId: text('team_id')
+      .notNull()
+      .default(DEFAULT_TEAM)
+      .references(() => teams.id),
     scope: text('scope').notNull(),
     title: text('title').notNull(),
     note: text('note'),
@@ -53,11 +62,11 @@ export const todos = pgTable(
     check('todos_note_check', sql`${t.note} is null or octet_length(${t.note}) <= 2000`),
     check('todos_unfinished_check', sql`${t.unfinishedDeps} >= 0`),
     check('todos_result_check', sql`${t.result} is null or ${t.status} = 'done'`),
-    index('todos_scope_position_idx').on(t.scope, t.position, t.id),
+    index('todos_team_scope_position_idx').on(t.teamId, t.scope, t.position, t.id),
     // The ready set in `next` order: an unfiltered `next` is one probe of this partial index,
     // whatever the backlog size.
-    index('todos_ready_idx')
-      .on(t.scope, t.priority.desc(), t.position, t.id)
+    index('todos_team_ready_idx')
+      .on(t.teamId, t.scope, t.priority.desc(), t.position, t.id)
       .where(sql`${t.status} = 'todo' and ${t.owner} is null and ${t.unfinishedDeps} = 0`),
     index('todos_in_progress_idx').on(t.progressAt).where(sql`${t.status} = 'in-progress'`),
     index('todos_done_idx').on(t.updatedAt).where(sql`${t.status} = 'done'`),

@@ -10,6 +10,8 @@ export type StoredStatus = 'todo' | 'in-progress' | 'done' | 'blocked';
 /** A row as selected by `itemColumns`. */
 export interface TodoRow {
   id: string;
+  /** The team of the item's scope (issue 21); never on the wire. */
+  team_id: string;
   scope: string;
   title: string;
   note: string | null;
@@ -79,6 +81,9 @@ export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<pos
   return sql`${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}`;
 }
 
+/** The list a row belongs to (issue 21: a scope string names a list within one team). */
+export const teamScopeOf = (r: { team_id: string; scope: string }) => ({ teamId: r.team_id, scope: r.scope });
+
 /**
  * `depends_on` (every dependency id of alias `t`, sorted) and `blocked_by` (the unfinished ones:
  * `coord_blocked_by`, migrations/0003). Written so the claim cycle pays no function call per row
@@ -96,7 +101,7 @@ export function derivedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
 /** The stored columns of alias `t` that an item read selects (the derived ones come beside them). */
 export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
   return sql`
-    t.id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
+    t.id, t.team_id, t.scope, t.title, t.note, t.status, t.owner, t.assignee, t.parent_id, t.tags, t.created_by,
     t.created_at, t.updated_at, t.revision, t.position, t.priority, t.unfinished_deps, t.result`;
 }
 

@@ -28,7 +28,8 @@
  */
 import type { EventHub, Subscriber } from '../events/events.hub.js';
 import type { Sql } from '../db/client.js';
-import { headCursor, topicOf, type EventRow } from '../events/events.repo.js';
+import { headCursor, streamKey, topicOf, type EventRow } from '../events/events.repo.js';
+import type { TeamScope } from '../scopes/scopes.js';
 import { claimNextIn, nextTarget, refuseStoppedSession, transitionTodo, type Ctx, type NextInput } from './todos.service.js';
 import type { TodoItem } from './todos.view.js';
 
@@ -73,7 +74,7 @@ class TopicQueue {
   leave: (() => void) | undefined;
   readonly ready: Promise<void>;
 
-  constructor(hub: EventHub, sql: Sql, topic: string) {
+  constructor(hub: EventHub, sql: Sql, { teamId, scope }: TeamScope) {
     this.ready = (async () => {
       const sub: Subscriber = {
         cursor: await headCursor(sql),
@@ -84,7 +85,7 @@ class TopicQueue {
           return this.members > 0;
         },
       };
-      this.leave = await hub.catchUp(topic, sub, () => this.members > 0);
+      this.leave = await hub.catchUp(teamId, topicOf(scope), sub, () => this.members > 0);
     })();
   }
 
@@ -139,17 +140,18 @@ export class Waiters {
   }
 
   /** @internal */
-  async join(topic: string, w: Waiter): Promise<TopicQueue> {
+  async join(scope: TeamScope, w: Waiter): Promise<TopicQueue> {
     this.all.add(w);
     if (this.closing) w.end();
+    const topic = streamKey(scope.teamId, topicOf(scope.scope));
     let q = this.queues.get(topic);
-    if (!q) this.queues.set(topic, (q = new TopicQueue(this.hub, this.sql, topic)));
+    if (!q) this.queues.set(topic, (q = new TopicQueue(this.hub, this.sql, scope)));
     q.members++;
     try {
       await q.ready;
     } catch (err) {
       // The feed could not be joined (the database is unavailable): this queue is dead for all.
-      this.leave(topic, q, w);
+      this.leave(scope, q, w);
       if (this.queues.get(topic) === q) this.queues.delete(topic);
       throw err;
     }
@@ -157,7 +159,8 @@ export class Waiters {
   }
 
   /** @internal */
-  leave(topic: string, q: TopicQueue, w: Waiter): void {
+  leave(scope: TeamScope, q: TopicQueue, w: Waiter): void {
+    const topic = streamKey(scope.teamId, topicOf(scope.scope));
     this.all.delete(w);
     q.remove(w);
     if (w.token) q.pass();
@@ -184,7 +187,6 @@ export async function waitForNext(
   gone: AbortSignal,
 ): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
   const target = await nextTarget(ctx, input);
-  const topic = topicOf(target.scope);
   const w = new Waiter();
   const end = () => w.end();
   const timer = setTimeout(end, waitMs);
@@ -192,7 +194,7 @@ export async function waitForNext(
   const untrackSession = deps.hub.trackSessionStream(target.actor, end);
   let q: TopicQueue | undefined;
   try {
-    q = await deps.waiters.join(topic, w);
+    q = await deps.waiters.join(target.scope, w);
     for (;;) {
       if (gone.aborted) return { claimed: false };
       if (w.over) break;
@@ -217,7 +219,7 @@ export async function waitForNext(
     clearTimeout(timer);
     gone.removeEventListener('abort', end);
     untrackSession();
-    if (q) deps.waiters.leave(topic, q, w);
+    if (q) deps.waiters.leave(target.scope, q, w);
   }
 }
 

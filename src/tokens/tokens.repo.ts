@@ -34,10 +34,10 @@ export interface NewToken {
 }
 
 /**
- * Inserts tokens in one statement, each recorded in the audit as `token-created` by `actor`, and
+ * Inserts tokens of principals of team `teamId` in one statement, each recorded in the audit as `token-created` by `actor`, and
  * returns their ids and secrets, in input order.
  */
-export async function insertTokens(db: Db, tokens: readonly NewToken[], actor: Actor): Promise<{ id: string; secret: string }[]> {
+export async function insertTokens(db: Db, teamId: string, tokens: readonly NewToken[], actor: Actor): Promise<{ id: string; secret: string }[]> {
   if (tokens.length === 0) return [];
   const out = tokens.map((t) => ({ id: newId('tk'), secret: t.secret ?? newToken() }));
   const rows = await db<{ id: string; expires_at: Date | null }[]>`
@@ -52,6 +52,7 @@ export async function insertTokens(db: Db, tokens: readonly NewToken[], actor: A
   const expiry = new Map(rows.map((r) => [r.id, r.expires_at?.toISOString() ?? null]));
   await recordTokenEvents(
     db,
+    teamId,
     actor,
     'token-created',
     tokens.map((t, i) => ({
@@ -65,8 +66,8 @@ export async function insertTokens(db: Db, tokens: readonly NewToken[], actor: A
 }
 
 /** Issues the first token of one new principal (see `insertTokens`) and returns its secret. */
-export async function insertFirstToken(db: Db, t: NewToken, actor: Actor): Promise<string> {
-  const [r] = await insertTokens(db, [t], actor);
+export async function insertFirstToken(db: Db, teamId: string, t: NewToken, actor: Actor): Promise<string> {
+  const [r] = await insertTokens(db, teamId, [t], actor);
   return r.secret;
 }
 
@@ -79,10 +80,11 @@ export interface TokenFact {
   expiresAt: string | null;
 }
 
-/** The audit's record of token changes made by `actor`, in `tx` (topic `audit:tokens`; issue 21). */
-export async function recordTokenEvents(tx: Db, actor: Actor, event: 'token-created' | 'token-rotated' | 'token-revoked', tokens: readonly TokenFact[]): Promise<void> {
+/** The audit's record of token changes made by `actor` to tokens of `teamId`'s principals, in `tx` (topic `audit:tokens`; issue 21). */
+export async function recordTokenEvents(tx: Db, teamId: string, actor: Actor, event: 'token-created' | 'token-rotated' | 'token-revoked', tokens: readonly TokenFact[]): Promise<void> {
   await appendEvents(
     tx,
+    teamId,
     tokens.map((t) => ({ topic: auditTopic('tokens'), event, subjectId: t.id, payload: { event, ...t } })),
     actor,
   );

@@ -63,7 +63,7 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         tags,
         summary: 'List tokens',
         description:
-          'Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may ' +
+          'Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may (within their team) ' +
           'pass `principal` (a user or session id) to list another principal’s, or `principalKind=user` to list every operator’s ' +
           '(at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). ' +
           'Secrets are never shown.',
@@ -133,8 +133,8 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         summary: 'Revoke a token',
         description:
           'Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays ' +
-          'attributable. Sessions revoke their own tokens, operators anyone’s (another’s is `token_not_found` to a session). ' +
-          'Idempotent. The last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. ' +
+          'attributable. Sessions revoke their own tokens, operators anyone’s in their team (another’s is `token_not_found` to a session, another team’s to everyone). ' +
+          'Idempotent. A team’s last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. ' +
           'A session left without a live token can do nothing more: stop it and register a new one.',
         params: TokenParams,
         response: { 200: Token, ...problemResponses('token_not_found', 'last_operator_token') },

@@ -58,13 +58,16 @@ type Row = {
   expires_at: Date | null;
   revoked_at: Date | null;
   state: TokenState;
+  /** The owner's team (issue 21): a token is another team's object to everyone else. */
+  team_id: string;
 };
 
 const COLUMNS = (db: Db) => db`
   id, name, user_id, session_id, created_at, created_by, rotated_at, expires_at, revoked_at,
   case when revoked_at is not null then 'revoked' when expires_at is not null and expires_at <= now() then 'expired'
        when session_id is not null and (select s.status from sessions s where s.id = tokens.session_id) <> 'active' then 'stopped'
-       else 'active' end as state`;
+       else 'active' end as state,
+  coalesce((select u.team_id from users u where u.id = tokens.user_id), (select s.team_id from sessions s where s.id = tokens.session_id)) as team_id`;
 
 function view(r: Row, caller: Principal): TokenView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -92,7 +95,7 @@ export const MAX_OPERATOR_TOKENS_LISTED = 1000;
  * `MAX_TOKENS_PER_PRINCIPAL`), and with `includeRevoked` also the latest revoked ones (up to as
  * many again). With `principalKind: 'user'` instead: every operator's tokens (at most
  * `MAX_OPERATOR_TOKENS_LISTED`), to find the operators earlier `COORD_ADMIN_TOKEN` values made.
- * Sessions may list only their own (`forbidden` otherwise); an operator any principal's (an
+ * Sessions may list only their own (`forbidden` otherwise); an operator any principal's of its team (an
  * id that is no user or session: `not_found`).
  */
 export async function listTokens(
@@ -106,10 +109,12 @@ export async function listTokens(
   }
   if (opts.principalId && opts.principalKind) fail('validation_failed', 'pass `principal` or `principalKind`, not both');
   if (opts.principalId !== undefined && opts.principalId !== caller.id) {
-    const [known] = await sql`select 1 from users where id = ${opts.principalId} union all select 1 from sessions where id = ${opts.principalId} limit 1`;
+    const [known] = await sql`
+      select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId}
+      union all select 1 from sessions where id = ${opts.principalId} and team_id = ${caller.teamId} limit 1`;
     if (!known) fail('not_found', `no user or session "${opts.principalId}"; pass a user id (u-…) or a session id (s-…), or omit principal for your own tokens`);
   }
-  const whose = opts.principalKind ? sql`user_id is not null` : sql`coalesce(user_id, session_id) = ${owner}`;
+  const whose = opts.principalKind ? sql`user_id in (select id from users where team_id = ${caller.teamId})` : sql`coalesce(user_id, session_id) = ${owner}`;
   const limit = opts.principalKind ? MAX_OPERATOR_TOKENS_LISTED : opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL;
   const rows = await sql<Row[]>`
     select ${COLUMNS(sql)} from tokens where ${whose} ${opts.includeRevoked ? sql`` : sql`and revoked_at is null`}
@@ -135,6 +140,7 @@ export async function createToken(sql: Sql, caller: Principal, input: { name: st
     }
     const [made] = await insertTokens(
       tx,
+      caller.teamId,
       [{ ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }), name: input.name, createdBy: caller.id, expiresInMs: input.expiresInMs }],
       actorOf(caller),
     );
@@ -152,14 +158,14 @@ export async function tokenView(db: Db, id: string, caller: Principal): Promise<
 /** The audit's record of a token change by `caller` (topic `audit:tokens`; never the secret). */
 async function recordTokenEvent(tx: Db, caller: Principal, event: 'token-rotated' | 'token-revoked', r: Row): Promise<void> {
   const principal = r.user_id ? { kind: 'user' as const, id: r.user_id } : { kind: 'session' as const, id: r.session_id! };
-  await recordTokenEvents(tx, actorOf(caller), event, [{ id: r.id, name: r.name, principal, expiresAt: r.expires_at?.toISOString() ?? null }]);
+  await recordTokenEvents(tx, caller.teamId, actorOf(caller), event, [{ id: r.id, name: r.name, principal, expiresAt: r.expires_at?.toISOString() ?? null }]);
 }
 
 /** Reads one token the caller may see (`own` = only its own), locked for update; `token_not_found` otherwise. */
 async function lockVisible(tx: Db, caller: Principal, id: string, own: boolean): Promise<Row> {
   const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${id} for update`;
   const mine = row && (row.user_id ?? row.session_id) === caller.id;
-  if (!row || (!mine && (own || caller.kind !== 'user'))) {
+  if (!row || (!mine && (own || caller.kind !== 'user' || row.team_id !== caller.teamId))) {
     fail('token_not_found', `no token "${id}" that you may ${own ? 'rotate' : 'revoke'}; list yours with GET /v1/tokens`);
   }
   return row;
@@ -194,8 +200,8 @@ export async function rotateToken(sql: Sql, caller: Principal, id: string, input
 /**
  * Revokes a token: it is refused at once on every replica and its streams end; the row stays (what
  * it did remains attributable to its name). Idempotent: revoking a revoked token returns it
- * unchanged. Sessions revoke their own tokens; operators anyone's. Errors: `token_not_found`
- * (404), `last_operator_token` (409: no other unrevoked operator token without an expiry would be
+ * unchanged. Sessions revoke their own tokens; operators anyone's in their team. Errors: `token_not_found`
+ * (404), `last_operator_token` (409: no other unrevoked operator token of the team without an expiry would be
  * left; tokens that expire do not count: once they had, nobody could administer Coord).
  */
 export async function revokeToken(sql: Sql, caller: Principal, id: string): Promise<TokenView> {
@@ -208,7 +214,7 @@ export async function revokeToken(sql: Sql, caller: Principal, id: string): Prom
       // winner's commit).
       await lockXact(tx, 'coord:operator-tokens');
       const [other] = await tx`
-        select 1 from tokens where user_id is not null and id <> ${id} and revoked_at is null and expires_at is null limit 1`;
+        select 1 from tokens where user_id in (select id from users where team_id = ${row.team_id}) and id <> ${id} and revoked_at is null and expires_at is null limit 1`;
       if (!other) {
         fail(
           'last_operator_token',

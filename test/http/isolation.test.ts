@@ -6,12 +6,14 @@
  * (operators: in every scope, with override authority) or sessions (agents) with a subtree root;
  * a session reads the lists of its own subtree, the scenarios it orchestrates or is a member of,
  * the Task Graphs its subtree created or whose Agents it is bound to (a dispatch's own session:
- * its one graph), the metagit graphs and intents its subtree created. There are no teams or
- * tenants, and every operator is in every scope, so there is no outsider operator to test; the
- * outsiders are sessions of another subtree in every shape Coord has (a root, its child, a
- * member of its scenario, a session bound to an unrelated Agent, a dispatch session of its own
- * graph) and, for the owner's non-graph objects, the owner's own worker and dispatch sessions
- * (they anchor to themselves).
+ * its one graph), the metagit graphs and intents its subtree created. An operator is in every
+ * scope of its own team and in none of another's (issue 21). The outsiders are sessions of
+ * another subtree in every shape Coord has (a root, its child, a member of its scenario, a
+ * session bound to an unrelated Agent, a dispatch session of its own graph), for the owner's
+ * non-graph objects the owner's own worker and dispatch sessions (they anchor to themselves), and
+ * a second team: its operator (in every scope of its own team) and its sessions, each of which
+ * must find the owner's objects exactly as missing ones, and change nothing. (Two teams holding
+ * the same names side by side is test/teams/teams.names.test.ts.)
  *
  * Every operation of the document that takes an id in its path is called by every outsider with
  * the owner's ids, and with a valid body. Each answer must be 404 problem+json, and byte for
@@ -27,6 +29,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../../scripts/gen-openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createUser } from '../../src/auth/tokens.js';
 import { operations, send, type Answer, type FuzzRequest, type Operation } from './openapi-fuzz.js';
 import { admin, buildWorld, fingerprint, InjectClient, newSession, registerWorldAgents, worldGraph, type Caller, type World } from './world.js';
 
@@ -40,6 +43,8 @@ let twin: World;
 /** The stranger's own world: its owner, child, scenario member and dispatch session are outsiders. */
 let s: World;
 let otherWorker: Caller;
+/** The second team: its operator, and its own world. */
+let teamB: { operator: Caller; world: World };
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -48,6 +53,11 @@ beforeAll(async () => {
   twin = await buildWorld(t);
   s = await buildWorld(t);
   otherWorker = await newSession(t, { name: 'other-worker', agentId: 'agent-other' });
+  await t.sql`insert into teams (id, name, created_by) values ('tm-isolation-b', 'isolation-b', 'test')`;
+  const op = await createUser(t.sql, 'operator-b', undefined, { teamId: 'tm-isolation-b' });
+  const operator = new InjectClient(t.app, op.token);
+  await registerWorldAgents(operator);
+  teamB = { operator: { id: op.id, token: op.token, client: operator }, world: await buildWorld(t, { operator }) };
 });
 afterAll(async () => t?.close());
 
@@ -62,8 +72,15 @@ function outsiders(domain: Domain): [string, Caller][] {
     ['session of another Agent', otherWorker],
     ['dispatch session of another graph', s.dispatch],
   ];
+  const otherTeam: [string, Caller][] = [
+    ['other team’s operator', teamB.operator],
+    ['other team’s root session', teamB.world.owner],
+    ['other team’s scenario member', teamB.world.scenario.members.a],
+    ['other team’s worker', teamB.world.worker],
+    ['other team’s dispatch session', teamB.world.dispatch],
+  ];
   // The owner's worker (bound to the graphs' implementer) and dispatch session see its graphs.
-  return domain === 'graph' ? general : [...general, ['owner’s worker', w.worker], ['owner’s dispatch session', w.dispatch]];
+  return domain === 'graph' ? [...general, ...otherTeam] : [...general, ...otherTeam, ['owner’s worker', w.worker], ['owner’s dispatch session', w.dispatch]];
 }
 
 /** One path of an operation with a world's ids, the same path with ids that do not exist, and whose objects it names. */
@@ -266,7 +283,10 @@ describe('isolation generated from the OpenAPI document: every route with an id,
           const missing = await send(t.app, request(op, target.missing, outsider.token, w), op.sse);
           calls += 2;
           const at = `${op.key} (${target.label}) as ${who}`;
-          if (real.status !== 404) leaks.push(`${at}: ${real.status} (want 404) ${real.text.slice(0, 200)}`);
+          // An operator is refused a claim before any lookup (it has no session identity): the
+          // same 403 as for a missing id, compared below, so it tells nothing.
+          const refusedBeforeLookup = outsider === teamB.operator && real.status === 403 && /claim_requires_session/.test(real.text);
+          if (real.status !== 404 && !refusedBeforeLookup) leaks.push(`${at}: ${real.status} (want 404) ${real.text.slice(0, 200)}`);
           else if (!real.type.startsWith('application/problem+json')) leaks.push(`${at}: 404 is ${real.type}`);
           const same = swapAll(real.text, target.swap(w)) === missing.text && real.status === missing.status;
           if (!same) leaks.push(`${at}: differs from a missing id:\n    real    ${real.status} ${real.text.slice(0, 300)}\n    missing ${missing.status} ${missing.text.slice(0, 300)}`);
@@ -309,7 +329,8 @@ describe('isolation of ids that travel in queries and bodies', () => {
       for (const [real, missing] of scopes) {
         await expectIndistinguishable(c, 'GET', (sc) => `/v1/todos?scope=${encodeURIComponent(sc)}`, real, missing, 404);
         await expectIndistinguishable(c, 'POST', (sc) => ['/v1/todos', { title: 'planted', scope: sc }], real, missing, 404);
-        await expectIndistinguishable(c, 'POST', (sc) => ['/v1/todos/next', { scope: sc }], real, missing, 404);
+        // An operator has no session identity to claim with: refused before the scope is looked up.
+        await expectIndistinguishable(c, 'POST', (sc) => ['/v1/todos/next', { scope: sc }], real, missing, outsider === teamB.operator ? 403 : 404);
         await expectIndistinguishable(c, 'GET', (sc) => `/v1/events/log?topic=${encodeURIComponent(`todo:${sc}`)}`, real, missing, 404);
         await expectIndistinguishable(c, 'GET', (sc) => `/v1/events?topic=${encodeURIComponent(`todo:${sc}`)}`, real, missing, 404);
       }
@@ -343,11 +364,16 @@ describe('isolation of ids that travel in queries and bodies', () => {
   });
 
   it('should list none of the owner’s objects to an outsider', async () => {
-    const ids = [w.owner.id, w.child.id, ...Object.values(w.todos), w.scenario.id, w.graphs.graph, w.graphs.idle, w.metagit.graph, w.metagit.intent];
+    const ids = [w.owner.id, w.child.id, ...Object.values(w.todos), w.scenario.id, w.scenario.name, w.graphs.graph, w.graphs.idle, w.metagit.graph, w.metagit.intent, w.spareToken];
     for (const [who, outsider] of outsiders('graph')) {
       const c = new InjectClient(t.app, outsider.token);
-      for (const list of ['/v1/sessions', '/v1/todos', '/v1/graphs', '/v1/intents', '/v1/task-graphs', '/v1/agents']) {
-        const r = await c.get(`${list}?limit=1000`);
+      const lists = [
+        ...['/v1/sessions', '/v1/todos', '/v1/graphs', '/v1/intents', '/v1/task-graphs', '/v1/agents', '/v1/scopes', '/v1/scenarios', '/v1/audit'].map((l) => `${l}?limit=500`),
+        '/v1/todos?all=true&limit=500',
+        '/v1/tokens?principalKind=user&includeRevoked=true',
+      ];
+      for (const list of lists) {
+        const r = await c.get(list);
         if (r.status >= 400) continue; // e.g. a session without a list of its own
         for (const id of ids) expect(JSON.stringify(r.body).includes(id), `${list} as ${who} lists ${id}`).toBe(false);
       }
@@ -355,10 +381,12 @@ describe('isolation of ids that travel in queries and bodies', () => {
   });
 
   it('should answer a create whose id another subtree holds exactly as a create whose id the caller holds, and change nothing', async () => {
-    // Ids are global names (a Task Graph's parent task id, a scenario's name, a metagit graph or
-    // intent id): a create cannot answer like a miss, since a miss creates. It answers one 409
+    // Ids are names within a team (a Task Graph's parent task id, a scenario's name, a metagit
+    // graph or intent id): a create cannot answer like a miss, since a miss creates. Within the
+    // team it answers one 409
     // that names only the id, whoever holds it, so it says "taken" and nothing else (not who
     // holds it, not what it is); every read and write of it by id stays a 404 for the outsider.
+    // (Another team holds its own names: its create succeeds, test/teams/teams.names.test.ts.)
     const mine = new InjectClient(t.app, w.owner.token);
     const theirs = new InjectClient(t.app, s.owner.token);
     const fp = await fingerprint(t.sql);

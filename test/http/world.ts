@@ -91,9 +91,12 @@ async function must<T = any>(p: Promise<{ status: number; body: any }>, status: 
 /** The operator's client, over inject. */
 export const admin = (t: TestApp) => new InjectClient(t.app, t.admin.token);
 
-/** A root session (or a child of `parent`, registered by it), as `{id, token, client}`. */
-export async function newSession(t: TestApp, o: { name?: string; parent?: Caller; agentId?: string } = {}): Promise<Caller> {
-  const by = o.parent?.client ?? admin(t);
+/**
+ * A root session (or a child of `parent`, registered by it), as `{id, token, client}`; a root
+ * session is registered by `operator` (default: the test app's operator, of the default team).
+ */
+export async function newSession(t: TestApp, o: { name?: string; parent?: Caller; agentId?: string; operator?: InjectClient } = {}): Promise<Caller> {
+  const by = o.parent?.client ?? o.operator ?? admin(t);
   const body = await must(by.post('/v1/sessions', { name: o.name, ...(o.agentId ? { agentId: o.agentId } : {}) }), 201, `session ${o.name}`);
   return { id: body.session.id, token: body.token, client: by.as(body.token) };
 }
@@ -127,18 +130,20 @@ export type Part = 'todos' | 'scenario' | 'graphs' | 'metagit';
 export const ALL_PARTS: readonly Part[] = ['todos', 'scenario', 'graphs', 'metagit'];
 
 /**
- * Builds a world owned by a new root session (see the file header). `parts` limits what is
- * built fresh; the other parts are `base`'s (objects of another owner: foreign ids for the fuzz).
- * Agents must be registered.
+ * Builds a world owned by a new root session (see the file header), registered by `operator`
+ * (default: the test app's; another team's operator builds a world in that team). `parts` limits
+ * what is built fresh; the other parts are `base`'s (objects of another owner: foreign ids for the
+ * fuzz). Agents must be registered (in the operator's team). `tag` fixes the names' tag (two
+ * teams may build worlds with the same names).
  */
-export async function buildWorld(t: TestApp, opts: { parts?: readonly Part[]; base?: World } = {}): Promise<World> {
+export async function buildWorld(t: TestApp, opts: { parts?: readonly Part[]; base?: World; operator?: InjectClient; tag?: string } = {}): Promise<World> {
   const parts = new Set(opts.parts ?? ALL_PARTS);
   const base = opts.base;
   if (!base && parts.size < ALL_PARTS.length) throw new Error('world: a partial world needs a base world');
-  const tag = randomBytes(4).toString('hex');
-  const owner = await newSession(t, { name: `owner-${tag}` });
+  const tag = opts.tag ?? randomBytes(4).toString('hex');
+  const owner = await newSession(t, { name: `owner-${tag}`, operator: opts.operator });
   const child = await newSession(t, { name: `child-${tag}`, parent: owner });
-  const worker = await newSession(t, { name: `worker-${tag}`, agentId: 'agent-fz' });
+  const worker = await newSession(t, { name: `worker-${tag}`, agentId: 'agent-fz', operator: opts.operator });
   const stopped = await newSession(t, { name: `stopped-${tag}`, parent: owner });
   await must(owner.client.post(`/v1/sessions/${stopped.id}/stop`), 200, 'stop');
   const spareToken = (await must(owner.client.post('/v1/tokens', { name: 'spare' }), 201, 'token')).token.id as string;
@@ -221,6 +226,8 @@ export async function fingerprint(sql: Sql): Promise<string> {
       (select count(*) || ':' || coalesce(max(id), 0) from events),
       (select count(*) || ':' || coalesce(sum(revision), 0) from sessions),
       (select count(*) from users),
+      (select count(*) from teams),
+      (select count(*) || ':' || coalesce(max(revoked_at)::text, '') || ':' || coalesce(max(rotated_at)::text, '') from tokens),
       (select count(*) from agents),
       (select count(*) || ':' || coalesce(sum(revision), 0) from graphs),
       (select count(*) || ':' || coalesce(max(updated_at)::text, '') || ':' || coalesce(sum(attempt), 0) from graph_subtasks),

@@ -19,7 +19,7 @@
  * are never touched. Either way the dispatch's session is stopped: its attempt is over.
  */
 import { noteTopics } from '../../events/doorbell.js';
-import { appendEvents, emitsFor, topicOf } from '../../events/events.repo.js';
+import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
 import { eventPayload } from '../../todos/todos.view.js';
@@ -88,7 +88,7 @@ export async function blockEngineRow(g: LockedGraph, row: SubtaskRow, owner: str
      where id = ${row.todo_id} and status <> 'blocked'
     returning id, scope, status, owner, revision, unfinished_deps`;
   if (rows.length && emitsFor(g.graph.scope, g.ctx.config.todo.emitEvents)) {
-    await appendEvents(g.tx, rows.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason } })), actorOf(g.ctx.principal));
+    await appendEvents(g.tx, g.graph.team_id, rows.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason } })), actorOf(g.ctx.principal));
   }
 }
 
@@ -209,7 +209,7 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
         update graph_subtasks set outcome = 'FAILED', reason = ${JSON.stringify(boundReason(reason))}::text::jsonb,
                evidence = ${JSON.stringify(evidence)}::text::jsonb, implementation_commit = ${commit},
                scope_evidence = ${JSON.stringify(scope)}::text::jsonb, last_error = ${JSON.stringify(lastError)}::text::jsonb, updated_at = now()
-         where graph_id = ${id} and subtask_id = ${subtaskId}`;
+         where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${subtaskId}`;
       await blockEngineRow(g, row, row.owner ?? ctx.principal.id, 'INTENT_SCOPE_DRIFT');
     } else {
       const warn = scope !== null && scope.drift && scope.scopePolicy === 'warn' ? driftReason(scope) : null;
@@ -217,10 +217,10 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
         update graph_subtasks set outcome = null, reason = ${warn === null ? null : JSON.stringify(boundReason(warn))}::text::jsonb,
                evidence = ${JSON.stringify(evidence)}::text::jsonb, implementation_commit = ${commit},
                scope_evidence = ${scope === null ? null : JSON.stringify(scope)}::text::jsonb, last_error = null, updated_at = now()
-         where graph_id = ${id} and subtask_id = ${subtaskId}`;
+         where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${subtaskId}`;
       // The engine's own done: guarded transition, cascade to dependents, `done`/`unblocked` events.
       await completeContractRow(g.tx, row.todo_id, row.owner ?? null, actorOf(ctx.principal), ctx.config.todo.emitEvents);
-      noteTopics(g.tx, [topicOf(g.graph.scope)]);
+      noteTopics(g.tx, [streamKey(g.graph.team_id, topicOf(g.graph.scope))]);
     }
     await stopDispatchSession(g, row);
     return { result: { scopeEvidence: scope, evidence, strictDrift }, direct: [subtaskId] };
@@ -276,7 +276,7 @@ export async function failSubtask(ctx: Ctx, id: string, subtaskId: string, repor
     await g.tx`
       update graph_subtasks set outcome = 'FAILED', reason = ${JSON.stringify(reason)}::text::jsonb,
              last_error = ${JSON.stringify(lastError)}::text::jsonb, updated_at = now()
-       where graph_id = ${id} and subtask_id = ${subtaskId}`;
+       where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${subtaskId}`;
     await blockEngineRow(g, row, row.owner ?? ctx.principal.id, report.code);
     await stopDispatchSession(g, row);
     return { result: { changed: true }, direct: [subtaskId] };

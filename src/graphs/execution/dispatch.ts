@@ -53,7 +53,7 @@ export interface Dispatch {
 async function registry(g: LockedGraph): Promise<AgentRegistryRecord[]> {
   const implementers = [...new Set(g.rows.map((r) => r.implementer))];
   const rows = await g.tx<{ id: string; adapter: string | null; command: string | null }[]>`
-    select id, adapter, command from agents where id = any(${implementers}::text[]) order by id collate "C"`;
+    select id, adapter, command from agents where team_id = ${g.graph.team_id} and id = any(${implementers}::text[]) order by id collate "C"`;
   return rows.map((a) => ({ id: a.id, adapter: a.adapter, command: a.command, commandSource: null }));
 }
 
@@ -87,7 +87,7 @@ async function fixBase(g: LockedGraph, requested: string | undefined): Promise<{
       recoverable: true,
     });
   }
-  await g.tx`update graphs set base_commit = ${wanted} where id = ${id}`;
+  await g.tx`update graphs set base_commit = ${wanted} where team_id = ${g.graph.team_id} and id = ${id}`;
   g.graph.base_commit = wanted;
   return { base: wanted, changed: true };
 }
@@ -115,9 +115,9 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
   await tx`
     insert into sessions (id, name, parent_id, root_id, agent_id, graph_id, subtask_id, created_by, team_id)
     values (${sessionId}, ${`${graph.id}/${subtaskId}#${attempt}`}, ${parentId}, ${rootId}, ${row.implementer},
-            ${graph.id}, ${subtaskId}, ${caller.id}, ${caller.teamId})`;
-  await insertFirstToken(tx, { sessionId, createdBy: caller.id, secret: token }, actorOf(caller));
-  await recordSessionEvents(tx, actorOf(caller), 'session-created', [{ id: sessionId, name: `${graph.id}/${subtaskId}#${attempt}` }]);
+            ${graph.id}, ${subtaskId}, ${caller.id}, ${graph.team_id})`;
+  await insertFirstToken(tx, graph.team_id, { sessionId, createdBy: caller.id, secret: token }, actorOf(caller));
+  await recordSessionEvents(tx, graph.team_id, actorOf(caller), 'session-created', [{ id: sessionId, name: `${graph.id}/${subtaskId}#${attempt}` }]);
   const claimed = await guardedClaim(tx, {
     id: row.todo_id,
     actor: sessionId,
@@ -138,7 +138,7 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
     update graph_subtasks set attempt = ${attempt}, session_id = ${sessionId}, dispatched_by = ${caller.id}, dispatched_at = now(),
            implementation_commit = null, scope_evidence = null, evidence = null, last_error = null, cleanup = null,
            reason = null, updated_at = now()
-     where graph_id = ${graph.id} and subtask_id = ${subtaskId}`;
+     where team_id = ${graph.team_id} and graph_id = ${graph.id} and subtask_id = ${subtaskId}`;
   state.subtasks = state.subtasks.map((s) => (s.id === subtaskId ? { ...s, state: 'RUNNING', reason: null } : s));
   const worktree = runtimeWorktree(graph.id, subtaskId);
   const declaration = graph.intent_map?.subtasks.find((d) => d.id === subtaskId);

@@ -7,7 +7,7 @@
  * Why one door. The contract's invariants are cross-row: `maxConcurrency` counts RUNNING siblings,
  * write intent is checked against every RUNNING subtask, a SUCCEEDED or FAILED prerequisite
  * re-derives its dependents, the parent state follows all of them. At READ COMMITTED they hold
- * only if every writer of a graph serialises on one lock (`lockXact('graph:<id>')`, the lock
+ * only if every writer of a graph serialises on one lock (`graphLock`, the lock
  * create takes) and decides from a snapshot read after taking it. Events come from diffing the
  * durable derivation before and after the operation, so:
  * - the requested subtasks' transitions come first, then derived ones in id order (§3.4);
@@ -35,7 +35,7 @@ import { INTERRUPTED_CODE, runtimeWorktree, subtaskTransitions, type SubtaskTran
 import { isTaskId } from '../contract/ids.js';
 import { displayValue } from '../contract/text.js';
 import { graphNotFound, loadSubtaskRows, loadVisibleGraph } from '../graphs.repo.js';
-import { graphScope } from '../graphs.scope.js';
+import { graphLock } from '../graphs.scope.js';
 import { interruptedReason, storedSubtasks, toRecord, type GraphRecordView, type GraphRow, type SubtaskRow } from '../graphs.view.js';
 import { actorOf } from '../../auth/actor.js';
 
@@ -79,8 +79,8 @@ export interface Locked<T> {
   changed: boolean;
 }
 
-/** The principal the sweep acts as when it records stranded dispatches. */
-export const SWEEP_PRINCIPAL: Principal = systemPrincipal('sweep:graph-interruptions');
+/** The principal the sweep acts as when it records stranded dispatches of a graph of `teamId`. */
+export const sweepPrincipal = (teamId: string): Principal => systemPrincipal('sweep:graph-interruptions', teamId);
 
 /** A contract refusal at `stage` as a problem with the contract's members (seeds-notes §3.12). */
 export function refuse(
@@ -114,7 +114,7 @@ function parentStateOf(graph: GraphRow, derived: readonly DerivedSubtaskState[])
 async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: readonly SubtaskRow[]): Promise<string[]> {
   const stranded = rows.filter((row) => row.outcome === null && row.status === 'in-progress' && row.interrupted);
   if (stranded.length === 0) return [];
-  for (const row of stranded) await recordInterrupted(tx, graph.id, row, interruptedReason(row.interrupted!), row.interrupted!);
+  for (const row of stranded) await recordInterrupted(tx, graph.team_id, graph.id, row, interruptedReason(row.interrupted!), row.interrupted!);
   const todoIds = stranded.map((row) => row.todo_id);
   const blocked = await tx<{ id: string; scope: string; status: 'blocked'; owner: string; revision: number; unfinished_deps: number }[]>`
     update todos set status = 'blocked', progress_at = null, revision = revision + 1, updated_at = now()
@@ -124,6 +124,7 @@ async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: read
   if (emitsFor(graph.scope, ctx.config.todo.emitEvents)) {
     await appendEvents(
       tx,
+      graph.team_id,
       blocked.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason: 'interrupted' } })),
       actorOf(ctx.principal),
     );
@@ -136,7 +137,7 @@ async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: read
  * the contract's error facts: graph, subtask, Agent, session, worktree, attempt). The engine row
  * and the session are the caller's to change.
  */
-export async function recordInterrupted(tx: Db, graphId: string, row: SubtaskRow, message: string, cause: string): Promise<void> {
+export async function recordInterrupted(tx: Db, teamId: string, graphId: string, row: SubtaskRow, message: string, cause: string): Promise<void> {
   const lastError = {
     code: INTERRUPTED_CODE,
     classification: 'interrupted',
@@ -154,7 +155,7 @@ export async function recordInterrupted(tx: Db, graphId: string, row: SubtaskRow
   await tx`
     update graph_subtasks set outcome = 'FAILED', reason = ${JSON.stringify(message)}::text::jsonb,
            last_error = ${JSON.stringify(lastError)}::text::jsonb, updated_at = now()
-     where graph_id = ${graphId} and subtask_id = ${row.subtask_id}`;
+     where team_id = ${teamId} and graph_id = ${graphId} and subtask_id = ${row.subtask_id}`;
 }
 
 /** The contract's state event of one transition (seeds-notes §3.4), on the graph's topic. */
@@ -208,13 +209,14 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
   if (!isTaskId(id)) graphNotFound(id);
   const leaseMs = ctx.config.todo.claimLeaseMs;
   return withTx(ctx.sql, async (tx) => {
-    await lockXact(tx, graphScope(id));
+    await lockXact(tx, graphLock(ctx.principal.teamId, id));
     const graph = await loadVisibleGraph(tx, ctx.principal, id);
-    const initialRows = await loadSubtaskRows(tx, id, leaseMs, true);
+    const teamId = graph.team_id;
+    const initialRows = await loadSubtaskRows(tx, teamId, id, leaseMs, true);
     const before = durableDerivation(graph, initialRows);
     const parentFrom = parentStateOf(graph, before);
     const interrupted = await recordInterruptions(tx, ctx, graph, initialRows);
-    const rows = interrupted.length ? await loadSubtaskRows(tx, id, leaseMs, true) : initialRows;
+    const rows = interrupted.length ? await loadSubtaskRows(tx, teamId, id, leaseMs, true) : initialRows;
     const derived = interrupted.length ? durableDerivation(graph, rows) : before;
     const byId = new Map(rows.map((row) => [row.subtask_id, row]));
     const derivedById = new Map(derived.map((subtask) => [subtask.id, subtask]));
@@ -240,11 +242,11 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
     const touched = interrupted.length > 0 || direct.length > 0 || op.graphChanged === true;
     const [fresh] = touched
       ? await tx<GraphRow[]>`
-          select g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
+          select g.team_id, g.id, g.scope, g.parent, g.max_concurrency, g.intent_map, g.created_by, g.created_at, g.updated_at, g.revision,
                  g.base_commit, g.integration, g.review
-            from graphs g where g.id = ${id}`
+            from graphs g where g.team_id = ${teamId} and g.id = ${id}`
       : [graph];
-    const afterRows = touched ? await loadSubtaskRows(tx, id, leaseMs, true) : rows;
+    const afterRows = touched ? await loadSubtaskRows(tx, teamId, id, leaseMs, true) : rows;
     const after = touched ? durableDerivation(fresh, afterRows) : before;
     // Two steps, each with its own events, so the stream never shows an impossible transition
     // (a stranded RUNNING that the same call resumes reads RUNNING → FAILED, then FAILED → READY).
@@ -257,8 +259,8 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
     if (changed) {
       const [updated] = await tx<GraphRow[]>`
         update graphs set parent = parent || jsonb_build_object('state', ${parentTo}::text), updated_at = now(), revision = revision + 1
-         where id = ${id}
-        returning id, scope, parent, max_concurrency, intent_map, created_by, created_at, updated_at, revision, base_commit, integration, review`;
+         where team_id = ${teamId} and id = ${id}
+        returning team_id, id, scope, parent, max_concurrency, intent_map, created_by, created_at, updated_at, revision, base_commit, integration, review`;
       record = updated;
       const afterById = new Map(afterRows.map((row) => [row.subtask_id, row]));
       const status = (from: TaskGraphState, to: TaskGraphState, trigger: string | null): EventInput => ({
@@ -275,7 +277,7 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
       const trigger = op.trigger ?? direct[0] ?? null;
       for (const t of operated) events.push(transitionEvent(record, afterById.get(t.subtaskId)!, t, parentTo, trigger));
       if (parentTo !== parentMid) events.push(status(parentMid, parentTo, trigger));
-      await appendEvents(tx, events, actorOf(ctx.principal));
+      await appendEvents(tx, teamId, events, actorOf(ctx.principal));
     }
     return {
       result: op.result,
@@ -291,7 +293,7 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
 
 // A stopped session's RUNNING dispatches are recorded at once, not at the next sweep.
 onSessionStopped(async (sql, config, sessionId) => {
-  const graphs = await sql<{ id: string }[]>`
-    select distinct substr(scope, 7) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'graph:%'`;
-  for (const g of graphs) await withLockedGraph({ sql, config, principal: SWEEP_PRINCIPAL }, g.id, async () => ({ result: null }));
+  const graphs = await sql<{ team_id: string; id: string }[]>`
+    select distinct team_id, substr(scope, 7) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'graph:%'`;
+  for (const g of graphs) await withLockedGraph({ sql, config, principal: sweepPrincipal(g.team_id) }, g.id, async () => ({ result: null }));
 });

@@ -91,7 +91,7 @@ const stopSessions = (g: LockedGraph, ids: string[]) => markStopped(g.tx, ids, a
 
 /** A RUNNING subtask recorded FAILED `interrupted` because the runner reported its process dead. */
 async function recordDead(g: LockedGraph, row: SubtaskRow, detail: string): Promise<void> {
-  await recordInterrupted(g.tx, g.graph.id, row, `Interrupted: ${detail}; resume it to dispatch again.`, 'runner-reported');
+  await recordInterrupted(g.tx, g.graph.team_id, g.graph.id, row, `Interrupted: ${detail}; resume it to dispatch again.`, 'runner-reported');
   await blockEngineRow(g, row, row.owner ?? g.ctx.principal.id, 'interrupted');
   if (row.session_id) await stopSessions(g, [row.session_id]);
 }
@@ -158,7 +158,7 @@ export async function resumeSubtask(ctx: Ctx, id: string, input: { subtaskId: st
     }
     await g.tx`
       update graph_subtasks set outcome = null, reason = null, updated_at = now()
-       where graph_id = ${id} and subtask_id = ${input.subtaskId}`;
+       where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${input.subtaskId}`;
     const reopened = await g.tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number }[]>`
       update todos set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
        where id = ${row.todo_id} and status <> 'done'
@@ -166,6 +166,7 @@ export async function resumeSubtask(ctx: Ctx, id: string, input: { subtaskId: st
     if (emitsFor(g.graph.scope, ctx.config.todo.emitEvents)) {
       await appendEvents(
         g.tx,
+        g.graph.team_id,
         reopened.map((r) => {
           const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
           return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'resumed' } };
@@ -204,7 +205,7 @@ export async function stopGraph(ctx: Ctx, id: string, input: { reason: string; s
       const row = g.row(sid);
       await g.tx`
         update graph_subtasks set outcome = 'STOPPED', reason = ${JSON.stringify(`Stopped: ${reason}`)}::text::jsonb, updated_at = now()
-         where graph_id = ${id} and subtask_id = ${sid}`;
+         where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${sid}`;
       await blockEngineRow(g, row, row.owner ?? ctx.principal.id, 'stopped');
       if (derived.state === 'RUNNING' && row.session_id) sessions.push(row.session_id);
       direct.push(sid);
@@ -264,7 +265,7 @@ export async function cleanupGraph(ctx: Ctx, id: string, input: { subtaskId?: st
         const fact = { status, error, worktree: runtimeWorktree(id, report.subtaskId).path };
         await g.tx`
           update graph_subtasks set cleanup = ${JSON.stringify(fact)}::text::jsonb || jsonb_build_object('at', now()), updated_at = now()
-           where graph_id = ${id} and subtask_id = ${report.subtaskId}`;
+           where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${report.subtaskId}`;
       }
       recorded.push({ subtaskId: report.subtaskId, status, changed: !same });
     }
@@ -276,7 +277,7 @@ export async function cleanupGraph(ctx: Ctx, id: string, input: { subtaskId?: st
       const same = previous?.status === input.integration.status && isDeepStrictEqual(previous?.error ?? null, error);
       if (!same && record) {
         const fact = { status: input.integration.status, error, worktree: runtimeWorktree(id, INTEGRATION_NAME).path };
-        await g.tx`update graphs set integration = integration || jsonb_build_object('cleanup', ${JSON.stringify(fact)}::text::jsonb) where id = ${id}`;
+        await g.tx`update graphs set integration = integration || jsonb_build_object('cleanup', ${JSON.stringify(fact)}::text::jsonb) where team_id = ${g.graph.team_id} and id = ${id}`;
       }
       integration = { status: input.integration.status, changed: !same && record !== null };
     }

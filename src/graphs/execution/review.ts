@@ -149,7 +149,7 @@ export async function recordIntegration(ctx: Ctx, id: string, report: Integratio
     await g.tx`
       update graphs set integration = ${JSON.stringify(stored)}::text::jsonb || jsonb_build_object('recordedAt', now()), review = null,
              parent = case when ${approved} then parent || '{"state":"REVIEWING"}'::jsonb else parent end
-       where id = ${id}`;
+       where team_id = ${g.graph.team_id} and id = ${id}`;
     const events: EventInput[] = [
       {
         topic: topicOf(g.graph.scope),
@@ -230,7 +230,7 @@ export async function reviewGraph(ctx: Ctx, id: string, input: ReviewInput) {
     await g.tx`
       update graphs set review = ${JSON.stringify(review)}::text::jsonb || jsonb_build_object('reviewedAt', now()),
              parent = parent || jsonb_build_object('state', ${state}::text)
-       where id = ${id}`;
+       where team_id = ${g.graph.team_id} and id = ${id}`;
     g.graph.parent = { ...g.graph.parent, state };
     const events: EventInput[] = [
       {
