@@ -15,10 +15,11 @@
  *
  * Every operator made here gets its first token, `default`, in the same transaction as the
  * operator (and the team); its secret is returned once and never stored (only its sha256). The
- * audit records `team-created` and `operator-created` (topic `audit:teams`) and the token's
- * `token-created` (topic `audit:tokens`), with the caller as the actor.
+ * audit records `team-created` and `operator-created` (topic `audit:teams`; in the team's audit
+ * and the caller's) and the token's `token-created` (topic `audit:tokens`, the team's), with the
+ * caller as the actor.
  */
-import { actorOf, type Actor } from '../auth/actor.js';
+import { actorOf } from '../auth/actor.js';
 import type { Principal } from '../auth/principal.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
@@ -89,17 +90,19 @@ function teamNotFound(id: string): never {
 /** Whether `p` may see (read, add operators to) team `teamId`: the administrator any, an operator its own. */
 const canSee = (p: Principal, teamId: string) => isServerAdmin(p) || (p.kind === 'user' && p.teamId === teamId);
 
-/** The audit's record of team changes made by `actor`, in `tx` (topic `audit:teams`). */
+/**
+ * The audit's record of team changes made by `caller`, in `tx` (topic `audit:teams`): in the
+ * audit of the team they concern, and in the caller's when that is another (the administrator
+ * sees what it did in every team; the team sees what was done to it).
+ */
 async function recordTeamEvents(
   tx: Db,
-  actor: Actor,
+  caller: Principal,
+  teamId: string,
   events: readonly ({ event: 'team-created'; id: string; name: string } | { event: 'operator-created'; id: string; name: string; teamId: string; role: Role })[],
 ): Promise<void> {
-  await appendEvents(
-    tx,
-    events.map((e) => ({ topic: auditTopic('teams'), event: e.event, subjectId: e.id, payload: { ...e } })),
-    actor,
-  );
+  const written = events.map((e) => ({ topic: auditTopic('teams'), event: e.event, subjectId: e.id, payload: { ...e } }));
+  for (const team of new Set([teamId, caller.teamId])) await appendEvents(tx, team, written, actorOf(caller));
 }
 
 /** Inserts an operator of `teamId` with its `default` token, recording both, in `tx`. */
@@ -108,9 +111,8 @@ async function insertOperator(tx: Db, caller: Principal, teamId: string, name: s
   const [row] = await tx<OperatorRow[]>`
     insert into users (id, name, team_id, role) values (${id}, ${name}, ${teamId}, ${role})
     returning id, name, team_id, role, created_at`;
-  const actor = actorOf(caller);
-  await recordTeamEvents(tx, actor, [{ event: 'operator-created', id, name, teamId, role }]);
-  const [token] = await insertTokens(tx, [{ userId: id, createdBy: caller.id }], actor);
+  await recordTeamEvents(tx, caller, teamId, [{ event: 'operator-created', id, name, teamId, role }]);
+  const [token] = await insertTokens(tx, teamId, [{ userId: id, createdBy: caller.id }], actorOf(caller));
   return { operator: operatorView(row), token: await tokenView(tx, token.id, caller), secret: token.secret };
 }
 
@@ -135,7 +137,7 @@ export async function createTeam(sql: Sql, caller: Principal, input: { name: str
       on conflict (name) do nothing
       returning id`;
     if (!made) throw new DomainError('team_name_taken', `a team named "${input.name}" already exists; pick another name`, { name: input.name });
-    await recordTeamEvents(tx, actorOf(caller), [{ event: 'team-created', id: made.id, name: input.name }]);
+    await recordTeamEvents(tx, caller, made.id, [{ event: 'team-created', id: made.id, name: input.name }]);
     const first = await insertOperator(tx, caller, made.id, input.operator.name);
     const [team] = await tx<TeamRow[]>`select ${TEAM_COLUMNS(tx)} from teams t where t.id = ${made.id}`;
     return { team: teamView(team), ...first };

@@ -199,7 +199,7 @@ export interface paths {
         };
         /**
          * List sessions
-         * @description Users see every session; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, when it was last seen and what it holds. `wide=true` adds done/total progress (seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.
+         * @description Users see every session of their team; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, when it was last seen and what it holds. `wide=true` adds done/total progress (seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.
          */
         get: {
             parameters: {
@@ -3454,7 +3454,7 @@ export interface paths {
         };
         /**
          * List the scopes you may read, with progress
-         * @description Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default), each with its stored-status counts and whether the caller holds override authority there. Visibility is the single read’s rule: users see every scope; a session sees its subtree root’s list (always, even empty) and the scenario, graph and metagit lists it is in. Scopes the caller may not read are never counted or named.
+         * @description Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default), each with its stored-status counts and whether the caller holds override authority there. Visibility is the single read’s rule, within the caller’s team: users see every scope; a session sees its subtree root’s list (always, even empty) and the scenario, graph and metagit lists it is in. Scopes the caller may not read are never counted or named.
          */
         get: {
             parameters: {
@@ -3534,7 +3534,7 @@ export interface paths {
         };
         /**
          * List configured Agents
-         * @description Byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.
+         * @description The team’s Agents, byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.
          */
         get: {
             parameters: {
@@ -3600,7 +3600,7 @@ export interface paths {
         put?: never;
         /**
          * Register a configured Agent
-         * @description Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against this registry (seed 002; seeds-notes §3.1). Operators (users) only.
+         * @description Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against the team’s registry (seed 002; seeds-notes §3.1); ids are unique within a team. Operators (users) only.
          */
         post: {
             parameters: {
@@ -7160,7 +7160,7 @@ export interface paths {
         };
         /**
          * List tokens
-         * @description Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may pass `principal` (a user or session id) to list another principal’s, or `principalKind=user` to list every operator’s (at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). Secrets are never shown.
+         * @description Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may (within their team) pass `principal` (a user or session id) to list another principal’s, or `principalKind=user` to list every operator’s (at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). Secrets are never shown.
          */
         get: {
             parameters: {
@@ -7446,7 +7446,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a token
-         * @description Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays attributable. Sessions revoke their own tokens, operators anyone’s (another’s is `token_not_found` to a session). Idempotent. The last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. A session left without a live token can do nothing more: stop it and register a new one.
+         * @description Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays attributable. Sessions revoke their own tokens, operators anyone’s in their team (another’s is `token_not_found` to a session, another team’s to everyone). Idempotent. A team’s last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. A session left without a live token can do nothing more: stop it and register a new one.
          */
         delete: {
             parameters: {
