@@ -78,8 +78,13 @@ describe('teams', () => {
     const op = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.operator.id}`)).body.entries;
     expect(op).toHaveLength(1);
     expect(op[0]).toMatchObject({ event: 'operator-created', actor: { kind: 'user', id: adminId }, data: { id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator' } });
-    const tok = (await t.admin.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries;
+    // The token is the new team's: its own audit has it (and both events above), the
+    // administrator's does not (another team's token).
+    const tok = (await a.client.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries;
     expect(tok).toHaveLength(1);
+    expect((await t.admin.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries).toEqual([]);
+    expect((await a.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toHaveLength(1);
+    expect((await b.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toEqual([]);
     expect(tok[0]).toMatchObject({ event: 'token-created', actor: { kind: 'user', id: adminId }, data: { name: 'default', principal: { kind: 'user', id: a.operator.id } } });
     expect(JSON.stringify([teams, op, tok])).not.toContain(a.secret);
   });
@@ -142,7 +147,9 @@ describe('teams', () => {
     expect((await bea.get('/v1/me')).body).toMatchObject({ id: added.body.operator.id, teamId: b.team.id, role: 'operator' });
     expect((await bea.get(`/v1/teams/${b.team.id}`)).body.operators.map((o: { name: string }) => o.name)).toEqual(['bob', 'Bea Two']);
     expect((await bea.get('/v1/teams')).body.teams).toEqual([expect.objectContaining({ id: b.team.id, operatorCount: 2 })]);
-    const audit = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${added.body.operator.id}`)).body.entries;
+    // In the team's own audit; the administrator's has only what it did itself.
+    const audit = (await b.client.get(`/v1/audit?topic=audit:teams&subjectId=${added.body.operator.id}`)).body.entries;
+    expect((await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${added.body.operator.id}`)).body.entries).toEqual([]);
     expect(audit).toEqual([expect.objectContaining({ event: 'operator-created', actor: { kind: 'user', id: b.operator.id, token: 'default' } })]);
 
     const byAdmin = await t.admin.post(`/v1/teams/${a.team.id}/operators`, { name: 'alan' });
