@@ -7,10 +7,11 @@ import { pgTable, text, timestamp, integer } from 'drizzle-orm/pg-core';
 export const DEFAULT_TEAM = 'tm-default';
 
 /**
- * Teams (issue 21): a team owns its operators, sessions, Agents, scopes, graphs, scenarios and
- * metagit objects, each of which carries the team's id in `team_id`. Coord names the team in every
- * insert; the columns' default ({@link DEFAULT_TEAM}) is there only for a replica of the previous
- * release during a rolling upgrade (migration 0017), and goes when a second team can exist.
+ * Teams (issue 21): a team owns its operators, sessions, Agents, scopes and items, graphs,
+ * scenarios, metagit objects and events, each of which carries the team's id in `team_id`. Coord
+ * names the team in every insert; the columns' default ({@link DEFAULT_TEAM}) is there only for a
+ * replica of the previous release during a rolling upgrade (migrations 0017, 0018), which acts in
+ * the default team alone; the next release drops it.
  */
 export const teams = pgTable('teams', {
   /** `tm-…`; the team of a database upgraded from before teams is {@link DEFAULT_TEAM}. */

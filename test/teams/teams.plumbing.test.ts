@@ -2,9 +2,9 @@
  * Teams, step 1 (issue 21; docs/architecture.md "Teams"): every principal and container carries
  * its team. The upgrade puts a database of the previous release into the default team with its
  * operators as server administrators, and every insert Coord makes names the acting principal's
- * team. No route creates a second team yet, so the test makes one with SQL and acts as its
- * operator (and that operator's sessions) through the API: every row they make must carry that
- * team, not the default the columns keep for a rolling upgrade.
+ * team. The test makes a second team with SQL (teams.api.test.ts makes them through the API) and
+ * acts as its operator (and that operator's sessions) through the API: every row they make must
+ * carry that team, not the default the columns keep for a rolling upgrade.
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +94,9 @@ describe('teams, step 1: every insert names its team', () => {
     expect(await teams('scopes', t.sql`true`)).toEqual([TEAM]);
     expect((await t.sql`select count(*)::int as n from scopes`)[0].n).toBe(4); // the root's (the child adds there), the graph's, the scenario's, the task graph's
     for (const table of ['agents', 'graphs', 'scenarios', 'intents', 'task_graphs']) expect(await teams(table, mine), table).toEqual([TEAM]);
+    // Items, subtasks, nodes and every event of their topics (migration 0018).
+    for (const table of ['todos', 'graph_subtasks', 'task_nodes']) expect(await teams(table, t.sql`true`), table).toEqual([TEAM]);
+    expect(await teams('events', t.sql`topic like 'todo:%'`)).toEqual([TEAM]);
     expect(await t.sql`select team_id, role from users order by name`).toEqual([
       { team_id: TEAM, role: 'operator' },
       { team_id: DEFAULT_TEAM, role: 'admin' }, // the test's own operator is the server administrator, as the bootstrap makes it

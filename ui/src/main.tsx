@@ -77,8 +77,9 @@ function Shell({ s }: { s: SignedIn }) {
           ))}
         </nav>
         <ConnectionBadge />
-        <span class="who" title={s.me.id}>
+        <span class="who" title={`${s.me.id}, team ${s.me.teamId}`}>
           {s.me.kind === 'user' ? 'operator' : 'session'} <strong>{s.me.name}</strong>
+          {s.me.kind === 'user' && s.me.role === 'admin' ? ' (server administrator)' : ''}
         </span>
         <button type="button" class="secondary" onClick={s.signOut}>
           Sign out
