@@ -37,6 +37,8 @@ ALTER TABLE "task_nodes" ADD CONSTRAINT "task_nodes_team_id_graph_id_task_graphs
 ALTER TABLE "graphs" ADD CONSTRAINT "graphs_team_scope_unique" UNIQUE("team_id","scope");--> statement-breakpoint
 ALTER TABLE "task_graphs" ADD CONSTRAINT "task_graphs_team_scope_unique" UNIQUE("team_id","scope");--> statement-breakpoint
 ALTER TABLE "scenarios" ADD CONSTRAINT "scenarios_team_name_unique" UNIQUE("team_id","name");--> statement-breakpoint
+-- Team names are unique ignoring case: "Platform" and "platform" would be one team to a person.
+CREATE UNIQUE INDEX "teams_name_lower_unique" ON "teams" USING btree (lower("name"));--> statement-breakpoint
 DROP INDEX "events_topic_tx_id_idx";--> statement-breakpoint
 DROP INDEX "todos_scope_position_idx";--> statement-breakpoint
 DROP INDEX "todos_ready_idx";--> statement-breakpoint

@@ -60,6 +60,11 @@ export interface Config {
   logLevel: string;
   /** Cap on concurrently open SSE streams per replica (503 beyond). */
   maxStreams: number;
+  /**
+   * Cap on one team's concurrently open SSE streams per replica (503 beyond; issue 21), so one
+   * team cannot take every stream of a shared replica. Default: `maxStreams` (no cap of its own).
+   */
+  maxStreamsPerTeam: number;
   /** SSE heartbeat comment interval in ms. */
   sseHeartbeatMs: number;
   /** How long event rows are kept, in ms (0 = forever). Cursors older than this get `resync`. */
@@ -188,6 +193,7 @@ const EnvSchema = z.object({
   COORD_ADMIN_TOKEN: z.string().min(16, 'COORD_ADMIN_TOKEN must be at least 16 characters').optional(),
   COORD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   COORD_MAX_STREAMS: z.coerce.number().int().min(1).default(1000),
+  COORD_MAX_STREAMS_PER_TEAM: z.coerce.number().int().min(1).optional(),
   COORD_SSE_HEARTBEAT: duration('COORD_SSE_HEARTBEAT', { minMs: 100 }).default(15_000),
   COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(7 * 86_400_000),
   COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
@@ -284,6 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.COORD_ADMIN_TOKEN,
     logLevel: e.COORD_LOG_LEVEL,
     maxStreams: e.COORD_MAX_STREAMS,
+    maxStreamsPerTeam: Math.min(e.COORD_MAX_STREAMS_PER_TEAM ?? e.COORD_MAX_STREAMS, e.COORD_MAX_STREAMS),
     sseHeartbeatMs: e.COORD_SSE_HEARTBEAT,
     eventRetentionMs: e.COORD_EVENT_RETENTION,
     bodyLimit: e.COORD_BODY_LIMIT,
@@ -308,6 +315,7 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     dataDir: '.coord',
     logLevel: 'silent',
     maxStreams: 1000,
+    maxStreamsPerTeam: 1000,
     sseHeartbeatMs: 15_000,
     eventRetentionMs: 7 * 86_400_000,
     bodyLimit: 1024 * 1024,

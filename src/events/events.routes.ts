@@ -77,6 +77,8 @@ function parseAfter(raw: string | undefined): number | undefined {
 export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config; metrics?: Metrics; seen?: (sessionId: string) => void }) {
   const { sql, hub, config, metrics } = deps;
   const open = new Set<() => void>();
+  /** Open streams per team (COORD_MAX_STREAMS_PER_TEAM). */
+  const openByTeam = new Map<string, number>();
   const r = app.withTypeProvider<ZodTypeProvider>();
   // Every open stream's token and scope access, re-checked in one pass per heartbeat interval.
   const recheck = new StreamRecheck(sql, config.sseHeartbeatMs, (err) =>
@@ -100,7 +102,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
           'the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client ' +
           'that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then ' +
           'continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; ' +
-          'a topic the caller may not read is 404. Over the stream cap: 503 `too_many_streams`.',
+          'a topic the caller may not read is 404. Over the replica’s stream cap, or its cap per team: 503 `too_many_streams`.',
         querystring: z.object({ topic: TopicQuery, after: z.string().optional().describe('Resume after this sequence number') }),
         headers: z.looseObject({ 'last-event-id': z.string().optional() }),
         response: {
@@ -120,6 +122,10 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       // synchronous step: simultaneous opens cannot all pass it (issue 18 #8).
       if (open.size >= config.maxStreams) {
         throw new DomainError('too_many_streams', `this replica serves at most ${config.maxStreams} streams; retry later`, {}, 503, { 'retry-after': '5' });
+      }
+      const teamCap = Math.min(config.maxStreamsPerTeam, config.maxStreams);
+      if ((openByTeam.get(teamId) ?? 0) >= teamCap) {
+        throw new DomainError('too_many_streams', `your team holds ${teamCap} streams on this replica, the most one team may; close streams you no longer follow, or retry later`, {}, 503, { 'retry-after': '5' });
       }
 
       reply.hijack();
@@ -155,9 +161,13 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         untrack?.();
         leave?.();
         open.delete(end);
+        const n = (openByTeam.get(teamId) ?? 1) - 1;
+        if (n > 0) openByTeam.set(teamId, n);
+        else openByTeam.delete(teamId);
         res.end();
       };
       open.add(end);
+      openByTeam.set(teamId, (openByTeam.get(teamId) ?? 0) + 1);
       unwatch = recheck.watch(token, { teamId, scope: topic.slice('todo:'.length) }, end);
       metrics?.sseOpened.inc();
       res.on('close', end);

@@ -50,7 +50,7 @@ export async function scenarioAccess(db: Db, p: Principal, scenarioId: string): 
  * seeds-notes §1.2); its wording survives in the message, its 403 does not (design brief §2).
  */
 export const scenarioNotFound = (nameOrId: string) =>
-  `scenario "${nameOrId}" not found, or not authorized for its todo list (its orchestrator, its members and operators read it)`;
+  `scenario "${nameOrId}" not found, or not authorized for its todo list (its orchestrator, its members and its team’s operators read it)`;
 
 registerScopeKind('scenario', {
   async resolve(db, teamId, name) {

@@ -15,8 +15,8 @@
  *
  * Every operator made here gets its first token, `default`, in the same transaction as the
  * operator (and the team); its secret is returned once and never stored (only its sha256). The
- * audit records `team-created` and `operator-created` (topic `audit:teams`; in the team's audit
- * and the caller's) and the token's `token-created` (topic `audit:tokens`, the team's), with the
+ * audit records `team-created` and `operator-created` (topic `audit:teams`, in the team's own
+ * audit) and the token's `token-created` (topic `audit:tokens`, the team's), with the
  * caller as the actor.
  */
 import { actorOf } from '../auth/actor.js';
@@ -91,9 +91,10 @@ function teamNotFound(id: string): never {
 const canSee = (p: Principal, teamId: string) => isServerAdmin(p) || (p.kind === 'user' && p.teamId === teamId);
 
 /**
- * The audit's record of team changes made by `caller`, in `tx` (topic `audit:teams`): in the
- * audit of the team they concern, and in the caller's when that is another (the administrator
- * sees what it did in every team; the team sees what was done to it).
+ * The audit's record of team changes made by `caller`, in `tx` (topic `audit:teams`), in the audit
+ * of the team they concern only: a copy in the administrator's team would show every operator of
+ * the default team the other teams' names and operators, which `GET /v1/teams` keeps from them.
+ * The administrator reads who made each team in `GET /v1/teams` (`createdBy`, `createdAt`).
  */
 async function recordTeamEvents(
   tx: Db,
@@ -102,7 +103,7 @@ async function recordTeamEvents(
   events: readonly ({ event: 'team-created'; id: string; name: string } | { event: 'operator-created'; id: string; name: string; teamId: string; role: Role })[],
 ): Promise<void> {
   const written = events.map((e) => ({ topic: auditTopic('teams'), event: e.event, subjectId: e.id, payload: { ...e } }));
-  for (const team of new Set([teamId, caller.teamId])) await appendEvents(tx, team, written, actorOf(caller));
+  await appendEvents(tx, teamId, written, actorOf(caller));
 }
 
 /** Inserts an operator of `teamId` with its `default` token, recording both, in `tx`. */
@@ -134,9 +135,10 @@ export async function createTeam(sql: Sql, caller: Principal, input: { name: str
   return withTx(sql, async (tx) => {
     const [made] = await tx<{ id: string }[]>`
       insert into teams (id, name, created_by) values (${newId('tm')}, ${input.name}, ${caller.id})
-      on conflict (name) do nothing
+      on conflict do nothing
       returning id`;
-    if (!made) throw new DomainError('team_name_taken', `a team named "${input.name}" already exists; pick another name`, { name: input.name });
+    // Names are unique ignoring case (`teams_name_lower_unique`): "Platform" is taken by "platform".
+    if (!made) throw new DomainError('team_name_taken', `a team named "${input.name}" already exists (names ignore case); pick another name`, { name: input.name });
     await recordTeamEvents(tx, caller, made.id, [{ event: 'team-created', id: made.id, name: input.name }]);
     const first = await insertOperator(tx, caller, made.id, input.operator.name);
     const [team] = await tx<TeamRow[]>`select ${TEAM_COLUMNS(tx)} from teams t where t.id = ${made.id}`;

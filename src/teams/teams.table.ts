@@ -1,4 +1,5 @@
-import { pgTable, text, timestamp, integer } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+import { pgTable, text, timestamp, integer, uniqueIndex } from 'drizzle-orm/pg-core';
 
 /**
  * The team every row existing before teams belongs to, and the team of the server administrator
@@ -20,4 +21,4 @@ export const teams = pgTable('teams', {
   createdBy: text('created_by').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   revision: integer('revision').notNull().default(1),
-});
+}, (t) => [uniqueIndex('teams_name_lower_unique').on(sql`lower(${t.name})`)]);

@@ -60,6 +60,8 @@ type Row = {
   state: TokenState;
   /** The owner's team (issue 21): a token is another team's object to everyone else. */
   team_id: string;
+  /** The owning operator's role (null for a session's token): an administrator's tokens are the administrators' to manage. */
+  owner_role: 'operator' | 'admin' | null;
 };
 
 const COLUMNS = (db: Db) => db`
@@ -67,7 +69,11 @@ const COLUMNS = (db: Db) => db`
   case when revoked_at is not null then 'revoked' when expires_at is not null and expires_at <= now() then 'expired'
        when session_id is not null and (select s.status from sessions s where s.id = tokens.session_id) <> 'active' then 'stopped'
        else 'active' end as state,
-  coalesce((select u.team_id from users u where u.id = tokens.user_id), (select s.team_id from sessions s where s.id = tokens.session_id)) as team_id`;
+  coalesce((select u.team_id from users u where u.id = tokens.user_id), (select s.team_id from sessions s where s.id = tokens.session_id)) as team_id,
+  (select u.role from users u where u.id = tokens.user_id) as owner_role`;
+
+/** Whether `p` is a server administrator (not Coord's own jobs, which act as operators). */
+const isAdmin = (p: Principal) => p.kind === 'user' && p.role === 'admin' && !p.system;
 
 function view(r: Row, caller: Principal): TokenView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -95,8 +101,8 @@ export const MAX_OPERATOR_TOKENS_LISTED = 1000;
  * `MAX_TOKENS_PER_PRINCIPAL`), and with `includeRevoked` also the latest revoked ones (up to as
  * many again). With `principalKind: 'user'` instead: every operator's tokens (at most
  * `MAX_OPERATOR_TOKENS_LISTED`), to find the operators earlier `COORD_ADMIN_TOKEN` values made.
- * Sessions may list only their own (`forbidden` otherwise); an operator any principal's of its team (an
- * id that is no user or session: `not_found`).
+ * Sessions may list only their own (`forbidden` otherwise); an operator any principal's of its
+ * team but an administrator's (an id that is no such user or session: `not_found`).
  */
 export async function listTokens(
   sql: Sql,
@@ -110,11 +116,12 @@ export async function listTokens(
   if (opts.principalId && opts.principalKind) fail('validation_failed', 'pass `principal` or `principalKind`, not both');
   if (opts.principalId !== undefined && opts.principalId !== caller.id) {
     const [known] = await sql`
-      select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId}
+      select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId} ${isAdmin(caller) ? sql`` : sql`and role <> 'admin'`}
       union all select 1 from sessions where id = ${opts.principalId} and team_id = ${caller.teamId} limit 1`;
     if (!known) fail('not_found', `no user or session "${opts.principalId}"; pass a user id (u-…) or a session id (s-…), or omit principal for your own tokens`);
   }
-  const whose = opts.principalKind ? sql`user_id in (select id from users where team_id = ${caller.teamId})` : sql`coalesce(user_id, session_id) = ${owner}`;
+  const operators = isAdmin(caller) ? sql`` : sql`and role <> 'admin'`;
+  const whose = opts.principalKind ? sql`user_id in (select id from users where team_id = ${caller.teamId} ${operators})` : sql`coalesce(user_id, session_id) = ${owner}`;
   const limit = opts.principalKind ? MAX_OPERATOR_TOKENS_LISTED : opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL;
   const rows = await sql<Row[]>`
     select ${COLUMNS(sql)} from tokens where ${whose} ${opts.includeRevoked ? sql`` : sql`and revoked_at is null`}
@@ -165,7 +172,8 @@ async function recordTokenEvent(tx: Db, caller: Principal, event: 'token-rotated
 async function lockVisible(tx: Db, caller: Principal, id: string, own: boolean): Promise<Row> {
   const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${id} for update`;
   const mine = row && (row.user_id ?? row.session_id) === caller.id;
-  if (!row || (!mine && (own || caller.kind !== 'user' || row.team_id !== caller.teamId))) {
+  // Another team's token, and (to an operator that is not one) an administrator's, is missing.
+  if (!row || (!mine && (own || caller.kind !== 'user' || row.team_id !== caller.teamId || (row.owner_role === 'admin' && !isAdmin(caller))))) {
     fail('token_not_found', `no token "${id}" that you may ${own ? 'rotate' : 'revoke'}; list yours with GET /v1/tokens`);
   }
   return row;
@@ -200,9 +208,11 @@ export async function rotateToken(sql: Sql, caller: Principal, id: string, input
 /**
  * Revokes a token: it is refused at once on every replica and its streams end; the row stays (what
  * it did remains attributable to its name). Idempotent: revoking a revoked token returns it
- * unchanged. Sessions revoke their own tokens; operators anyone's in their team. Errors: `token_not_found`
- * (404), `last_operator_token` (409: no other unrevoked operator token of the team without an expiry would be
- * left; tokens that expire do not count: once they had, nobody could administer Coord).
+ * unchanged. Sessions revoke their own tokens; operators anyone's in their team but an
+ * administrator's (administrators: every one of their team). Errors: `token_not_found` (404),
+ * `last_operator_token` (409: no other unrevoked operator token of the team without an expiry
+ * would be left, or for an administrator's token no other administrator's; tokens that expire do
+ * not count: once they had, nobody could administer the team, or Coord).
  */
 export async function revokeToken(sql: Sql, caller: Principal, id: string): Promise<TokenView> {
   return withTx(sql, async (tx) => {
@@ -212,13 +222,19 @@ export async function revokeToken(sql: Sql, caller: Principal, id: string): Prom
       // Operator tokens: one revocation at a time, so two racing revocations cannot both pass the
       // "another live operator token remains" check (READ COMMITTED: the check below sees the
       // winner's commit).
+      // An administrator's token needs another administrator's to remain (else nobody could
+      // create teams or read the configuration); any other operator's, another of its team's.
       await lockXact(tx, 'coord:operator-tokens');
+      const admin = row.owner_role === 'admin';
       const [other] = await tx`
-        select 1 from tokens where user_id in (select id from users where team_id = ${row.team_id}) and id <> ${id} and revoked_at is null and expires_at is null limit 1`;
+        select 1 from tokens
+         where user_id in (select id from users where ${admin ? tx`role = 'admin'` : tx`team_id = ${row.team_id}`})
+           and id <> ${id} and revoked_at is null and expires_at is null limit 1`;
       if (!other) {
         fail(
           'last_operator_token',
-          `token ${id} is the last operator token without an expiry; create another without expiresIn (POST /v1/tokens) before revoking this one`,
+          `token ${id} is the last ${admin ? 'server administrator' : 'operator'} token without an expiry${admin ? '' : ' of its team'}; ` +
+            'create another without expiresIn (POST /v1/tokens) before revoking this one',
         );
       }
     }

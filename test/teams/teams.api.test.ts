@@ -72,10 +72,13 @@ describe('teams', () => {
   });
 
   it('should record who created the team, its operator and the token in the audit', async () => {
-    const teams = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries;
+    // In the new team's own audit (its operator reads it), not in the administrator's team's,
+    // whose other operators must not learn other teams' names.
+    expect((await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toEqual([]);
+    const teams = (await a.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries;
     expect(teams).toHaveLength(1);
     expect(teams[0]).toMatchObject({ event: 'team-created', subjectId: a.team.id, actor: { kind: 'user', id: adminId, token: 'default' }, data: { id: a.team.id, name: 'alpha' } });
-    const op = (await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.operator.id}`)).body.entries;
+    const op = (await a.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.operator.id}`)).body.entries;
     expect(op).toHaveLength(1);
     expect(op[0]).toMatchObject({ event: 'operator-created', actor: { kind: 'user', id: adminId }, data: { id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator' } });
     // The token is the new team's: its own audit has it (and both events above), the
@@ -83,7 +86,6 @@ describe('teams', () => {
     const tok = (await a.client.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries;
     expect(tok).toHaveLength(1);
     expect((await t.admin.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries).toEqual([]);
-    expect((await a.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toHaveLength(1);
     expect((await b.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toEqual([]);
     expect(tok[0]).toMatchObject({ event: 'token-created', actor: { kind: 'user', id: adminId }, data: { name: 'default', principal: { kind: 'user', id: a.operator.id } } });
     expect(JSON.stringify([teams, op, tok])).not.toContain(a.secret);
@@ -182,6 +184,38 @@ describe('teams', () => {
     expect(race.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409]);
     const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from users u join teams m on m.id = u.team_id where m.name = 'racing'`;
     expect(n).toBe(1);
+  });
+
+  it('should take a team name ignoring case', async () => {
+    const before = await counts();
+    const dup = await t.admin.post('/v1/teams', { name: 'ALPHA', operator: { name: 'x' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body).toMatchObject({ code: 'team_name_taken', name: 'ALPHA' });
+    expect(await counts()).toEqual(before);
+  });
+
+  it('should keep the administrator’s tokens from the other operators of its team, and its last one from itself', async () => {
+    const dave = t.admin.as((await t.admin.post(`/v1/teams/${DEFAULT_TEAM}/operators`, { name: 'dave' })).body.secret);
+    const adminTokens = (await t.admin.get('/v1/tokens')).body.tokens as { id: string; name: string }[];
+    const adminToken = adminTokens.find((k) => k.name === 'default')!.id;
+    const missing = 'tk-0000000000000000';
+    const before = await counts();
+    // To dave, an operator of the same team, the administrator's token is a missing one.
+    expectSameAnswer(await dave.del(`/v1/tokens/${adminToken}`), await dave.del(`/v1/tokens/${missing}`), adminToken, missing, 404);
+    expectSameAnswer(await dave.get(`/v1/tokens?principal=${adminId}`), await dave.get('/v1/tokens?principal=u-0000000000000000'), adminId, 'u-0000000000000000', 404);
+    const listed = JSON.stringify((await dave.get('/v1/tokens?principalKind=user&includeRevoked=true')).body);
+    expect(listed).not.toContain(adminToken);
+    expect(listed).toContain((await dave.get('/v1/tokens')).body.tokens[0].id);
+    expect(await counts()).toEqual(before);
+    expect((await t.admin.get('/v1/me')).status).toBe(200);
+    // The administrator's last token without an expiry stays, though dave holds one.
+    const last = await t.admin.del(`/v1/tokens/${adminToken}`);
+    expect(last.status).toBe(409);
+    expect(last.body).toMatchObject({ code: 'last_operator_token' });
+    expect(last.body.detail).toContain('server administrator');
+    // The administrator manages dave's tokens, as any operator of the team may.
+    const daveToken = (await dave.get('/v1/tokens')).body.tokens[0].id as string;
+    expect((await t.admin.get(`/v1/tokens?principal=${(await dave.get('/v1/me')).body.id}`)).body.tokens.map((k: { id: string }) => k.id)).toEqual([daveToken]);
   });
 
   it('should refuse invalid bodies as problem+json 400 and write nothing', async () => {

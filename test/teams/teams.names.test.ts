@@ -151,3 +151,40 @@ describe('teams, names per team: the upgrade', () => {
     }
   });
 });
+
+describe('teams share a replica’s event streams', () => {
+  it('caps one team’s open streams at COORD_MAX_STREAMS_PER_TEAM, leaving the rest to the other teams', async () => {
+    const t = await startTestApp({ config: { maxStreams: 12, maxStreamsPerTeam: 4 } });
+    const open: { close(): void }[] = [];
+    try {
+      await t.sql`insert into teams (id, name, created_by) values (${TEAM_B}, 'names-b', 'test')`;
+      const opB = t.admin.as((await createUser(t.sql, 'operator-b', undefined, { teamId: TEAM_B })).token);
+      const b = await t.session({ by: opB, name: 'b' });
+      const a = await t.session({ name: 'a' });
+      const topic = (s: { id: string }) => `${t.base}/v1/events?topic=${encodeURIComponent(`todo:session:${s.id}`)}`;
+      for (let i = 0; i < 4; i++) {
+        const s = await openSse(topic(b), b.token);
+        expect(s.status).toBe(200);
+        open.push(s);
+      }
+      const refused = await fetch(topic(b), { headers: { authorization: `Bearer ${b.token}` } });
+      expect(refused.status).toBe(503);
+      const problem = await refused.json();
+      expect(problem.code).toBe('too_many_streams');
+      expect(problem.detail).toContain('your team holds 4 streams');
+      // Team A still gets its streams.
+      const s = await openSse(topic(a), a.token);
+      expect(s.status).toBe(200);
+      open.push(s);
+      // A closed stream gives its team's slot back.
+      open.shift()!.close();
+      await new Promise((r) => setTimeout(r, 200));
+      const again = await openSse(topic(b), b.token);
+      expect(again.status).toBe(200);
+      open.push(again);
+    } finally {
+      for (const s of open) s.close();
+      await t.close();
+    }
+  });
+});
