@@ -44,7 +44,7 @@ export function auditCommand(io: Io, setExit: (code: number) => void): Command {
     .addOption(new Option('--actor-kind <kind>', 'user, session or system').choices(['user', 'session', 'system']))
     .option('--actor-token <name>', 'the name of the token used (default, ci, …)')
     .option('--subject <id>', 'the object: an item, scenario, graph, metagit node (<graph>/<node>), token, session or Agent id')
-    .option('--topic <topic>', 'todo:<scope> (or just the scope), audit:tokens, audit:sessions, audit:agents, audit:teams')
+    .option('--topic <topic>', 'todo:<scope> (or just the scope), audit:tokens, audit:sessions, audit:agents, audit:teams, audit:intents')
     .option('--since <time>', 'from this instant, ISO 8601 with offset (e.g. 2026-12-03T09:00:00Z)')
     .option('--until <time>', 'before this instant, ISO 8601 with offset')
     .option('--limit <n>', 'page size, 1–500 (default 100)', limitArg)

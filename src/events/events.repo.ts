@@ -71,7 +71,7 @@ export const topicOf = (scope: string) => `todo:${scope}`;
  * (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams`
  * (team-created, operator-created).
  */
-export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents' | 'teams') => `audit:${kind}`;
+export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents' | 'teams' | 'intents') => `audit:${kind}`;
 
 /**
  * The doorbell's and the hub's name for one team's topic (issue 21): a topic names a stream within

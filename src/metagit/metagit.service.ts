@@ -27,7 +27,7 @@ import { lockXact } from '../db/locks.js';
 import { DEFAULT_TEAM } from '../teams/teams.table.js';
 import { withTx } from '../db/tx.js';
 import { noteTopics } from '../events/doorbell.js';
-import { appendEvents, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
+import { appendEvents, auditTopic, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
@@ -370,13 +370,16 @@ async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql
     on conflict (team_id, id) do nothing
     returning *`;
   if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists`, { intentId: id });
+  // The audit's record (issue 21): intents have no topic of their own, so no stream serves it.
+  const payload = { event: 'intent-created', id, title: row.title };
+  await appendEvents(db, ctx.principal.teamId, [{ topic: auditTopic('intents'), event: 'intent-created', subjectId: id, payload }], actorOf(ctx.principal));
   return row;
 }
 
 /** `POST /v1/intents`: a TaskIntent (RFC §2.1). Id: `intentId` (slug pattern) or `intent-<random>`. 409 intent_exists. */
 export async function createIntent(ctx: Ctx, input: IntentInput): Promise<IntentView> {
   const id = input.intentId ?? `intent-${newId('td').slice(3, 15)}`;
-  return toIntent(await insertIntent(ctx, ctx.sql, id, input));
+  return toIntent(await withTx(ctx.sql, (tx) => insertIntent(ctx, tx, id, input)));
 }
 
 /**

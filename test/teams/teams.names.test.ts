@@ -57,6 +57,11 @@ describe('two teams with the same names, side by side', () => {
       expect(agents).toEqual([...WORLD_AGENTS].sort());
       const tg = await w.owner.client.get(`/v1/task-graphs/${w.metagit.graph}`);
       expect(tg.status).toBe(200);
+      // The audit says who made each intent, in its own team only.
+      const intents = (await op.get('/v1/audit?topic=audit:intents&limit=100')).body.entries as { subjectId: string; actor: { id: string } }[];
+      const made = intents.filter((e) => e.subjectId === w.metagit.intent);
+      expect(made.map((e) => e.actor.id)).toEqual([w.owner.id]);
+      expect(intents).toHaveLength(2); // the world's intent and its task graph's root intent
       const list = JSON.stringify((await op.get('/v1/graphs?limit=100')).body);
       expect(list).not.toContain(other.dispatch.id);
       // The scope `graph:<id>` of the same string holds each team's own items.

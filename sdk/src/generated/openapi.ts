@@ -7538,7 +7538,7 @@ export interface paths {
         };
         /**
          * Page through who did what
-         * @description Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams` (team-created, operator-created). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).
+         * @description Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams` (team-created, operator-created) and `audit:intents` (intent-created). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).
          */
         get: {
             parameters: {
@@ -7551,7 +7551,7 @@ export interface paths {
                     actorToken?: string;
                     /** @description An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
                     subjectId?: string;
-                    /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` */
+                    /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams`, `audit:intents` */
                     topic?: string;
                     /** @description ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive */
                     since?: string;
@@ -8455,7 +8455,7 @@ export interface components {
         AuditEntryInput: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
             seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents` or `audit:teams` */
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
             topic: string;
             /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
             event: string;
@@ -10124,7 +10124,7 @@ export interface components {
         AuditEntry: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
             seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents` or `audit:teams` */
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
             topic: string;
             /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
             event: string;
