@@ -117,7 +117,7 @@ export async function registerAgent(ctx: Ctx, input: { id: string; adapter?: str
       values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
       on conflict (team_id, id) do nothing
       returning id, adapter, command, created_by, created_at`;
-    if (!r) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered`, { agent: input.id });
+    if (!r) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered in your team; use it, or register another id`, { agent: input.id });
     const payload = { event: 'agent-registered', id: r.id, adapter: r.adapter, command: r.command };
     await appendEvents(tx, ctx.principal.teamId, [{ topic: auditTopic('agents'), event: 'agent-registered', subjectId: r.id, payload }], actorOf(ctx.principal));
     return r;

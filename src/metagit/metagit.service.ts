@@ -369,7 +369,7 @@ async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql
             ${ctx.principal.teamId})
     on conflict (team_id, id) do nothing
     returning *`;
-  if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists`, { intentId: id });
+  if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists; use it, or pick another intentId`, { intentId: id });
   // The audit's record (issue 21): intents have no topic of their own, so no stream serves it.
   const payload = { event: 'intent-created', id, title: row.title };
   await appendEvents(db, ctx.principal.teamId, [{ topic: auditTopic('intents'), event: 'intent-created', subjectId: id, payload }], actorOf(ctx.principal));
@@ -430,7 +430,7 @@ export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Pr
   return withTx(ctx.sql, async (tx) => {
     await lockXact(tx, graphLock(ctx.principal.teamId, id));
     const [exists] = await tx`select 1 from task_graphs where team_id = ${ctx.principal.teamId} and id = ${id}`;
-    if (exists) throw new DomainError('task_graph_exists', `task graph "${id}" already exists`, { graphId: id });
+    if (exists) throw new DomainError('task_graph_exists', `task graph "${id}" already exists; use it, or pick another graphId`, { graphId: id });
     const intent = await insertIntent(ctx, tx, `intent-${id}`, input);
     const [g] = await tx<GraphRow[]>`
       insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by, team_id)

@@ -79,7 +79,7 @@ export function isServerAdmin(p: Principal): boolean {
 
 /** Refuses sessions (403 `forbidden`) before anything is looked up. */
 function operatorsOnly(p: Principal): asserts p is Extract<Principal, { kind: 'user' }> {
-  if (p.kind !== 'user') fail('forbidden', 'teams are managed by operators, not sessions; GET /v1/me shows your team (teamId)');
+  if (p.kind !== 'user') fail('forbidden', 'teams are managed by operators, not sessions: use an operator token (coord login, or --token with .coord/admin-token); GET /v1/me shows your team (teamId)');
 }
 
 /** The one answer for a team the caller may not see and for a missing one. */

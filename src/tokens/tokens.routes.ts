@@ -113,10 +113,10 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
           'A new secret for one of your own unrevoked tokens (same id and name). The old secret is refused at once on every replica, ' +
           'and event streams opened with it end. `expiresIn` sets a new expiry from the database’s `now()`, `null` removes it, and ' +
           'omitting it keeps the current one (an expired token needs a new one: `invalid_transition`). Another principal’s token is ' +
-          '`token_not_found`, operators included: rotating hands out the secret.',
+          '`token_not_found`, operators included: rotating hands out the secret. An expiry for the last operator token without one is `last_operator_token`.',
         params: TokenParams,
         body: z.strictObject({ expiresIn: Duration.nullish() }).nullish(),
-        response: { 200: TokenWithSecret, ...problemResponses('validation_failed', 'token_not_found', 'invalid_transition') },
+        response: { 200: TokenWithSecret, ...problemResponses('validation_failed', 'token_not_found', 'invalid_transition', 'last_operator_token') },
       },
     },
     async (req) => {

@@ -118,7 +118,7 @@ export async function listTokens(
     const [known] = await sql`
       select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId} ${isAdmin(caller) ? sql`` : sql`and role <> 'admin'`}
       union all select 1 from sessions where id = ${opts.principalId} and team_id = ${caller.teamId} limit 1`;
-    if (!known) fail('not_found', `no user or session "${opts.principalId}"; pass a user id (u-…) or a session id (s-…), or omit principal for your own tokens`);
+    if (!known) fail('not_found', `no user or session "${opts.principalId}" whose tokens you may list; pass a user id (u-…) or a session id (s-…) of your team, or omit principal for your own tokens`);
   }
   const operators = isAdmin(caller) ? sql`` : sql`and role <> 'admin'`;
   const whose = opts.principalKind ? sql`user_id in (select id from users where team_id = ${caller.teamId} ${operators})` : sql`coalesce(user_id, session_id) = ${owner}`;
@@ -180,11 +180,36 @@ async function lockVisible(tx: Db, caller: Principal, id: string, own: boolean):
 }
 
 /**
+ * Refuses (409 `last_operator_token`) to revoke, or to give an expiry to, operator token `row`
+ * when no other unrevoked operator token without an expiry would remain: for an administrator's
+ * token another administrator's (else nobody could create teams or read the configuration), for
+ * any other operator's another of its team's (else nobody could administer the team). Tokens that
+ * expire do not count. Takes the lock that serialises these checks (READ COMMITTED: a racing
+ * revocation's commit is seen).
+ */
+async function assertAnotherOperatorToken(tx: Db, row: Row, doing: 'revoking' | 'giving an expiry to'): Promise<void> {
+  await lockXact(tx, 'coord:operator-tokens');
+  const admin = row.owner_role === 'admin';
+  const [other] = await tx`
+    select 1 from tokens
+     where user_id in (select id from users where ${admin ? tx`role = 'admin'` : tx`team_id = ${row.team_id}`})
+       and id <> ${row.id} and revoked_at is null and expires_at is null limit 1`;
+  if (!other) {
+    fail(
+      'last_operator_token',
+      `token ${row.id} is the last ${admin ? 'server administrator' : 'operator'} token without an expiry${admin ? '' : ' of its team'}; ` +
+        `create another without expiresIn (POST /v1/tokens) before ${doing} this one`,
+    );
+  }
+}
+
+/**
  * Gives one of the caller's own unrevoked tokens a new secret (same id and name; the old secret
  * is refused at once on every replica). `expiresInMs` sets a new expiry that many ms after the
  * database's `now()`, `null` removes the expiry, and `undefined` keeps it; an expired token
  * therefore needs a new one (or `null`). Errors: `token_not_found` (404), `invalid_transition`
- * (409: revoked, or expired with the expiry kept).
+ * (409: revoked, or expired with the expiry kept), `last_operator_token` (409: an expiry for the
+ * last operator token without one; see `assertAnotherOperatorToken`).
  */
 export async function rotateToken(sql: Sql, caller: Principal, id: string, input: { expiresInMs?: number | null }): Promise<{ token: TokenView; secret: string }> {
   return withTx(sql, async (tx) => {
@@ -193,6 +218,8 @@ export async function rotateToken(sql: Sql, caller: Principal, id: string, input
     if (row.state === 'expired' && input.expiresInMs === undefined) {
       fail('invalid_transition', `token ${id} has expired; rotate it with a new expiresIn, or create a new one`);
     }
+    // Giving the last operator token without an expiry one would leave nobody able to administer.
+    if (row.user_id && row.expires_at === null && typeof input.expiresInMs === 'number') await assertAnotherOperatorToken(tx, row, 'giving an expiry to');
     const secret = newToken();
     const expiry =
       input.expiresInMs === undefined ? tx`expires_at` : input.expiresInMs === null ? tx`null` : tx`now() + make_interval(secs => ${input.expiresInMs / 1000}::float8)`;
@@ -218,26 +245,8 @@ export async function revokeToken(sql: Sql, caller: Principal, id: string): Prom
   return withTx(sql, async (tx) => {
     const row = await lockVisible(tx, caller, id, false);
     if (row.state === 'revoked') return view(row, caller);
-    if (row.user_id) {
-      // Operator tokens: one revocation at a time, so two racing revocations cannot both pass the
-      // "another live operator token remains" check (READ COMMITTED: the check below sees the
-      // winner's commit).
-      // An administrator's token needs another administrator's to remain (else nobody could
-      // create teams or read the configuration); any other operator's, another of its team's.
-      await lockXact(tx, 'coord:operator-tokens');
-      const admin = row.owner_role === 'admin';
-      const [other] = await tx`
-        select 1 from tokens
-         where user_id in (select id from users where ${admin ? tx`role = 'admin'` : tx`team_id = ${row.team_id}`})
-           and id <> ${id} and revoked_at is null and expires_at is null limit 1`;
-      if (!other) {
-        fail(
-          'last_operator_token',
-          `token ${id} is the last ${admin ? 'server administrator' : 'operator'} token without an expiry${admin ? '' : ' of its team'}; ` +
-            'create another without expiresIn (POST /v1/tokens) before revoking this one',
-        );
-      }
-    }
+    // Operator tokens: one check at a time, so two racing revocations cannot both pass it.
+    if (row.user_id) await assertAnotherOperatorToken(tx, row, 'revoking');
     const [updated] = await tx<Row[]>`update tokens set revoked_at = now() where id = ${id} returning ${COLUMNS(tx)}`;
     noteTokensRevoked(tx, [id]);
     await recordTokenEvent(tx, caller, 'token-revoked', updated);

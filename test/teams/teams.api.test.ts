@@ -299,3 +299,19 @@ describe('teams through the SDK', () => {
     expect(taken).toMatchObject({ status: 409, code: 'team_name_taken' });
   });
 });
+
+describe('the last operator token', () => {
+  it('can be given no expiry by rotation either, since an expiring token does not count', async () => {
+    const r = await t.admin.post('/v1/teams', { name: 'rotating', operator: { name: 'rita' } });
+    expect(r.status).toBe(201);
+    const rita = t.admin.as(r.body.secret);
+    const refused = await rita.post(`/v1/tokens/${r.body.token.id}/rotate`, { expiresIn: '2s' });
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ code: 'last_operator_token' });
+    expect((await rita.get('/v1/me')).status).toBe(200); // nothing changed: the old secret still works
+    // With a second token without an expiry, the first may expire.
+    const second = await rita.post('/v1/tokens', { name: 'second' });
+    expect(second.status).toBe(201);
+    expect((await rita.post(`/v1/tokens/${r.body.token.id}/rotate`, { expiresIn: '30d' })).status).toBe(200);
+  });
+});

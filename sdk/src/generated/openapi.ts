@@ -7341,7 +7341,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a token
-         * @description A new secret for one of your own unrevoked tokens (same id and name). The old secret is refused at once on every replica, and event streams opened with it end. `expiresIn` sets a new expiry from the database’s `now()`, `null` removes it, and omitting it keeps the current one (an expired token needs a new one: `invalid_transition`). Another principal’s token is `token_not_found`, operators included: rotating hands out the secret.
+         * @description A new secret for one of your own unrevoked tokens (same id and name). The old secret is refused at once on every replica, and event streams opened with it end. `expiresIn` sets a new expiry from the database’s `now()`, `null` removes it, and omitting it keeps the current one (an expired token needs a new one: `invalid_transition`). Another principal’s token is `token_not_found`, operators included: rotating hands out the secret. An expiry for the last operator token without one is `last_operator_token`.
          */
         post: {
             parameters: {
@@ -7399,7 +7399,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, last_operator_token */
                 409: {
                     headers: {
                         [name: string]: unknown;
