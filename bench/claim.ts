@@ -185,9 +185,10 @@ export class ClaimBench {
       insert into todos (id, scope, title, created_by, position)
       select 'td-' || lpad(to_hex(g), 16, '0'), ${this.scope}, 'bench item ' || g, ${this.rootId}, g
         from generate_series(1, ${backlog}::int) g`;
-    await sql`
-      insert into scopes (scope, last_position) values (${this.scope}, ${backlog})
-      on conflict (scope) do update set last_position = excluded.last_position`;
+    // Delete, then insert: the same statements on this release's schema (scopes keyed by team and
+    // scope) and on a previous release's (`--server-root`), in the default team either way.
+    await sql`delete from scopes where scope = ${this.scope}`;
+    await sql`insert into scopes (scope, last_position) values (${this.scope}, ${backlog})`;
     await sql.unsafe('vacuum analyze todos, events, todo_dependencies, sessions, users');
     await sql.unsafe('checkpoint');
   }

@@ -96,9 +96,10 @@ async function build(sql: Sql, scope: string, tag: string, agentId: string, crea
       from (select e.todo_id, count(*)::int as n from todo_dependencies e join todos d on d.id = e.dependency_id
              where d.status <> 'done' and d.scope = ${scope} group by e.todo_id) c
      where t.id = c.todo_id`;
-  await sql`
-    insert into scopes (scope, last_position) values (${scope}, ${items})
-    on conflict (scope) do update set last_position = excluded.last_position`;
+  // Delete, then insert: the same statements on this release's schema (scopes keyed by team and
+  // scope) and on a previous release's (`--server-root`), in the default team either way.
+  await sql`delete from scopes where scope = ${scope}`;
+  await sql`insert into scopes (scope, last_position) values (${scope}, ${items})`;
   await sql.unsafe('vacuum analyze todos, todo_dependencies');
   return { edges: from.length, hub: idOf(tag, 1) };
 }

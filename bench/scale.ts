@@ -123,9 +123,10 @@ export async function loadScope(sql: Sql, scope: string, agentId: string, creato
         from generate_series(${doneUpTo + 10}::int, ${items}::int, 10) g, (values (1), (2)) v(d)
       returning 1)
     select count(*)::int as n from e`;
-  await sql`
-    insert into scopes (scope, last_position) values (${scope}, ${items})
-    on conflict (scope) do update set last_position = excluded.last_position`;
+  // Delete, then insert: the same statements on this release's schema (scopes keyed by team and
+  // scope) and on a previous release's (`--server-root`), in the default team either way.
+  await sql`delete from scopes where scope = ${scope}`;
+  await sql`insert into scopes (scope, last_position) values (${scope}, ${items})`;
   return n;
 }
 
