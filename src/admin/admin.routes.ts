@@ -5,7 +5,7 @@ import { ConfigError, reloadTodoConfig, type Config } from '../config.js';
 import { fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
 import { formatDuration } from '../lib/duration.js';
-import { isServerAdmin } from '../teams/teams.service.js';
+import { isServerAdmin } from '../auth/principal.js';
 
 const ADMIN_ONLY = 'The server administrator only (an operator with role `admin`); other operators and sessions get `forbidden`.';
 

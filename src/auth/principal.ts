@@ -48,6 +48,11 @@ export type Principal =
 
 export type SessionPrincipal = Extract<Principal, { kind: 'session' }>;
 
+/** Whether `p` is a server administrator: an operator with role `admin` (never a session, never Coord's own jobs). */
+export function isServerAdmin(p: Principal): boolean {
+  return p.kind === 'user' && !p.system && p.role === 'admin';
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the auth hook on every `/v1` route. */

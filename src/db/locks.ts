@@ -1,4 +1,5 @@
 import type { Db } from './client.js';
+import { DEFAULT_TEAM } from '../teams/teams.table.js';
 
 /**
  * Transaction-scoped advisory locks keyed by a hashed, namespaced name (never a magic number).
@@ -10,6 +11,14 @@ export async function lockXact(tx: Db, ...names: string[]): Promise<void> {
     await tx`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`;
   }
 }
+
+/**
+ * The name of a lock on one team's object (issue 21): the same name in two teams is two locks, so
+ * two teams' same-named graphs or scopes never serialise each other. The default team's is the
+ * bare `name`, the key the previous release took, so a replica of it still serialises with this
+ * one during a rolling upgrade.
+ */
+export const teamLock = (teamId: string, name: string) => (teamId === DEFAULT_TEAM ? name : `${teamId}:${name}`);
 
 /** Tries to take a transaction-scoped advisory lock; false when another transaction holds it. */
 export async function tryLockXact(tx: Db, name: string): Promise<boolean> {

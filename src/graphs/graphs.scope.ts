@@ -16,7 +16,7 @@
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { registerScopeKind } from '../scopes/scopes.js';
-import { DEFAULT_TEAM } from '../teams/teams.table.js';
+import { teamLock } from '../db/locks.js';
 import { isTaskId } from './contract/ids.js';
 import { getTodo } from '../todos/todos.service.js';
 import { nextGraphSubtask } from './execution/dispatch.js';
@@ -25,12 +25,8 @@ import { visibleTo } from './graphs.repo.js';
 /** The todo scope of a graph: `graph:<parentTaskId>`. */
 export const graphScope = (id: string) => `graph:${id}`;
 
-/**
- * The advisory lock every writer of graph `id` of team `teamId` holds (ids are unique per team;
- * issue 21). The default team's is the key the previous release took (the scope string), so a
- * replica of it still serialises with this one during a rolling upgrade.
- */
-export const graphLock = (teamId: string, id: string) => (teamId === DEFAULT_TEAM ? graphScope(id) : `graph:${teamId}:${id}`);
+/** The advisory lock every writer of graph `id` of team `teamId` holds (src/db/locks.ts `teamLock`). */
+export const graphLock = (teamId: string, id: string) => teamLock(teamId, graphScope(id));
 
 /**
  * Whether `p` may read graph `id` and act in its scope (one indexed probe). Users: in scope with

@@ -23,8 +23,7 @@
  * the RFC's events for what changed, in the same transaction, on topic `todo:metagit:<graphId>`.
  */
 import type postgres from 'postgres';
-import { lockXact } from '../db/locks.js';
-import { DEFAULT_TEAM } from '../teams/teams.table.js';
+import { lockXact, teamLock } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
 import { noteTopics } from '../events/doorbell.js';
 import { appendEvents, auditTopic, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
@@ -44,12 +43,8 @@ import { completeContractRow } from '../todos/todos.batch.js';
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
 
 const scopeOf = (graphId: string) => `metagit:${graphId}`;
-/**
- * The lock of one team's graph (issue 21: two teams' same-named graphs do not serialise each
- * other). The default team's is the key the previous release took, so a replica of it still
- * serialises with this one during a rolling upgrade.
- */
-const graphLock = (teamId: string, graphId: string) => (teamId === DEFAULT_TEAM ? scopeOf(graphId) : `metagit:${teamId}:${graphId}`);
+/** The lock of one team's graph (src/db/locks.ts `teamLock`). */
+const graphLock = (teamId: string, graphId: string) => teamLock(teamId, scopeOf(graphId));
 const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
 interface GraphRow {
@@ -394,7 +389,7 @@ function intentVisible(db: postgres.Sql, p: Principal) {
 
 /** `GET /v1/intents/{id}`: users, and sessions of the subtree that created it; anyone else 404. */
 export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
-  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select i.* from intents i where i.team_id = ${ctx.principal.teamId} and i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}` : [];
+  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select i.* from intents i where i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}` : [];
   if (!row) fail('intent_not_found', `intent not found: ${id.slice(0, 128)}`);
   return toIntent(row);
 }

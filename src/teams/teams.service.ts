@@ -20,7 +20,7 @@
  * caller as the actor.
  */
 import { actorOf } from '../auth/actor.js';
-import type { Principal } from '../auth/principal.js';
+import { isServerAdmin, type Principal } from '../auth/principal.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents, auditTopic } from '../events/events.repo.js';
@@ -71,11 +71,6 @@ const teamView = (r: TeamRow): TeamView => ({ id: r.id, name: r.name, createdAt:
 const operatorView = (r: OperatorRow): OperatorView => ({ id: r.id, name: r.name, teamId: r.team_id, role: r.role, createdAt: r.created_at.toISOString() });
 
 const TEAM_COLUMNS = (db: Db) => db`t.id, t.name, t.created_by, t.created_at, (select count(*)::int from users u where u.team_id = t.id) as operator_count`;
-
-/** Whether `p` is the server administrator: an operator with role `admin` (never a session, never Coord's own jobs). */
-export function isServerAdmin(p: Principal): boolean {
-  return p.kind === 'user' && !p.system && p.role === 'admin';
-}
 
 /** Refuses sessions (403 `forbidden`) before anything is looked up. */
 function operatorsOnly(p: Principal): asserts p is Extract<Principal, { kind: 'user' }> {

@@ -19,7 +19,7 @@ import { activeSessionPrincipal } from '../auth/tokens.js';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
-import { lockXact } from '../db/locks.js';
+import { lockXact, teamLock } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
 import { ringAfterCommit } from '../events/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
@@ -212,7 +212,7 @@ async function cycleThrough(tx: Db, id: string, dep: string): Promise<string[]> 
 }
 
 /** The advisory lock that serialises the edge writers of one list (the cycle check). */
-const depsLock = (r: { team_id: string; scope: string }) => `todo-deps:${r.team_id}:${r.scope}`;
+const depsLock = (r: { team_id: string; scope: string }) => teamLock(r.team_id, `todo-deps:${r.scope}`);
 
 /** Replaces an existing item's edges and recomputes its unfinished-dependency count (in `tx`). */
 async function replaceDependencies(ctx: Ctx, tx: Db, row: TodoRow, deps: string[]): Promise<void> {

@@ -14,7 +14,7 @@
  * replica's.
  */
 import { actorOf } from '../auth/actor.js';
-import type { Principal } from '../auth/principal.js';
+import { isServerAdmin, type Principal } from '../auth/principal.js';
 import type { Db, Sql } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
@@ -72,9 +72,6 @@ const COLUMNS = (db: Db) => db`
   coalesce((select u.team_id from users u where u.id = tokens.user_id), (select s.team_id from sessions s where s.id = tokens.session_id)) as team_id,
   (select u.role from users u where u.id = tokens.user_id) as owner_role`;
 
-/** Whether `p` is a server administrator (not Coord's own jobs, which act as operators). */
-const isAdmin = (p: Principal) => p.kind === 'user' && p.role === 'admin' && !p.system;
-
 function view(r: Row, caller: Principal): TokenView {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
   return {
@@ -116,11 +113,11 @@ export async function listTokens(
   if (opts.principalId && opts.principalKind) fail('validation_failed', 'pass `principal` or `principalKind`, not both');
   if (opts.principalId !== undefined && opts.principalId !== caller.id) {
     const [known] = await sql`
-      select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId} ${isAdmin(caller) ? sql`` : sql`and role <> 'admin'`}
+      select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId} ${isServerAdmin(caller) ? sql`` : sql`and role <> 'admin'`}
       union all select 1 from sessions where id = ${opts.principalId} and team_id = ${caller.teamId} limit 1`;
     if (!known) fail('not_found', `no user or session "${opts.principalId}" whose tokens you may list; pass a user id (u-…) or a session id (s-…) of your team, or omit principal for your own tokens`);
   }
-  const operators = isAdmin(caller) ? sql`` : sql`and role <> 'admin'`;
+  const operators = isServerAdmin(caller) ? sql`` : sql`and role <> 'admin'`;
   const whose = opts.principalKind ? sql`user_id in (select id from users where team_id = ${caller.teamId} ${operators})` : sql`coalesce(user_id, session_id) = ${owner}`;
   const limit = opts.principalKind ? MAX_OPERATOR_TOKENS_LISTED : opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL;
   const rows = await sql<Row[]>`
@@ -173,7 +170,7 @@ async function lockVisible(tx: Db, caller: Principal, id: string, own: boolean):
   const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${id} for update`;
   const mine = row && (row.user_id ?? row.session_id) === caller.id;
   // Another team's token, and (to an operator that is not one) an administrator's, is missing.
-  if (!row || (!mine && (own || caller.kind !== 'user' || row.team_id !== caller.teamId || (row.owner_role === 'admin' && !isAdmin(caller))))) {
+  if (!row || (!mine && (own || caller.kind !== 'user' || row.team_id !== caller.teamId || (row.owner_role === 'admin' && !isServerAdmin(caller))))) {
     fail('token_not_found', `no token "${id}" that you may ${own ? 'rotate' : 'revoke'}; list yours with GET /v1/tokens`);
   }
   return row;

@@ -270,6 +270,8 @@ describe('teams', () => {
       expect(r.status, label).toBe(403);
       expect(r.body.code, label).toBe('forbidden');
     }
+    // The refusal names the next step: an operator's token.
+    expect((await s.client.get('/v1/teams')).body.detail).toContain('use an operator token');
     // One answer for its own team, another team and a missing one.
     expectSameAnswer(await s.client.get(`/v1/teams/${a.team.id}`), await s.client.get(`/v1/teams/${MISSING}`), a.team.id, MISSING, 403);
     expectSameAnswer(await s.client.get(`/v1/teams/${b.team.id}`), await s.client.get(`/v1/teams/${MISSING}`), b.team.id, MISSING, 403);

@@ -112,6 +112,10 @@ describe('two teams with the same names, side by side', () => {
     // Within a team a name is taken (one 409); across teams it is free.
     const again = await opB.post('/v1/agents', { id: WORLD_AGENTS[0] });
     expect(again.status).toBe(409);
+    expect(again.body.detail).toContain('use it, or register another id');
+    const intent = await b.owner.client.post('/v1/intents', { intentId: b.metagit.intent, title: 'T', goal: 'G' });
+    expect([intent.status, intent.body.code]).toEqual([409, 'intent_exists']);
+    expect(intent.body.detail).toContain('pick another intentId');
     const fresh = await opB.post('/v1/scenarios', { name: `only-a-${a.tag}`, members: [{ name: 'x' }] });
     expect(fresh.status).toBe(201);
     expect((await opA.post('/v1/scenarios', { name: `only-a-${a.tag}`, members: [{ name: 'x' }] })).status).toBe(201);
