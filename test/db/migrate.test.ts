@@ -2,12 +2,13 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import postgres from 'postgres';
-import { describe, expect, it, inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrateDatabase } from '../../src/db/migrate.js';
+import { testAdminUrl } from '../helpers/db.js';
 
 describe('migrations', () => {
   it('should migrate a fresh database exactly once when three replicas start at the same moment', async () => {
-    const adminUrl = inject('adminUrl');
+    const adminUrl = testAdminUrl();
     const name = `m_${randomBytes(5).toString('hex')}`;
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     await admin.unsafe(`create database "${name}"`);

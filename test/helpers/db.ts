@@ -6,9 +6,19 @@ import postgres from 'postgres';
 import { inject } from 'vitest';
 import { MIGRATIONS_DIR, migrateDatabase } from '../../src/db/migrate.js';
 
+/**
+ * The superuser URL of this worker's cluster: global-setup.ts starts one cluster per worker, and
+ * `VITEST_POOL_ID` (1, 2, …) chooses it, so files running at the same time never share a cluster.
+ */
+export function testAdminUrl(): string {
+  const urls = inject('adminUrls');
+  const pool = Number(process.env.VITEST_POOL_ID ?? 1);
+  return urls[(pool - 1) % urls.length];
+}
+
 /** A fresh database cloned from the migrated template (or, with `empty`, not migrated at all); `drop()` removes it. */
 export async function createTestDatabase(opts: { empty?: boolean } = {}): Promise<{ url: string; name: string; drop(): Promise<void> }> {
-  const adminUrl = inject('adminUrl');
+  const adminUrl = testAdminUrl();
   const template = inject('templateDb');
   const name = `t_${randomBytes(6).toString('hex')}`;
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });

@@ -14,8 +14,9 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.js';
+import { testAdminUrl } from '../helpers/db.js';
 import { killServers, spawnServer, waitReady, type ServerProcess } from '../helpers/server.js';
 
 const ROUNDS = Number(process.env.COORD_TEST_START_ROUNDS ?? 5);
@@ -34,7 +35,7 @@ async function meStatus(port: number, token: string): Promise<number> {
 
 describe('replicas starting together on a fresh database', () => {
   it(`should start all 3 replicas in each of ${ROUNDS} rounds, with one operator and one sweep queue`, { timeout: 30_000 + ROUNDS * 60_000 }, async () => {
-    const adminUrl = inject('adminUrl');
+    const adminUrl = testAdminUrl();
     const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
     const failures: string[] = [];
     try {

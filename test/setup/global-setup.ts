@@ -1,27 +1,47 @@
 /**
- * Starts one Postgres for the whole run (embedded in a temp folder, or `DATABASE_URL` when set),
- * migrates a template database once, and hands both to the test files. Each test file then clones
- * its own database from the template (test/helpers/db.ts), so files run in parallel.
+ * Starts the Postgres clusters of a test run and hands their URLs to the test files: one embedded
+ * cluster per worker (test/helpers/db.ts picks its own by the worker's pool id), so files that run
+ * at the same time never share a cluster, and with it the cluster-wide transaction horizon that
+ * event visibility reads (issue 33). The first cluster is initialised and its template database
+ * migrated once; the others are copies of its stopped data folder, so a run pays for one initdb
+ * and one migration. Each test file then clones its own database from the template.
+ *
+ * With `DATABASE_URL` set, that server is the only cluster, and the run uses one worker unless
+ * `COORD_TEST_WORKERS` says otherwise (test/setup/workers.ts).
+ *
+ * Every project (tier) of the run calls `setup`; the clusters are started by the first call and
+ * stopped after the last `teardown`, so the tiers share them.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedHandle } from '../../src/db/embedded.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
+import { testWorkers } from './workers.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    adminUrl: string;
+    /** One superuser URL per worker; `VITEST_POOL_ID` n uses entry (n - 1) mod length. */
+    adminUrls: string[];
+    /** The migrated template database present in every cluster. */
     templateDb: string;
+    /** A stopped, initialised embedded cluster folder (`<dir>/pg` and its files) that process tests copy instead of running initdb; empty with DATABASE_URL. */
+    seedDataDir: string;
   }
 }
 
-let embedded: EmbeddedHandle | undefined;
-let dataDir: string | undefined;
-let adminUrl: string;
-let templateDb: string;
+interface Clusters {
+  adminUrls: string[];
+  templateDb: string;
+  seedDataDir: string;
+  stop(): Promise<void>;
+}
+
+const KEY = Symbol.for('coord.test.clusters');
+const shared = globalThis as unknown as { [KEY]?: { clusters: Promise<Clusters>; users: number } };
 
 function withDb(url: string, db: string): string {
   const u = new URL(url);
@@ -29,15 +49,7 @@ function withDb(url: string, db: string): string {
   return u.toString();
 }
 
-export async function setup(project: TestProject) {
-  if (process.env.DATABASE_URL) {
-    adminUrl = process.env.DATABASE_URL;
-  } else {
-    dataDir = mkdtempSync(path.join(os.tmpdir(), 'coord-test-'));
-    embedded = await startEmbeddedPostgres({ dataDir, persistent: false, fast: true, log: (m) => console.error(m) });
-    adminUrl = embedded.url;
-  }
-  templateDb = `coord_tpl_${process.pid}_${Date.now().toString(36)}`;
+async function createTemplate(adminUrl: string, templateDb: string): Promise<void> {
   const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
   try {
     await admin.unsafe(`create database "${templateDb}"`);
@@ -45,14 +57,69 @@ export async function setup(project: TestProject) {
     await admin.end();
   }
   await migrateDatabase(withDb(adminUrl, templateDb));
-  project.provide('adminUrl', adminUrl);
-  project.provide('templateDb', templateDb);
+}
+
+async function startClusters(): Promise<Clusters> {
+  const templateDb = `coord_tpl_${process.pid}_${Date.now().toString(36)}`;
+  if (process.env.DATABASE_URL) {
+    const adminUrl = process.env.DATABASE_URL;
+    await createTemplate(adminUrl, templateDb);
+    return {
+      adminUrls: [adminUrl],
+      templateDb,
+      seedDataDir: '',
+      async stop() {
+        const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
+        await admin.unsafe(`drop database if exists "${templateDb}" with (force)`).catch(() => {});
+        await admin.end();
+      },
+    };
+  }
+  const root = mkdtempSync(path.join(os.tmpdir(), 'coord-test-'));
+  chmodSync(root, 0o755); // as root, the postgres OS user runs the clusters below it
+  const log = (m: string) => console.error(m);
+  const seedDataDir = path.join(root, 'seed');
+  // The seed: initdb and the migrated template, then stopped so it can be copied.
+  const seed = await startEmbeddedPostgres({ dataDir: seedDataDir, persistent: true, fast: true, watchdog: false, log });
+  await createTemplate(seed.url, templateDb);
+  await seed.stop();
+  const handles: EmbeddedHandle[] = [];
+  try {
+    for (let i = 0; i < testWorkers(); i++) {
+      const dataDir = path.join(root, `w${i + 1}`);
+      // `cp -a` keeps the owner (the postgres OS user when run as root) and modes Postgres insists on.
+      execFileSync('cp', ['-a', seedDataDir, dataDir]);
+      rmSync(path.join(dataDir, 'pg-port'), { force: true });
+      handles.push(await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log }));
+    }
+  } catch (err) {
+    await Promise.all(handles.map((h) => h.stop()));
+    rmSync(root, { recursive: true, force: true });
+    throw err;
+  }
+  return {
+    adminUrls: handles.map((h) => h.url),
+    templateDb,
+    seedDataDir,
+    async stop() {
+      await Promise.all(handles.map((h) => h.stop()));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function setup(project: TestProject) {
+  const s = (shared[KEY] ??= { clusters: startClusters(), users: 0 });
+  s.users++;
+  const c = await s.clusters;
+  project.provide('adminUrls', c.adminUrls);
+  project.provide('templateDb', c.templateDb);
+  project.provide('seedDataDir', c.seedDataDir);
 }
 
 export async function teardown() {
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`drop database if exists "${templateDb}" with (force)`).catch(() => {});
-  await admin.end();
-  await embedded?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  const s = shared[KEY];
+  if (!s || --s.users > 0) return;
+  delete shared[KEY];
+  await (await s.clusters).stop();
 }

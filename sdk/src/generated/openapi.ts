@@ -9529,6 +9529,42 @@ export interface components {
             node: components["schemas"]["TaskNodeInput"];
             graph: components["schemas"]["TaskGraphSummaryAfterWriteInput"];
         };
+        CreateTaskIntentInput: {
+            intentId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateTaskGraphInput: {
+            /** @description Default: 12 random hex */
+            graphId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        ExpandTaskGraphInput: {
+            outline: string | {
+                title: string;
+                nodeId?: string;
+                dependsOn?: string[];
+                project?: string;
+                repository?: string;
+            }[];
+        };
         NewScenarioMemberInput: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
@@ -9768,42 +9804,6 @@ export interface components {
             token: components["schemas"]["TokenInput"];
             /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
-        };
-        CreateTaskIntentInput: {
-            intentId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskGraphInput: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        ExpandTaskGraphInput: {
-            outline: string | {
-                title: string;
-                nodeId?: string;
-                dependsOn?: string[];
-                project?: string;
-                repository?: string;
-            }[];
         };
         TokenListInput: {
             tokens: components["schemas"]["TokenInput"][];
@@ -11198,6 +11198,42 @@ export interface components {
             node: components["schemas"]["TaskNode"];
             graph: components["schemas"]["TaskGraphSummaryAfterWrite"];
         };
+        CreateTaskIntent: {
+            intentId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateTaskGraph: {
+            /** @description Default: 12 random hex */
+            graphId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        ExpandTaskGraph: {
+            outline: string | {
+                title: string;
+                nodeId?: string;
+                dependsOn?: string[];
+                project?: string;
+                repository?: string;
+            }[];
+        };
         NewScenarioMember: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
@@ -11437,42 +11473,6 @@ export interface components {
             token: components["schemas"]["Token"];
             /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
-        };
-        CreateTaskIntent: {
-            intentId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskGraph: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        ExpandTaskGraph: {
-            outline: string | {
-                title: string;
-                nodeId?: string;
-                dependsOn?: string[];
-                project?: string;
-                repository?: string;
-            }[];
         };
         TokenList: {
             tokens: components["schemas"]["Token"][];

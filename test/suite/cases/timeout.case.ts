@@ -1,0 +1,3 @@
+import { it } from 'vitest';
+
+it('never finishes within the test time-out', () => new Promise(() => {}));
