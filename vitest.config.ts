@@ -35,7 +35,6 @@ const E2E = [
 const STRESS = [
   'test/chaos/**/*.test.ts',
   'test/http/fuzz.test.ts',
-  'test/http/isolation.test.ts',
   'test/graphs/graphs.fuzz.test.ts',
   'test/graphs/execution.races.test.ts',
   'test/todos/races.test.ts',

@@ -12,6 +12,8 @@ export interface Io {
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
   stdin?: NodeJS.ReadableStream & { isTTY?: boolean };
+  /** The working directory the runner finds the repository from (default: the process's). */
+  cwd?: string;
 }
 
 export class Out {

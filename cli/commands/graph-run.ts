@@ -30,7 +30,7 @@ async function runner(ctx: Ctx<RootOptions>, signal?: AbortSignal): Promise<Runn
     client: ctx.client(),
     signal,
     url: ctx.config().url,
-    root: await repositoryRoot(ctx.opts.root ?? process.cwd()),
+    root: await repositoryRoot(ctx.opts.root ?? ctx.io.cwd ?? process.cwd()),
     env: ctx.io.env,
     sessionWaitMs: ctx.opts.sessionWaitMs ?? null,
   };

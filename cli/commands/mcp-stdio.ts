@@ -95,7 +95,7 @@ export async function serveStdio(ctx: Ctx<{ tools?: string; root?: string }>, op
     },
   };
   let runner: Promise<RunnerContext> | undefined;
-  const runnerCtx = () => (runner ??= repositoryRoot(ctx.opts.root ?? process.cwd()).then((root) => ({ client: ctx.client(), url, root, env: ctx.io.env, signal: opts.stop })));
+  const runnerCtx = () => (runner ??= repositoryRoot(ctx.opts.root ?? ctx.io.cwd ?? process.cwd()).then((root) => ({ client: ctx.client(), url, root, env: ctx.io.env, signal: opts.stop })));
   const local = sets.includes('graph') ? runnerTools(runnerCtx) : [];
   const server = createMcpServer({ document, backend, sets, local });
   const transport = new StdioServerTransport();

@@ -1,12 +1,13 @@
 /**
- * Runs the `coord` bin as a separate process (what a user or an agent runs), with a clean
- * environment: a private HOME (so no real config file is read) and no COORD_* variables unless
- * a test passes them.
+ * Runs the `coord` CLI as a user or an agent would, with a clean environment: a private HOME (so
+ * no real config file is read) and no COORD_* variables unless a test passes them. Most tests run
+ * its `main` in this process; the binary itself is spawned where only it can answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { main, type Io } from '../../cli/main.js';
 import { runProcess } from '../helpers/process.js';
@@ -32,8 +33,35 @@ export function cleanEnv(home: string, extra: Record<string, string | undefined>
   return env;
 }
 
-/** Spawns `node bin/coord.mjs …args` and collects its output. */
-export function runCoord(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<RunResult> {
+/**
+ * Runs `coord …args` as a user would, but in this process: the CLI's `main` with the given
+ * environment, working directory and standard input, its output captured. What only the binary
+ * does (signals, EPIPE, the process exit code) is tested by spawning it: `runCoordProcess`,
+ * `spawnCoord` (issue 33: a spawn through tsx costs about 2 s; `main` costs milliseconds).
+ */
+export async function runCoord(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  const sink = (append: (s: string) => void) =>
+    new Writable({
+      write(chunk, _enc, done) {
+        append(String(chunk));
+        done();
+      },
+    });
+  const io: Io = {
+    env: opts.env,
+    cwd: opts.cwd ?? REPO,
+    stdout: sink((s) => (stdout += s)),
+    stderr: sink((s) => (stderr += s)),
+    stdin: Readable.from([opts.input ?? '']),
+  };
+  const code = await main(args, io);
+  return { code, stdout, stderr };
+}
+
+/** Spawns `node bin/coord.mjs …args` (the binary itself) and collects its output. */
+export function runCoordProcess(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<RunResult> {
   return runProcess(process.execPath, [BIN, ...args], { env: opts.env, cwd: opts.cwd ?? REPO, input: opts.input });
 }
 
@@ -80,15 +108,7 @@ export function spawnCoord(args: string[], opts: { env: NodeJS.ProcessEnv }): {
   };
 }
 
-/** Runs `main` in this process with captured streams (fast checks of help text and formatting). */
-export async function runInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
-  let stdout = '';
-  let stderr = '';
-  const io: Io = {
-    env,
-    stdout: { write: (s: string) => ((stdout += s), true) } as unknown as NodeJS.WritableStream,
-    stderr: { write: (s: string) => ((stderr += s), true) } as unknown as NodeJS.WritableStream,
-  };
-  const code = await main(args, io);
-  return { code, stdout, stderr };
+/** `runCoord` with only an environment (default: none at all), for help text and formatting. */
+export function runInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  return runCoord(args, { env });
 }

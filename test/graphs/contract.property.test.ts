@@ -13,8 +13,9 @@ import {
   type TaskGraphPlan,
 } from '../../src/graphs/contract/index.js';
 import { CONFIGURED } from './fixtures.js';
+import { scaled } from '../helpers/scale.js';
 
-const RUNS = { numRuns: 200 };
+const RUNS = { numRuns: scaled(200, 20) };
 const ID_POOL = ['a', 'b', 'z', 'after-alpha', 'alpha', 'beta', 'gamma', 'delta', 'x_1', 'zeta', 'con-x', 'tostring'];
 const SEGMENTS = ['src', 'docs', 'lib', 'shared', 'a', 'b', 'file.js', 'README.md'];
 const GLOBS = ['*', '**', '*.ts', '{a,b}', '[ab]', 'fi?e.js'];

@@ -19,13 +19,14 @@ import {
   type ScopeAuditInput,
   type ScopeEvidence,
 } from '../../src/graphs/contract/index.js';
+import { scaled } from '../helpers/scale.js';
 
 const PARENT = 'task-product-slice';
 const SUBTASK = 'backend';
 const BASE = '0123456789abcdef0123456789abcdef01234567';
 const IMPLEMENTATION = 'FEDCBA9876543210FEDCBA9876543210FEDCBA98';
 const EXPECTED = { parentTaskId: PARENT, subtaskId: SUBTASK, scopePolicy: 'warn' };
-const RUNS = { numRuns: 300 };
+const RUNS = { numRuns: scaled(300, 30) };
 
 function input(overrides: Partial<Record<keyof ScopeAuditInput, unknown>> = {}): ScopeAuditInput {
   return {
@@ -548,7 +549,7 @@ describe('auditScope: evidence', () => {
       fc.property(fc.shuffledSubarray(committed, { minLength: committed.length }), fc.shuffledSubarray(dirty, { minLength: dirty.length }), fc.shuffledSubarray(intent, { minLength: intent.length }), (c, d, w) => {
         expect(JSON.stringify(evidenceOf({ committedChanges: c, dirtyChanges: d, writeIntent: w }))).toBe(expected);
       }),
-      { numRuns: 100 },
+      { numRuns: scaled(100, 20) },
     );
   });
 
@@ -960,7 +961,7 @@ describe('scope audit properties', () => {
         }
         expect(matchesWriteIntentPattern(pattern, path)).toBe(expected);
       }),
-      { numRuns: 3000 },
+      { numRuns: scaled(3000, 100) },
     );
   });
 
@@ -971,7 +972,7 @@ describe('scope audit properties', () => {
       fc.property(longPattern, longPath, (pattern, path) => {
         expect(matchesWriteIntentPattern(pattern, path)).toBe(referenceMatch(pattern, path));
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000, 50) },
     );
   });
 
@@ -982,7 +983,7 @@ describe('scope audit properties', () => {
         expect(matchesWriteIntentPattern(pattern, path)).toBe(matchesWriteIntentPattern(pattern, basename));
         expect(matchesWriteIntentPattern(pattern, `deeper/${path}`)).toBe(matchesWriteIntentPattern(pattern, basename));
       }),
-      { numRuns: 1000 },
+      { numRuns: scaled(1000, 50) },
     );
   });
 
@@ -1047,7 +1048,7 @@ describe('scope audit properties', () => {
           expect(checked(JSON.parse(JSON.stringify(evidence)))).toEqual(evidence);
         },
       ),
-      { numRuns: 150 },
+      { numRuns: scaled(150, 20) },
     );
   });
 });

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sweepGraphInterruptions } from '../../src/sweeps/sweeps.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { agentSession, commit, evidence, graphOf, implementer, intentMapOf, lifecycle, registerExecutionAgents, type Dispatch } from './execution.helpers.js';
+import { scaled } from '../helpers/scale.js';
 
-const ROUNDS = 50;
+const ROUNDS = scaled(50);
 let t: TestApp;
 let seq = 0;
 const base = commit();

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateIntentMap, validateTaskGraph } from '../../src/graphs/contract/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { example, registerAgents, rowCounts, EXAMPLE_AGENTS } from './graphs.helpers.js';
+import { scaled } from '../helpers/scale.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -121,7 +122,7 @@ describe('fuzzed invalid inputs over HTTP', () => {
         checked += 1;
         await expectRefusedLikeTheContract(useValidate ? '/v1/graphs/validate' : '/v1/graphs', body, pure.error);
       }),
-      { numRuns: 300 },
+      { numRuns: scaled(300, 30) },
     );
     expect(checked).toBeGreaterThan(150);
     expect(await rowCounts(t.sql)).toEqual(before);
@@ -143,7 +144,7 @@ describe('fuzzed invalid inputs over HTTP', () => {
         checked += 1;
         await expectRefusedLikeTheContract('/v1/graphs', body, pure.error);
       }),
-      { numRuns: 200 },
+      { numRuns: scaled(200, 20) },
     );
     expect(checked).toBeGreaterThan(80);
     expect(await rowCounts(t.sql)).toEqual(before);
@@ -159,7 +160,7 @@ describe('fuzzed invalid inputs over HTTP', () => {
         expect([200, 400], JSON.stringify(r.body)).toContain(r.status);
         if (r.status === 400) expect(r.body).toMatchObject({ code: 'TASK_GRAPH_INVALID', stage: 'graph-validation' });
       }),
-      { numRuns: 200 },
+      { numRuns: scaled(200, 20) },
     );
     expect(await rowCounts(t.sql)).toEqual(before);
   });

@@ -27,8 +27,9 @@ import { renderOpenApi } from '../../scripts/gen-openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { catalogue, generate, operations, preview, Rng, sample, send, TRANSPORT_CODES, type Answer, type Examples, type FuzzRequest, type Operation } from './openapi-fuzz.js';
 import { admin, buildWorld, fingerprint, newSession, registerWorldAgents, worldGraph, type Part, type World } from './world.js';
+import { scaled } from '../helpers/scale.js';
 
-const RUNS = Number(process.env.COORD_FUZZ_RUNS ?? 200);
+const RUNS = Number(process.env.COORD_FUZZ_RUNS ?? scaled(200, 20));
 const SEED = process.env.COORD_FUZZ_SEED === 'random' ? (Math.random() * 2 ** 31) >>> 0 : Number(process.env.COORD_FUZZ_SEED ?? 18_11_2026);
 const ONLY = process.env.COORD_FUZZ_ONLY;
 

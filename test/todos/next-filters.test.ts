@@ -8,6 +8,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { scaled } from '../helpers/scale.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -111,7 +112,7 @@ describe('next filters', () => {
         }
         expect(got).toEqual(reference(items, filters, me.id));
       }),
-      { numRuns: 25 },
+      { numRuns: scaled(25, 5) },
     );
   });
 
@@ -126,7 +127,7 @@ describe('next filters', () => {
             ${!!f.assignedToMe}) with ordinality f(o_item, o_retry, ord) order by f.ord`;
         expect(rows.map((r) => r.id).filter((id) => id !== null)).toEqual(reference(items, f, me.id).slice(0, k));
       }),
-      { numRuns: 25 },
+      { numRuns: scaled(25, 5) },
     );
   });
 

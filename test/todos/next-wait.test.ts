@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSweep } from '../../src/sweeps/sweeps.js';
 import { groupCommitStats } from '../../src/todos/todos.batch.js';
 import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { scaled } from '../helpers/scale.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -101,10 +102,10 @@ describe('waiting next', () => {
     expect((await root.client.get(`/v1/todos/${cpu.id}`)).body.item.status).toBe('todo');
   });
 
-  it('should give each of 32 items added one by one to exactly one of 32 waiters (50 rounds)', async () => {
+  it(`should give each of 32 items added one by one to exactly one of 32 waiters (${scaled(50)} rounds)`, async () => {
     const { root, kids } = await team(32);
     const before = groupCommitStats(t.sql).next?.requests ?? 0;
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < scaled(50); round++) {
       const waits = kids.map((k) => k.client.post('/v1/todos/next', { waitMs: 30_000 }));
       const added: string[] = [];
       for (let i = 0; i < 32; i++) added.push((await add(root.client, `r${round}-${i}`)).id);

@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { scaled } from '../helpers/scale.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -17,10 +18,10 @@ async function sessions(n: number, root: { id: string; client: Client }) {
 }
 
 describe('claim races', () => {
-  it('should give exactly one winner when 32 sessions claim one item, 20 rounds', async () => {
+  it(`should give exactly one winner when 32 sessions claim one item, ${scaled(20)} rounds`, async () => {
     const root = await t.session();
     const agents = await sessions(32, root);
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < scaled(20); round++) {
       const item = await add(root.client, `r${round}`);
       const results = await Promise.all(agents.map((a) => a.client.post(`/v1/todos/${item.id}/claim`)));
       const winners = results.filter((r) => r.status === 200);
@@ -31,10 +32,10 @@ describe('claim races', () => {
     }
   });
 
-  it('should claim every one of 24 items exactly once with 24 concurrent next calls, 20 rounds', async () => {
+  it(`should claim every one of 24 items exactly once with 24 concurrent next calls, ${scaled(20)} rounds`, async () => {
     const root = await t.session();
     const agents = await sessions(25, root);
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < scaled(20); round++) {
       const ids = [];
       for (let i = 0; i < 24; i++) ids.push((await add(root.client, `n${round}-${i}`)).id);
       const results = await Promise.all(agents.slice(0, 24).map((a) => a.client.post('/v1/todos/next')));
@@ -48,11 +49,11 @@ describe('claim races', () => {
   });
 });
 
-describe('dependency races (50 rounds each)', () => {
+describe(`dependency races (${scaled(50)} rounds each)`, () => {
   it('should unblock exactly once when two owners finish the last two dependencies at the same moment', async () => {
     const root = await t.session();
     const [o1, o2] = await sessions(2, root);
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < scaled(50); round++) {
       const a = await add(root.client, 'a');
       const b = await add(root.client, 'b');
       const x = await add(root.client, 'x', { dependsOn: [a.id, b.id] });
@@ -69,7 +70,7 @@ describe('dependency races (50 rounds each)', () => {
 
   it('should never store both a→b and b→a written at the same moment: the loser gets dependency_cycle', async () => {
     const root = await t.session();
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < scaled(50); round++) {
       const a = await add(root.client, 'a');
       const b = await add(root.client, 'b');
       const [r1, r2] = await Promise.all([
@@ -86,7 +87,7 @@ describe('dependency races (50 rounds each)', () => {
   it('should count an edge added while its dependency is being completed, so the dependent is never stranded', async () => {
     const root = await t.session();
     const [owner] = await sessions(1, root);
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < scaled(50); round++) {
       const d = await add(root.client, 'dependency');
       const x = await add(root.client, 'dependent');
       await owner.client.post(`/v1/todos/${d.id}/claim`);
@@ -105,7 +106,7 @@ describe('dependency races (50 rounds each)', () => {
   it('should never leave a claim standing on a dependency that was unfinished at the moment of claim', async () => {
     const root = await t.session();
     const [worker, finisher] = await sessions(2, root);
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < scaled(50); round++) {
       const dep = await add(root.client, 'dep');
       await finisher.client.post(`/v1/todos/${dep.id}/claim`);
       await finisher.client.post(`/v1/todos/${dep.id}/done`);
