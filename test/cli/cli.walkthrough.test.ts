@@ -9,7 +9,7 @@ import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { BIN, REPO, runCoord, tempHome } from './helpers.js';
+import { builtCoord, REPO, runCoord, tempHome } from './helpers.js';
 import { bash } from '../helpers/process.js';
 
 let t: TestApp;
@@ -37,7 +37,7 @@ describe('the README walkthrough', () => {
     mkdirSync(path.join(home, 'bin'));
     writeFileSync(
       path.join(home, 'bin', 'npx'),
-      `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${BIN}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`,
+      `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${builtCoord()}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`,
     );
     chmodSync(path.join(home, 'bin', 'npx'), 0o755);
     const script = walkthroughBlock().replaceAll('http://127.0.0.1:3000', t.base);

@@ -9,11 +9,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { main, type Io } from '../../cli/main.js';
 import { runProcess } from '../helpers/process.js';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The binary as installed (`bin/coord.mjs`, TypeScript through tsx). */
 export const BIN = path.join(REPO, 'bin', 'coord.mjs');
+/** The same binary compiled to JavaScript once per run (test/setup/build.ts): what spawned CLI processes run unless the binary itself is under test. */
+export const builtCoord = (): string => inject('builtCoord');
 
 export interface RunResult {
   code: number;
@@ -73,7 +77,7 @@ export function spawnCoord(args: string[], opts: { env: NodeJS.ProcessEnv }): {
   waitFor: (pred: (stdout: string) => boolean, ms?: number) => Promise<void>;
   exited: Promise<number>;
 } {
-  const child = spawn(process.execPath, [BIN, ...args], { env: opts.env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [builtCoord(), ...args], { env: opts.env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();

@@ -1,11 +1,13 @@
 /**
- * Real server processes for process-level tests: `node --import tsx src/server.ts` with a minimal
+ * Real server processes for process-level tests: `src/server.ts`, compiled once per run
+ * (test/setup/build.ts; `npm start`'s own tsx path is server.process.test.ts's), with a minimal
  * environment, its output collected, and every process started here killed by `killServers()`
  * (call it in `afterAll`/`afterEach`). Only processes this file spawned are ever signalled.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { inject } from 'vitest';
 import { REPO_ROOT } from './process.js';
 
 export interface ServerProcess {
@@ -24,7 +26,7 @@ const started = new Set<ChildProcess>();
  * HOME, log level `warn`); the parent's own environment (e.g. its DATABASE_URL) is not inherited.
  */
 export function spawnServer(port: number, env: Record<string, string | undefined>): ServerProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, [inject('builtServer')], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', PORT: String(port), COORD_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

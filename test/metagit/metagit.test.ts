@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type Client } from '../helpers/app.js';
+import { scaled } from '../helpers/scale.js';
 
 let t: TestApp;
 let agent: Awaited<ReturnType<TestApp['session']>>;
@@ -216,10 +217,10 @@ describe('after review', () => {
 });
 
 describe('races over HTTP', () => {
-  it('16 agents starting the ready nodes of a 200-node graph start each exactly once (50 rounds)', async () => {
+  it(`16 agents starting the ready nodes of a 200-node graph start each exactly once (${scaled(50)} rounds)`, async () => {
     const agents = await Promise.all(Array.from({ length: 16 }, (_, i) => t.session({ name: `racer-${i}`, parentId: agent.id })));
     const outline = Array.from({ length: 200 }, (_, i) => `Node ${i}`).join('\n');
-    for (let round = 0; round < 50; round++) {
+    for (let round = 0; round < scaled(50); round++) {
       const id = await graph();
       await expand(id, outline);
       const started: string[] = [];

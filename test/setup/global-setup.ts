@@ -9,6 +9,7 @@
  * With `DATABASE_URL` set, that server is the only cluster, and the run uses one worker unless
  * `COORD_TEST_WORKERS` says otherwise (test/setup/workers.ts).
  *
+ * It also compiles the server and the CLI for the tests that spawn them (test/setup/build.ts).
  * Every project (tier) of the run calls `setup`; the clusters are started by the first call and
  * stopped after the last `teardown`, so the tiers share them.
  */
@@ -20,6 +21,7 @@ import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
 import { startEmbeddedPostgres, type EmbeddedHandle } from '../../src/db/embedded.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
+import { buildEntries, removeBuilt, type BuiltEntries } from './build.js';
 import { testWorkers } from './workers.js';
 
 declare module 'vitest' {
@@ -30,6 +32,10 @@ declare module 'vitest' {
     templateDb: string;
     /** A stopped, initialised embedded cluster folder (`<dir>/pg` and its files) that process tests copy instead of running initdb; empty with DATABASE_URL. */
     seedDataDir: string;
+    /** `src/server.ts` compiled to JavaScript (test/setup/build.ts), for spawned servers. */
+    builtServer: string;
+    /** `bin/coord.mjs` compiled with the CLI, for spawned CLI processes. */
+    builtCoord: string;
   }
 }
 
@@ -40,8 +46,14 @@ interface Clusters {
   stop(): Promise<void>;
 }
 
+interface Shared {
+  clusters: Promise<Clusters>;
+  built: Promise<BuiltEntries>;
+  users: number;
+}
+
 const KEY = Symbol.for('coord.test.clusters');
-const shared = globalThis as unknown as { [KEY]?: { clusters: Promise<Clusters>; users: number } };
+const shared = globalThis as unknown as { [KEY]?: Shared };
 
 function withDb(url: string, db: string): string {
   const u = new URL(url);
@@ -109,17 +121,20 @@ async function startClusters(): Promise<Clusters> {
 }
 
 export async function setup(project: TestProject) {
-  const s = (shared[KEY] ??= { clusters: startClusters(), users: 0 });
+  const s = (shared[KEY] ??= { clusters: startClusters(), built: buildEntries(), users: 0 });
   s.users++;
-  const c = await s.clusters;
+  const [c, b] = await Promise.all([s.clusters, s.built]);
   project.provide('adminUrls', c.adminUrls);
   project.provide('templateDb', c.templateDb);
   project.provide('seedDataDir', c.seedDataDir);
+  project.provide('builtServer', b.server);
+  project.provide('builtCoord', b.coord);
 }
 
 export async function teardown() {
   const s = shared[KEY];
   if (!s || --s.users > 0) return;
   delete shared[KEY];
+  removeBuilt(await s.built.catch(() => undefined));
   await (await s.clusters).stop();
 }

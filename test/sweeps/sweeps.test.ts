@@ -1,11 +1,13 @@
 /**
  * Stranded work comes back (issue 5; seed 000 "Reclaiming stranded work"; seeds-notes §1.9,
- * §1.10, §1.15): session stop, claim leases, retention — with short intervals, the real clock,
- * real Postgres and real pg-boss.
+ * §1.10, §1.15): session stop, claim leases, retention — real Postgres and real pg-boss. Time
+ * that must pass for a claim or a done item is written into its row (test/helpers/clock.ts) and
+ * the sweep run right after, so the outcomes do not depend on the machine's load.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSweep } from '../../src/sweeps/sweeps.js';
 import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
+import { ageClaim, ageItem } from '../helpers/clock.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -16,6 +18,11 @@ afterAll(async () => t?.close());
 const add = async (c: Client, title: string, extra: Record<string, unknown> = {}) => (await c.post('/v1/todos', { title, ...extra })).body.item;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const get = async (c: Client, id: string) => (await c.get(`/v1/todos/${id}`)).body.item;
+/** Polls `fn` until it is true (true) or 30 s pass (false): sweeps tick on their own schedule. */
+async function eventually(fn: () => Promise<boolean>, ms = 30_000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(100)) if (await fn()) return true;
+  return false;
+}
 
 describe('session stop and soft-delete', () => {
   it('should reopen claimed items, bring dependency-blocked ones back blocked, and leave manual blocks alone', async () => {
@@ -63,7 +70,7 @@ describe('claim lease', () => {
     const item = await add(root.client, 'x');
     const claimed = (await a.client.post(`/v1/todos/${item.id}/claim`)).body.item;
     expect(claimed.leaseExpiresAt).toBeDefined();
-    await sleep(1700);
+    await ageClaim(t.sql, item.id, 1700);
     expect((await get(root.client, item.id)).leaseExpired).toBe(true);
     for (const path of ['done', 'block', 'heartbeat']) {
       const r = await a.client.post(`/v1/todos/${item.id}/${path}`);
@@ -83,11 +90,11 @@ describe('claim lease', () => {
     const idle = await add(root.client, 'idle', { assignee: a.id });
     const fresh = await add(root.client, 'fresh');
     await a.client.post(`/v1/todos/${idle.id}/claim`);
-    await sleep(1000);
+    await ageClaim(t.sql, idle.id, 1000);
     await a.client.post(`/v1/todos/${fresh.id}/claim`);
     const first = await runSweep(t.sql, t.config);
     expect(first.leaseReopened).toBe(0);
-    await sleep(700);
+    for (const i of [idle, fresh]) await ageClaim(t.sql, i.id, 700);
     await runSweep(t.sql, t.config);
     expect(await get(root.client, idle.id)).toMatchObject({ status: 'todo', assignee: a.id });
     expect((await get(root.client, fresh.id)).status).toBe('in-progress');
@@ -100,7 +107,7 @@ describe('claim lease', () => {
       const item = await add(s.client, 'x');
       const claimed = (await s.client.post(`/v1/todos/${item.id}/claim`)).body.item;
       expect(claimed.leaseExpiresAt).toBeUndefined();
-      await sleep(1600);
+      await ageClaim(noLease.sql, item.id, 1600);
       expect((await runSweep(noLease.sql, noLease.config)).leaseReopened).toBe(0);
     } finally {
       await noLease.app.close();
@@ -135,9 +142,9 @@ describe('pg-boss sweeps', () => {
       await Promise.all([beat, poll]);
       expect(stolen).toEqual([]);
       expect((await get(root.client, item.id)).owner).toBe(owner.id);
-      // Stop heart-beating: the sweep reopens it within lease + interval (+ polling).
-      await sleep(1500 + 500 + 1500);
-      expect((await get(root.client, item.id)).status).toBe('todo');
+      // Stop heart-beating: a sweep tick reopens it once the lease has run out.
+      await ageClaim(app.sql, item.id, 1500);
+      expect(await eventually(async () => (await get(root.client, item.id)).status === 'todo')).toBe(true);
     } finally {
       await app.close();
     }
@@ -154,9 +161,13 @@ describe('pg-boss sweeps', () => {
         await s.client.post(`/v1/todos/${item.id}/claim`);
         ids.push(item.id);
       }
-      await sleep(4500);
-      const rows = await a.sql`select subject_id, count(*)::int as n from events
+      for (const id of ids) await ageClaim(a.sql, id, 1000);
+      const reopened = () => a.sql<{ subject_id: string; n: number }[]>`select subject_id, count(*)::int as n from events
                                 where payload->>'reason' = 'lease-expired' group by subject_id`;
+      expect(await eventually(async () => (await reopened()).length === ids.length)).toBe(true);
+      // More ticks of both replicas (every second each): nothing is reopened twice.
+      await sleep(2500);
+      const rows = await reopened();
       expect(rows.map((r) => r.subject_id).sort()).toEqual(ids.sort());
       expect(rows.every((r) => r.n === 1)).toBe(true);
     } finally {
@@ -179,8 +190,8 @@ describe('retention', () => {
     for (const i of [parent, dep, lone]) {
       await s.client.post(`/v1/todos/${i.id}/claim`);
       await s.client.post(`/v1/todos/${i.id}/done`);
+      await ageItem(t.sql, i.id, 1200);
     }
-    await sleep(1200);
     await runSweep(t.sql, t.config);
     expect((await s.client.get(`/v1/todos/${lone.id}`)).status).toBe(404);
     expect((await get(s.client, parent.id)).status).toBe('done');
@@ -202,7 +213,7 @@ describe('retention', () => {
     await s.client.post(`/v1/todos/${item.id}/done`);
     await runSweep(t.sql, t.config);
     expect((await get(s.client, item.id)).status).toBe('done');
-    await sleep(1100);
+    await ageItem(t.sql, item.id, 1100);
     await runSweep(t.sql, { ...t.config, todo: { ...t.config.todo, retentionMs: 0 } });
     expect((await get(s.client, item.id)).status).toBe('done');
   });
