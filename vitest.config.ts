@@ -52,7 +52,7 @@ export default defineConfig({
     reporters: ['default', './test/setup/summary-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT, isolate: false } },
-      { extends: true, test: { name: 'api', include: ALL, exclude: [...UNIT, ...E2E, ...STRESS], globalSetup: DB_SETUP } },
+      { extends: true, test: { name: 'api', include: ALL, exclude: [...UNIT, ...E2E, ...STRESS], globalSetup: DB_SETUP, isolate: false } },
       { extends: true, test: { name: 'e2e', include: E2E, exclude: STRESS, globalSetup: DB_SETUP } },
       { extends: true, test: { name: 'stress', include: STRESS, globalSetup: DB_SETUP } },
     ],

@@ -2,14 +2,17 @@
 // Builds the two packages an agent machine installs — `@coord/sdk` and `@coord/cli` (the `coord`
 // command and its runner) — as plain JavaScript with type declarations, and packs them with
 // `npm pack` into build/ (issue "installable where agents run"). Neither contains server code or
-// depends on the server's packages. Usage: `npm run pack` (prints the tarball paths).
+// depends on the server's packages. Usage: `npm run pack` (prints the tarball paths);
+// `npm run pack -- --out DIR` builds into DIR instead of build/ (the tests use a temp folder, so
+// two test runs in one checkout do not empty each other's).
 import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const OUT = path.join(ROOT, 'build');
+const outAt = process.argv.indexOf('--out');
+const OUT = outAt > 0 && process.argv[outAt + 1] ? path.resolve(process.argv[outAt + 1]) : path.join(ROOT, 'build');
 const root = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
 const sdk = JSON.parse(readFileSync(path.join(ROOT, 'sdk', 'package.json'), 'utf8'));
 const version = root.version;

@@ -29,7 +29,21 @@ import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
 import { extraModules } from './modules.js';
 
-type OpenApiDoc = { paths?: Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>> };
+type OpenApiDoc = {
+  paths?: Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>>;
+  components?: { schemas?: Record<string, unknown> };
+};
+
+/**
+ * The components in name order. zod's registry lists them in the order their modules were first
+ * imported, which differs between a server and a test process that imported other modules first;
+ * the document must not (the committed openapi/openapi.json is compared byte for byte).
+ */
+function sortedComponents<T extends OpenApiDoc>(doc: T): T {
+  const schemas = doc.components?.schemas;
+  if (schemas) doc.components!.schemas = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return doc;
+}
 
 /**
  * Error responses are `application/problem+json` (RFC 9457), and each lists its codes in
@@ -114,7 +128,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ],
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc),
+    transformObject: (input) => sortedComponents(problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc)),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   // Before the routes: the limiter attaches itself to each route added after it.

@@ -124,7 +124,7 @@ describe('fuzzed invalid inputs over HTTP', () => {
       }),
       { numRuns: scaled(300, 30) },
     );
-    expect(checked).toBeGreaterThan(150);
+    expect(checked).toBeGreaterThan(scaled(300, 30) / 2); // most mutations break the graph
     expect(await rowCounts(t.sql)).toEqual(before);
   });
 
@@ -146,7 +146,7 @@ describe('fuzzed invalid inputs over HTTP', () => {
       }),
       { numRuns: scaled(200, 20) },
     );
-    expect(checked).toBeGreaterThan(80);
+    expect(checked).toBeGreaterThan(scaled(200, 20) * 0.4);
     expect(await rowCounts(t.sql)).toEqual(before);
   });
 

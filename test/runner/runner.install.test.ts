@@ -21,9 +21,9 @@ const cleanups: string[] = [];
 
 beforeAll(async () => {
   t = await startTestApp();
-  const packed = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'pack.mjs')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim().split('\n');
   dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'coord-install-')));
   cleanups.push(dir);
+  const packed = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'pack.mjs'), '--out', path.join(dir, 'build')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim().split('\n');
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...packed], { cwd: dir, stdio: 'pipe' });
   coord = path.join(dir, 'node_modules', '.bin', 'coord');
 }, 180_000);

@@ -8146,21 +8146,17 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        ProblemInput: {
-            /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
-            type: string;
-            title: string;
-            status: number;
-            detail?: string;
-            instance?: string;
-            /** @description Stable machine code from the error catalogue (docs/errors.md) */
-            code: string;
-            errors?: {
-                path: string;
-                message: string;
-            }[];
-        } & {
-            [key: string]: unknown;
+        /** @description Who made a change (the audit) */
+        Actor: {
+            /**
+             * @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)
+             * @enum {string}
+             */
+            kind: "user" | "session" | "system";
+            /** @description The user or session id, or the system job (`sweep:lease`, `sweep:retention`, `on-session-stopped`, …) */
+            id: string;
+            /** @description The name of the token the request used (`default`, `ci`, …); null for `system` */
+            token: string | null;
         };
         /** @description Who made a change (the audit) */
         ActorInput: {
@@ -8173,6 +8169,375 @@ export interface components {
             id: string;
             /** @description The name of the token the request used (`default`, `ci`, …); null for `system` */
             token: string | null;
+        };
+        AddManyTodoItem: {
+            /** @description Trimmed; 1..max_title bytes (default 500) */
+            title: string;
+            /** @description ≤ max_note bytes (default 2000); not trimmed */
+            note?: string;
+            /** @description Trimmed, de-duplicated, sorted */
+            tags?: string[];
+            /** @description Makes this a sub-item (one level deep, same scope) */
+            parentId?: string;
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
+            assignee?: string;
+            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
+            dependsOn?: string[];
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
+            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
+            ref?: string;
+            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
+            parentRef?: string;
+        };
+        AddManyTodoItemInput: {
+            /** @description Trimmed; 1..max_title bytes (default 500) */
+            title: string;
+            /** @description ≤ max_note bytes (default 2000); not trimmed */
+            note?: string;
+            /** @description Trimmed, de-duplicated, sorted */
+            tags?: string[];
+            /** @description Makes this a sub-item (one level deep, same scope) */
+            parentId?: string;
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
+            assignee?: string;
+            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
+            dependsOn?: string[];
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
+            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
+            ref?: string;
+            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
+            parentRef?: string;
+        };
+        AddManyTodos: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
+            items: components["schemas"]["AddManyTodoItem"][];
+        };
+        AddManyTodosInput: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
+            items: components["schemas"]["AddManyTodoItemInput"][];
+        };
+        AddManyTodosResult: {
+            /** @description The new items, in request order */
+            items: components["schemas"]["TodoItem"][];
+            /** @description Each `ref` of the request → the id of its item */
+            refs: {
+                [key: string]: string;
+            };
+        };
+        AddManyTodosResultInput: {
+            /** @description The new items, in request order */
+            items: components["schemas"]["TodoItemInput"][];
+            /** @description Each `ref` of the request → the id of its item */
+            refs: {
+                [key: string]: string;
+            };
+        };
+        AddTodo: {
+            /** @description Trimmed; 1..max_title bytes (default 500) */
+            title: string;
+            /** @description ≤ max_note bytes (default 2000); not trimmed */
+            note?: string;
+            /** @description Trimmed, de-duplicated, sorted */
+            tags?: string[];
+            /** @description Makes this a sub-item (one level deep, same scope) */
+            parentId?: string;
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
+            assignee?: string;
+            /** @description Dependency ids in the same scope; duplicates fold */
+            dependsOn?: string[];
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
+        };
+        AddTodoInput: {
+            /** @description Trimmed; 1..max_title bytes (default 500) */
+            title: string;
+            /** @description ≤ max_note bytes (default 2000); not trimmed */
+            note?: string;
+            /** @description Trimmed, de-duplicated, sorted */
+            tags?: string[];
+            /** @description Makes this a sub-item (one level deep, same scope) */
+            parentId?: string;
+            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
+            assignee?: string;
+            /** @description Dependency ids in the same scope; duplicates fold */
+            dependsOn?: string[];
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
+            priority?: number;
+        };
+        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
+        Agent: {
+            id: string;
+            adapter: string | null;
+            command: string | null;
+            createdBy: string;
+            createdAt: string;
+        };
+        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
+        AgentInput: {
+            id: string;
+            adapter: string | null;
+            command: string | null;
+            createdBy: string;
+            createdAt: string;
+        };
+        AgentList: {
+            agents: components["schemas"]["Agent"][];
+            nextCursor: string | null;
+        };
+        AgentListInput: {
+            agents: components["schemas"]["AgentInput"][];
+            nextCursor: string | null;
+        };
+        /** @description One stored change and who made it */
+        AuditEntry: {
+            /** @description The event sequence number; the SSE `id:` and the resume cursor */
+            seq: number;
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
+            topic: string;
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
+            event: string;
+            /** @description Database time of the change (ISO 8601) */
+            at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["Actor"] | null;
+            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
+            subjectId: string | null;
+        };
+        /** @description One stored change and who made it */
+        AuditEntryInput: {
+            /** @description The event sequence number; the SSE `id:` and the resume cursor */
+            seq: number;
+            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
+            topic: string;
+            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
+            event: string;
+            /** @description Database time of the change (ISO 8601) */
+            at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["ActorInput"] | null;
+            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
+            data: {
+                [key: string]: unknown;
+            };
+            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
+            subjectId: string | null;
+        };
+        AuditPage: {
+            entries: components["schemas"]["AuditEntry"][];
+            nextCursor: string | null;
+        };
+        AuditPageInput: {
+            entries: components["schemas"]["AuditEntryInput"][];
+            nextCursor: string | null;
+        };
+        /** @description `{claimed:false}` when nothing is eligible: not an error */
+        ClaimResult: {
+            claimed: boolean;
+            item?: components["schemas"]["TodoItem"];
+            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
+            dispatch?: {
+                [key: string]: unknown;
+            };
+            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
+            reason?: string;
+        };
+        /** @description `{claimed:false}` when nothing is eligible: not an error */
+        ClaimResultInput: {
+            claimed: boolean;
+            item?: components["schemas"]["TodoItemInput"];
+            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
+            dispatch?: {
+                [key: string]: unknown;
+            };
+            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
+            reason?: string;
+        };
+        CreateScenario: {
+            name: string;
+            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
+            orchestrator?: string;
+            members: components["schemas"]["NewScenarioMember"][];
+        };
+        CreateScenarioInput: {
+            name: string;
+            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
+            orchestrator?: string;
+            members: components["schemas"]["NewScenarioMemberInput"][];
+        };
+        CreateTaskGraph: {
+            /** @description Default: 12 random hex */
+            graphId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateTaskGraphInput: {
+            /** @description Default: 12 random hex */
+            graphId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateTaskIntent: {
+            intentId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateTaskIntentInput: {
+            intentId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreatedScenario: {
+            scenario: components["schemas"]["Scenario"];
+            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
+            orchestratorToken?: string;
+            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
+            tokens: {
+                [key: string]: string;
+            };
+        };
+        CreatedScenarioInput: {
+            scenario: components["schemas"]["ScenarioInput"];
+            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
+            orchestratorToken?: string;
+            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
+            tokens: {
+                [key: string]: string;
+            };
+        };
+        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
+        CreatedTeam: {
+            team: components["schemas"]["Team"];
+            operator: components["schemas"]["TeamOperator"];
+            token: components["schemas"]["Token"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
+        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
+        CreatedTeamInput: {
+            team: components["schemas"]["TeamInput"];
+            operator: components["schemas"]["TeamOperatorInput"];
+            token: components["schemas"]["TokenInput"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
+        DependencyResult: {
+            id: string;
+            title: string;
+            /** @description Effective status, as the item reads */
+            status: components["schemas"]["TodoStatus"];
+            /** @description The dependency’s `done` result, when it is done with one */
+            result?: unknown;
+        };
+        DependencyResultInput: {
+            id: string;
+            title: string;
+            /** @description Effective status, as the item reads */
+            status: components["schemas"]["TodoStatusInput"];
+            /** @description The dependency’s `done` result, when it is done with one */
+            result?: unknown;
+        };
+        DependencyResults: {
+            /** @description The item whose dependencies these are */
+            id: string;
+            /** @description Every dependency, in sorted id order */
+            dependencies: components["schemas"]["DependencyResult"][];
+        };
+        DependencyResultsInput: {
+            /** @description The item whose dependencies these are */
+            id: string;
+            /** @description Every dependency, in sorted id order */
+            dependencies: components["schemas"]["DependencyResultInput"][];
+        };
+        DoneTodo: {
+            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
+            result?: unknown;
+        };
+        DoneTodoInput: {
+            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
+            result?: unknown;
+        };
+        EditTodo: {
+            title?: string;
+            /** @description `""` clears the note */
+            note?: string;
+            tags?: string[];
+            position?: number;
+            /** @description −32768..32767, higher is claimed first by `next` */
+            priority?: number;
+            /** @description Absent = unchanged; `[]` clears */
+            dependsOn?: string[];
+        };
+        EditTodoInput: {
+            title?: string;
+            /** @description `""` clears the note */
+            note?: string;
+            tags?: string[];
+            position?: number;
+            /** @description −32768..32767, higher is claimed first by `next` */
+            priority?: number;
+            /** @description Absent = unchanged; `[]` clears */
+            dependsOn?: string[];
+        };
+        Event: {
+            /** @description The event sequence number; the SSE `id:` and the resume cursor */
+            seq: number;
+            topic: string;
+            /** @description Seed event name: added, claimed, done, blocked, todo, dependency-blocked, unblocked, updated, assigned, removed, … */
+            event: string;
+            /** @description Database time of the change (ISO 8601) */
+            at: string;
+            /** @description Who made the change; null for events written before the audit existed */
+            actor: components["schemas"]["Actor"] | null;
+            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
+            data: {
+                [key: string]: unknown;
+            };
         };
         EventInput: {
             /** @description The event sequence number; the SSE `id:` and the resume cursor */
@@ -8189,22 +8554,517 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        SweepHealthInput: {
+        ExpandTaskGraph: {
+            outline: string | {
+                title: string;
+                nodeId?: string;
+                dependsOn?: string[];
+                project?: string;
+                repository?: string;
+            }[];
+        };
+        ExpandTaskGraphInput: {
+            outline: string | {
+                title: string;
+                nodeId?: string;
+                dependsOn?: string[];
+                project?: string;
+                repository?: string;
+            }[];
+        };
+        IntentCoverage: {
+            available: boolean;
+            schemaVersion: 1 | null;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                subtaskId: string;
+                /** @enum {string} */
+                coverage: "unavailable" | "explicit-empty" | "declared";
+                writeIntent: string[] | null;
+            }[];
+        };
+        IntentCoverageInput: {
+            available: boolean;
+            schemaVersion: 1 | null;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                subtaskId: string;
+                /** @enum {string} */
+                coverage: "unavailable" | "explicit-empty" | "declared";
+                writeIntent: string[] | null;
+            }[];
+        };
+        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
+        IntentMapNormalized: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"];
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                writeIntent: string[];
+            }[];
+        };
+        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
+        IntentMapNormalizedInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"];
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                writeIntent: string[];
+            }[];
+        };
+        /** @enum {string} */
+        IntentMapScopePolicy: "observe" | "warn" | "strict";
+        /** @enum {string} */
+        IntentMapScopePolicyInput: "observe" | "warn" | "strict";
+        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
+        IntentMapV1: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @description Defaults to warn. */
+            scopePolicy?: components["schemas"]["IntentMapScopePolicy"];
+            /** @description Every graph subtask exactly once. */
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
+                writeIntent: string[];
+            }[];
+        };
+        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
+        IntentMapV1Input: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @description Defaults to warn. */
+            scopePolicy?: components["schemas"]["IntentMapScopePolicyInput"];
+            /** @description Every graph subtask exactly once. */
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
+                writeIntent: string[];
+            }[];
+        };
+        NewScenarioMember: {
+            /** @description Unique in the scenario; other members’ `dependsOn` use it */
+            name: string;
+            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
+            session?: string;
+            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
+            task?: string;
+            /** @description Member names whose seeds this member’s seed waits for */
+            dependsOn?: string[];
+            /** @description The member completes only after publishing a result */
+            requiresResult?: boolean;
+        };
+        NewScenarioMemberInput: {
+            /** @description Unique in the scenario; other members’ `dependsOn` use it */
+            name: string;
+            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
+            session?: string;
+            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
+            task?: string;
+            /** @description Member names whose seeds this member’s seed waits for */
+            dependsOn?: string[];
+            /** @description The member completes only after publishing a result */
+            requiresResult?: boolean;
+        };
+        NextRequest: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description Only items with every one of these tags */
+            tags?: string[];
+            /** @description Only items with at least one of these tags */
+            anyTags?: string[];
+            /** @description Only items with priority ≥ this */
+            minPriority?: number;
+            /** @description Only items assigned to the caller */
+            assignedToMe?: boolean;
+            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
+            waitMs?: number;
+        };
+        NextRequestInput: {
+            /** @description Default: the caller’s subtree root scope */
+            scope?: string;
+            /** @description Only items with every one of these tags */
+            tags?: string[];
+            /** @description Only items with at least one of these tags */
+            anyTags?: string[];
+            /** @description Only items with priority ≥ this */
+            minPriority?: number;
+            /** @description Only items assigned to the caller */
+            assignedToMe?: boolean;
+            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
+            waitMs?: number;
+        };
+        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
+        OperatorWithSecret: {
+            operator: components["schemas"]["TeamOperator"];
+            token: components["schemas"]["Token"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
+        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
+        OperatorWithSecretInput: {
+            operator: components["schemas"]["TeamOperatorInput"];
+            token: components["schemas"]["TokenInput"];
+            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+            secret: string;
+        };
+        Problem: {
+            /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
+            type: string;
+            title: string;
+            status: number;
+            detail?: string;
+            instance?: string;
+            /** @description Stable machine code from the error catalogue (docs/errors.md) */
+            code: string;
+            errors?: {
+                path: string;
+                message: string;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        ProblemInput: {
+            /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
+            type: string;
+            title: string;
+            status: number;
+            detail?: string;
+            instance?: string;
+            /** @description Stable machine code from the error catalogue (docs/errors.md) */
+            code: string;
+            errors?: {
+                path: string;
+                message: string;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        PublishResult: {
+            /** @description Any JSON value */
+            result: unknown;
+        };
+        PublishResultInput: {
+            /** @description Any JSON value */
+            result: unknown;
+        };
+        PublishedResult: {
+            member: components["schemas"]["ScenarioMember"];
+            scenarioComplete: boolean;
+        };
+        PublishedResultInput: {
+            member: components["schemas"]["ScenarioMemberInput"];
+            scenarioComplete: boolean;
+        };
+        Readiness: {
+            id: string;
+            /** @description The claim predicate: stored todo, unowned, every dependency done */
+            ready: boolean;
+            /** @description Ready, not reserved for another assignee, and the caller is a session */
+            claimable: boolean;
+            status: components["schemas"]["TodoStatus"];
+            reasons: {
+                code: string;
+                message: string;
+                ids?: string[];
+            }[];
+        };
+        ReadinessInput: {
+            id: string;
+            /** @description The claim predicate: stored todo, unowned, every dependency done */
+            ready: boolean;
+            /** @description Ready, not reserved for another assignee, and the caller is a session */
+            claimable: boolean;
+            status: components["schemas"]["TodoStatusInput"];
+            reasons: {
+                code: string;
+                message: string;
+                ids?: string[];
+            }[];
+        };
+        RegisterAgent: {
+            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
+            id: string;
+            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
+            adapter?: string;
+            /** @description The effective configured command (a fact for Graph Preflight) */
+            command?: string;
+        };
+        RegisterAgentInput: {
+            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
+            id: string;
+            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
+            adapter?: string;
+            /** @description The effective configured command (a fact for Graph Preflight) */
+            command?: string;
+        };
+        Scenario: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            members: components["schemas"]["ScenarioMember"][];
+        };
+        ScenarioInput: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            members: components["schemas"]["ScenarioMemberInput"][];
+        };
+        ScenarioList: {
+            /** @description In name order */
+            scenarios: components["schemas"]["ScenarioSummary"][];
+            nextCursor: string | null;
+        };
+        ScenarioListInput: {
+            /** @description In name order */
+            scenarios: components["schemas"]["ScenarioSummaryInput"][];
+            nextCursor: string | null;
+        };
+        ScenarioMember: {
+            name: string;
+            sessionId: string;
+            /** @description An existing session granted access (true) or one created for the scenario (false) */
+            shared: boolean;
+            task?: string;
+            dependsOn: string[];
+            requiresResult: boolean;
+            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
+            seedId?: string;
+            result?: unknown;
+            resultAt?: string;
+        };
+        ScenarioMemberInput: {
+            name: string;
+            sessionId: string;
+            /** @description An existing session granted access (true) or one created for the scenario (false) */
+            shared: boolean;
+            task?: string;
+            dependsOn: string[];
+            requiresResult: boolean;
+            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
+            seedId?: string;
+            result?: unknown;
+            resultAt?: string;
+        };
+        ScenarioMemberStatus: {
+            name: string;
+            sessionId: string;
+            shared: boolean;
+            /** @description Has assigned items in the scope or a required result */
+            tracked: boolean;
+            done: number;
+            /** @description Items in the scope assigned to the member’s session, sub-items included */
+            total: number;
+            /** @description `done/total`, or `—` for no tracked work */
+            progress: string;
+            requiresResult: boolean;
+            resultPublished: boolean;
+            complete: boolean;
+            /** @description WAITING ON: upstream members whose original seed is not done */
+            waitingOn: string[];
+            /** @description The seed’s JSON name for WAITING ON */
+            blockedBy: string[];
+            seedId?: string;
+            /** @description Effective status of the original seed */
+            seedStatus?: components["schemas"]["TodoStatus"];
+        };
+        ScenarioMemberStatusInput: {
+            name: string;
+            sessionId: string;
+            shared: boolean;
+            /** @description Has assigned items in the scope or a required result */
+            tracked: boolean;
+            done: number;
+            /** @description Items in the scope assigned to the member’s session, sub-items included */
+            total: number;
+            /** @description `done/total`, or `—` for no tracked work */
+            progress: string;
+            requiresResult: boolean;
+            resultPublished: boolean;
+            complete: boolean;
+            /** @description WAITING ON: upstream members whose original seed is not done */
+            waitingOn: string[];
+            /** @description The seed’s JSON name for WAITING ON */
+            blockedBy: string[];
+            seedId?: string;
+            /** @description Effective status of the original seed */
+            seedStatus?: components["schemas"]["TodoStatusInput"];
+        };
+        ScenarioStatus: {
+            scenario: {
+                id: string;
+                name: string;
+                scope: string;
+                orchestratorId: string;
+                completedAt?: string;
+            };
+            /** @description At least one tracked member, and every tracked member complete */
+            complete: boolean;
+            /** @description Done items in the whole scope */
+            done: number;
+            /** @description Items in the whole scope, sub-items included */
+            total: number;
+            members: components["schemas"]["ScenarioMemberStatus"][];
+        };
+        ScenarioStatusInput: {
+            scenario: {
+                id: string;
+                name: string;
+                scope: string;
+                orchestratorId: string;
+                completedAt?: string;
+            };
+            /** @description At least one tracked member, and every tracked member complete */
+            complete: boolean;
+            /** @description Done items in the whole scope */
+            done: number;
+            /** @description Items in the whole scope, sub-items included */
+            total: number;
+            members: components["schemas"]["ScenarioMemberStatusInput"][];
+        };
+        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
+        ScenarioSummary: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
+            members: number;
+            /** @description Done items in the whole scope, sub-items included */
+            done: number;
+            /** @description Items in the whole scope */
+            total: number;
+            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
+            complete: boolean;
+        };
+        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
+        ScenarioSummaryInput: {
+            /** @description `sc-` + 16 hex */
+            id: string;
+            name: string;
+            /** @description `scenario:<id>` */
+            scope: string;
+            orchestratorId: string;
+            createdBy: string;
+            createdAt: string;
+            /** @description When derived completion first held */
+            completedAt?: string;
+            revision: number;
+            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
+            members: number;
+            /** @description Done items in the whole scope, sub-items included */
+            done: number;
+            /** @description Items in the whole scope */
+            total: number;
+            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
+            complete: boolean;
+        };
+        ScopeList: {
+            /** @description In scope order */
+            scopes: components["schemas"]["ScopeSummary"][];
+            nextCursor: string | null;
+        };
+        ScopeListInput: {
+            /** @description In scope order */
+            scopes: components["schemas"]["ScopeSummaryInput"][];
+            nextCursor: string | null;
+        };
+        /** @description A list the caller may read, with stored-status counts */
+        ScopeSummary: {
+            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
+            scope: string;
+            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
+            kind: string;
+            /** @description A scenario’s name; otherwise the part after the colon */
+            name: string;
+            /** @description Items in the scope, sub-items included */
+            total: number;
+            /** @description Stored `done` */
+            done: number;
+            /** @description Stored `in-progress` (claimed) */
+            inProgress: number;
+            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
+            blocked: number;
+            /** @description Stored `todo`: ready, or waiting on a dependency */
+            todo: number;
+            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
+            override: boolean;
+        };
+        /** @description A list the caller may read, with stored-status counts */
+        ScopeSummaryInput: {
+            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
+            scope: string;
+            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
+            kind: string;
+            /** @description A scenario’s name; otherwise the part after the colon */
+            name: string;
+            /** @description Items in the scope, sub-items included */
+            total: number;
+            /** @description Stored `done` */
+            done: number;
+            /** @description Stored `in-progress` (claimed) */
+            inProgress: number;
+            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
+            blocked: number;
+            /** @description Stored `todo`: ready, or waiting on a dependency */
+            todo: number;
+            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
+            override: boolean;
+        };
+        ServiceReadiness: {
             /**
-             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
+             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
              * @enum {string}
              */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
-            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
-            lastSuccessAt: string | null;
-            /** @description How long that success took, in ms */
-            durationMs: number | null;
-            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
-            changed: number | null;
-            /** @description Database time of its last failure on any replica; null when it never failed */
-            lastFailureAt: string | null;
-            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
-            stale: boolean;
+            status: "ready" | "degraded";
+            /** @description What is degraded and what to check */
+            detail?: string;
+            /** @description `[todo] sweep_interval` of this replica, in ms */
+            sweepIntervalMs: number;
+            /** @description 3 × sweepIntervalMs */
+            staleAfterMs: number;
+            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
+            runsSweeps: boolean;
+            sweeps: components["schemas"]["SweepHealth"][];
         };
         ServiceReadinessInput: {
             /**
@@ -8221,6 +9081,80 @@ export interface components {
             /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
             runsSweeps: boolean;
             sweeps: components["schemas"]["SweepHealthInput"][];
+        };
+        Session: {
+            id: string;
+            name: string;
+            parentId?: string;
+            /** @description Subtree root (seed 000 “Scoping”) */
+            rootId: string;
+            /** @description Default scope: `session:<rootId>` */
+            scope: string;
+            systemKind?: string;
+            /** @description The configured Agent this session acts as (Task Graph v1 implementer or reviewer) */
+            agentId?: string;
+            /** @description A subtask session: the parent task id of the graph whose dispatch created it */
+            graphId?: string;
+            /** @description A subtask session: the subtask it was dispatched for */
+            subtaskId?: string;
+            /** @enum {string} */
+            status: "active" | "stopped" | "deleted";
+            createdBy: string;
+            createdAt: string;
+            stoppedAt?: string;
+            /**
+             * @description Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)
+             * @enum {string}
+             */
+            stopReason?: "requested" | "silent" | "ancestor" | "dispatch-ended";
+            revision: number;
+            /** @description Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field */
+            lastSeenAt?: string;
+            /** @description When set: silent (no authenticated call) for longer than this, the sweep stops the session */
+            heartbeatIntervalMs?: number;
+            /** @description `status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep */
+            alive: boolean;
+            /** @description List and get: its in-progress items (count, and the longest held few) */
+            holding?: components["schemas"]["SessionHolding"];
+            /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
+            progress?: {
+                done: number;
+                total: number;
+            };
+            /** @description `wide=true`, orchestrators only: done/total over the scenarios it orchestrates (not echoed onto members) */
+            scenarioProgress?: {
+                done: number;
+                total: number;
+                scenarios: number;
+            };
+        };
+        SessionHeartbeat: {
+            sessionId: string;
+            /** @description Now, on the database clock */
+            lastSeenAt: string;
+            heartbeatIntervalMs?: number;
+            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
+            autoStopAfter?: string;
+        };
+        SessionHeartbeatInput: {
+            sessionId: string;
+            /** @description Now, on the database clock */
+            lastSeenAt: string;
+            heartbeatIntervalMs?: number;
+            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
+            autoStopAfter?: string;
+        };
+        SessionHolding: {
+            /** @description How many in-progress items the session owns (exact) */
+            count: number;
+            /** @description The first 5 of them, longest held first */
+            items: {
+                id: string;
+                scope: string;
+                title: string;
+                /** @description When this claim began (the item went in-progress, or changed owner while in it) */
+                since: string;
+            }[];
         };
         SessionHoldingInput: {
             /** @description How many in-progress items the session owns (exact) */
@@ -8280,248 +9214,640 @@ export interface components {
                 scenarios: number;
             };
         };
-        SessionHeartbeatInput: {
-            sessionId: string;
-            /** @description Now, on the database clock */
-            lastSeenAt: string;
-            heartbeatIntervalMs?: number;
-            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
-            autoStopAfter?: string;
+        SweepHealth: {
+            /**
+             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
+             * @enum {string}
+             */
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
+            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
+            lastSuccessAt: string | null;
+            /** @description How long that success took, in ms */
+            durationMs: number | null;
+            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
+            changed: number | null;
+            /** @description Database time of its last failure on any replica; null when it never failed */
+            lastFailureAt: string | null;
+            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
+            stale: boolean;
         };
-        /** @enum {string} */
-        TodoStatusInput: "todo" | "in-progress" | "done" | "blocked";
-        TodoItemInput: {
-            /** @description `td-` + 16 hex */
-            id: string;
-            /** @description `session:<root>`, `scenario:<id>` or `graph:<id>` */
-            scope: string;
+        SweepHealthInput: {
+            /**
+             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
+             * @enum {string}
+             */
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
+            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
+            lastSuccessAt: string | null;
+            /** @description How long that success took, in ms */
+            durationMs: number | null;
+            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
+            changed: number | null;
+            /** @description Database time of its last failure on any replica; null when it never failed */
+            lastFailureAt: string | null;
+            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
+            stale: boolean;
+        };
+        TaskGraph: {
+            graphId: string;
             title: string;
-            note?: string;
-            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
-            status: components["schemas"]["TodoStatusInput"];
-            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
-            ready: boolean;
-            /** @description The session that claimed it */
-            owner?: string;
-            /** @description The session it is reserved for */
-            assignee?: string;
-            parentId?: string;
-            tags: string[];
-            /** @description Every dependency id, sorted */
-            dependsOn: string[];
-            /** @description The unfinished dependencies, sorted */
-            blockedBy: string[];
-            /** @description The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note */
-            whyBlocked?: string;
-            /** @description Bumped by every mutation; also the ETag */
-            revision: number;
-            position: number;
-            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
-            priority: number;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /**
+             * @description completed when every node is completed; cancelled after a cancel
+             * @enum {string}
+             */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description By position (expand order) */
+            nodes: components["schemas"]["TaskNode"][];
             createdBy: string;
             createdAt: string;
             updatedAt: string;
-            /** @description Claimed items: last progress + claim_lease (database clock) */
-            leaseExpiresAt?: string;
-            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
-            leaseExpired?: boolean;
-            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
-            result?: unknown;
+            revision: number;
         };
-        AddTodoInput: {
-            /** @description Trimmed; 1..max_title bytes (default 500) */
-            title: string;
-            /** @description ≤ max_note bytes (default 2000); not trimmed */
-            note?: string;
-            /** @description Trimmed, de-duplicated, sorted */
-            tags?: string[];
-            /** @description Makes this a sub-item (one level deep, same scope) */
-            parentId?: string;
-            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
-            assignee?: string;
-            /** @description Dependency ids in the same scope; duplicates fold */
-            dependsOn?: string[];
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
-            priority?: number;
+        TaskGraphClaimResult: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-dispatch";
+            parentTaskId: string;
+            dispatch: components["schemas"]["TaskGraphDispatch"];
+            graph: components["schemas"]["TaskGraphRecord"];
         };
-        AddManyTodoItemInput: {
-            /** @description Trimmed; 1..max_title bytes (default 500) */
-            title: string;
-            /** @description ≤ max_note bytes (default 2000); not trimmed */
-            note?: string;
-            /** @description Trimmed, de-duplicated, sorted */
-            tags?: string[];
-            /** @description Makes this a sub-item (one level deep, same scope) */
-            parentId?: string;
-            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
-            assignee?: string;
-            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
-            dependsOn?: string[];
-            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
-            priority?: number;
-            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
-            ref?: string;
-            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
-            parentRef?: string;
+        TaskGraphClaimResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-dispatch";
+            parentTaskId: string;
+            dispatch: components["schemas"]["TaskGraphDispatchInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
         };
-        AddManyTodosInput: {
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
-            items: components["schemas"]["AddManyTodoItemInput"][];
-        };
-        AddManyTodosResultInput: {
-            /** @description The new items, in request order */
-            items: components["schemas"]["TodoItemInput"][];
-            /** @description Each `ref` of the request → the id of its item */
-            refs: {
-                [key: string]: string;
+        TaskGraphCleanupReport: {
+            /** @description Record only this subtask’s outcome */
+            subtaskId?: string;
+            /** @description The runner’s outcome of removing each owned worktree */
+            outcomes: {
+                subtaskId: string;
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
+            }[];
+            /** @description The integration worktree’s outcome */
+            integration?: {
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
             };
         };
-        EditTodoInput: {
-            title?: string;
-            /** @description `""` clears the note */
-            note?: string;
-            tags?: string[];
-            position?: number;
-            /** @description −32768..32767, higher is claimed first by `next` */
-            priority?: number;
-            /** @description Absent = unchanged; `[]` clears */
-            dependsOn?: string[];
-        };
-        TodoListInput: {
-            items: components["schemas"]["TodoItemInput"][];
-            nextCursor: string | null;
-        };
-        /** @description `{claimed:false}` when nothing is eligible: not an error */
-        ClaimResultInput: {
-            claimed: boolean;
-            item?: components["schemas"]["TodoItemInput"];
-            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
-            dispatch?: {
-                [key: string]: unknown;
+        TaskGraphCleanupReportInput: {
+            /** @description Record only this subtask’s outcome */
+            subtaskId?: string;
+            /** @description The runner’s outcome of removing each owned worktree */
+            outcomes: {
+                subtaskId: string;
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
+            }[];
+            /** @description The integration worktree’s outcome */
+            integration?: {
+                /** @enum {string} */
+                status: "CLEANED" | "FAILED" | "SKIPPED";
+                error?: {
+                    code: string;
+                    message: string;
+                };
             };
-            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
-            reason?: string;
         };
-        NextRequestInput: {
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description Only items with every one of these tags */
-            tags?: string[];
-            /** @description Only items with at least one of these tags */
-            anyTags?: string[];
-            /** @description Only items with priority ≥ this */
-            minPriority?: number;
-            /** @description Only items assigned to the caller */
-            assignedToMe?: boolean;
-            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
-            waitMs?: number;
-        };
-        ReadinessInput: {
-            id: string;
-            /** @description The claim predicate: stored todo, unowned, every dependency done */
-            ready: boolean;
-            /** @description Ready, not reserved for another assignee, and the caller is a session */
-            claimable: boolean;
-            status: components["schemas"]["TodoStatusInput"];
-            reasons: {
-                code: string;
+        TaskGraphCompleteResult: {
+            /** @description False when strict scope drift recorded FAILED */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-complete";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskState"];
+                to: components["schemas"]["TaskGraphSubtaskState"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            graph: components["schemas"]["TaskGraphRecord"];
+            /** @description The stored IMPLEMENTATION_DONE evidence */
+            evidence: unknown;
+            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
+            scopeEvidence: unknown;
+            error?: {
+                /** @constant */
+                code: "INTENT_SCOPE_DRIFT";
+                /** @constant */
+                stage: "scope-audit";
+                /** @constant */
+                recoverable: true;
                 message: string;
-                ids?: string[];
+            };
+        };
+        TaskGraphCompleteResultInput: {
+            /** @description False when strict scope drift recorded FAILED */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-complete";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskStateInput"];
+                to: components["schemas"]["TaskGraphSubtaskStateInput"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            /** @description The stored IMPLEMENTATION_DONE evidence */
+            evidence: unknown;
+            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
+            scopeEvidence: unknown;
+            error?: {
+                /** @constant */
+                code: "INTENT_SCOPE_DRIFT";
+                /** @constant */
+                stage: "scope-audit";
+                /** @constant */
+                recoverable: true;
+                message: string;
+            };
+        };
+        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
+        TaskGraphCompletionEvidence: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @constant */
+            kind?: "IMPLEMENTATION_DONE";
+            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
+            graphBaseCommit: string;
+            /** @description The new commit at the worktree HEAD, descending from the base */
+            implementationCommit: string;
+            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
+            committedChanges: components["schemas"]["TaskGraphReportedChange"][];
+            /** @description The runner cut its list (more than it reports) */
+            committedChangesTruncated?: boolean;
+            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
+            dirtyChanges: components["schemas"]["TaskGraphReportedChange"][];
+            dirtyChangesTruncated?: boolean;
+            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
+            dirtyWorktreeAvailable: boolean;
+            /** @description A bounded human summary; never proof of completion */
+            summary?: string;
+        };
+        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
+        TaskGraphCompletionEvidenceInput: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @constant */
+            kind?: "IMPLEMENTATION_DONE";
+            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
+            graphBaseCommit: string;
+            /** @description The new commit at the worktree HEAD, descending from the base */
+            implementationCommit: string;
+            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
+            committedChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
+            /** @description The runner cut its list (more than it reports) */
+            committedChangesTruncated?: boolean;
+            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
+            dirtyChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
+            dirtyChangesTruncated?: boolean;
+            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
+            dirtyWorktreeAvailable: boolean;
+            /** @description A bounded human summary; never proof of completion */
+            summary?: string;
+        };
+        /** @description A problem document; scheduling refusals add the contract’s error members. */
+        TaskGraphConflictProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphSchedulingError"]) | components["schemas"]["Problem"];
+        /** @description A problem document; scheduling refusals add the contract’s error members. */
+        TaskGraphConflictProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphSchedulingErrorInput"]) | components["schemas"]["ProblemInput"];
+        TaskGraphCreated: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: true;
+            };
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphCreatedInput: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: true;
+            };
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphDerivedSubtaskState: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+            id: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            reason: string | null;
+            derived: boolean;
+            changed: boolean;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskState"] | "MISSING";
             }[];
         };
-        DoneTodoInput: {
-            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
-            result?: unknown;
-        };
-        DependencyResultInput: {
+        TaskGraphDerivedSubtaskStateInput: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
             id: string;
-            title: string;
-            /** @description Effective status, as the item reads */
-            status: components["schemas"]["TodoStatusInput"];
-            /** @description The dependency’s `done` result, when it is done with one */
-            result?: unknown;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            reason: string | null;
+            derived: boolean;
+            changed: boolean;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
+            }[];
         };
-        DependencyResultsInput: {
-            /** @description The item whose dependencies these are */
-            id: string;
-            /** @description Every dependency, in sorted id order */
-            dependencies: components["schemas"]["DependencyResultInput"][];
+        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
+        TaskGraphDispatch: {
+            parentTaskId: string;
+            subtaskId: string;
+            attempt: number;
+            implementer: string;
+            title: string | null;
+            spec: string;
+            dependsOn: string[];
+            /** @description Null: the graph has no Intent Map */
+            writeIntent: string[] | null;
+            scopePolicy: ("observe" | "warn" | "strict") | null;
+            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
+            session: {
+                id: string;
+                /** @description Bearer token of the dispatch’s own session; shown once */
+                token: string;
+                agentId: string;
+                parentId: string | null;
+            };
+            /** @description Where the runner must run it */
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                baseCommit: string;
+            };
+            todoId: string;
+            leaseExpiresAt: string | null;
+            claimLeaseMs: number;
+            sessionWaitMs: number | null;
+            dispatchedBy: string;
         };
-        /** @description One stored change and who made it */
-        AuditEntryInput: {
-            /** @description The event sequence number; the SSE `id:` and the resume cursor */
+        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
+        TaskGraphDispatchInput: {
+            parentTaskId: string;
+            subtaskId: string;
+            attempt: number;
+            implementer: string;
+            title: string | null;
+            spec: string;
+            dependsOn: string[];
+            /** @description Null: the graph has no Intent Map */
+            writeIntent: string[] | null;
+            scopePolicy: ("observe" | "warn" | "strict") | null;
+            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
+            session: {
+                id: string;
+                /** @description Bearer token of the dispatch’s own session; shown once */
+                token: string;
+                agentId: string;
+                parentId: string | null;
+            };
+            /** @description Where the runner must run it */
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                baseCommit: string;
+            };
+            todoId: string;
+            leaseExpiresAt: string | null;
+            claimLeaseMs: number;
+            sessionWaitMs: number | null;
+            dispatchedBy: string;
+        };
+        TaskGraphEvent: {
+            /** @description The event’s sequence number (SSE `id:`) */
             seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
-            topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
+            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
             event: string;
-            /** @description Database time of the change (ISO 8601) */
+            /** @description ISO 8601, database clock */
             at: string;
-            /** @description Who made the change; null for events written before the audit existed */
-            actor: components["schemas"]["ActorInput"] | null;
-            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
             data: {
                 [key: string]: unknown;
             };
-            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
-            subjectId: string | null;
         };
-        /** @enum {string} */
-        TaskGraphSubtaskStateInput: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
-        /** @enum {string} */
-        TaskGraphStateInput: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
-        /** @enum {string} */
-        IntentMapScopePolicyInput: "observe" | "warn" | "strict";
-        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
-        TaskGraphV1Input: {
-            /** @constant */
-            schemaVersion: 1;
-            parentTask: {
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                id: string;
-                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
-                title: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                planner: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                reviewer: string;
-                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
-                spec?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer?: string;
+        TaskGraphEventInput: {
+            /** @description The event’s sequence number (SSE `id:`) */
+            seq: number;
+            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
+            event: string;
+            /** @description ISO 8601, database clock */
+            at: string;
+            data: {
+                [key: string]: unknown;
             };
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Exact configured Implementer; never inferred from an executable. */
-                implementer: string;
-                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
-                spec: string;
-                title?: string;
-                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
-                dependsOn?: string[];
-            }[];
-            maxConcurrency: number;
         };
-        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
-        IntentMapV1Input: {
+        TaskGraphFailResult: {
             /** @constant */
-            schemaVersion: 1;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            ok: true;
+            /** @constant */
+            command: "task.graph-fail";
             parentTaskId: string;
-            /** @description Defaults to warn. */
-            scopePolicy?: components["schemas"]["IntentMapScopePolicyInput"];
-            /** @description Every graph subtask exactly once. */
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
-                writeIntent: string[];
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskState"];
+                to: components["schemas"]["TaskGraphSubtaskState"];
+                reason: string | null;
+                derived: boolean;
             }[];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            graph: components["schemas"]["TaskGraphRecord"];
+            changed: boolean;
+        };
+        TaskGraphFailResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-fail";
+            parentTaskId: string;
+            subtaskId: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            reason: string | null;
+            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskStateInput"];
+                to: components["schemas"]["TaskGraphSubtaskStateInput"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            changed: boolean;
+        };
+        TaskGraphFailureReport: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
+            code: string;
+            message: string;
+            /** @description Default `completion` */
+            stage?: string;
+            exitCode?: number | null;
+            signal?: string | null;
+            /** @description Default true */
+            recoverable?: boolean;
+        };
+        TaskGraphFailureReportInput: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
+            code: string;
+            message: string;
+            /** @description Default `completion` */
+            stage?: string;
+            exitCode?: number | null;
+            signal?: string | null;
+            /** @description Default true */
+            recoverable?: boolean;
+        };
+        /** @description Deterministic frontier; every list sorted by id in byte order. */
+        TaskGraphFrontier: {
+            ready: string[];
+            waiting: string[];
+            blocked: string[];
+            running: string[];
+            succeeded: string[];
+            failed: string[];
+            stopped: string[];
+            eligible: string[];
+            capacityLimited: string[];
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            reasons: {
+                [key: string]: string | null;
+            };
+        };
+        /** @description Deterministic frontier; every list sorted by id in byte order. */
+        TaskGraphFrontierInput: {
+            ready: string[];
+            waiting: string[];
+            blocked: string[];
+            running: string[];
+            succeeded: string[];
+            failed: string[];
+            stopped: string[];
+            eligible: string[];
+            capacityLimited: string[];
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            reasons: {
+                [key: string]: string | null;
+            };
+        };
+        TaskGraphHeartbeatRequest: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+        };
+        TaskGraphHeartbeatRequestInput: {
+            /** @description The dispatch attempt this call is about; a stale one is 409 */
+            attempt?: number;
+        };
+        TaskGraphHeartbeatResult: {
+            /** @constant */
+            ok: true;
+            parentTaskId: string;
+            subtaskId: string;
+            leaseExpiresAt: string | null;
+            attempt: number;
+            claimLeaseMs: number;
+        };
+        TaskGraphHeartbeatResultInput: {
+            /** @constant */
+            ok: true;
+            parentTaskId: string;
+            subtaskId: string;
+            leaseExpiresAt: string | null;
+            attempt: number;
+            claimLeaseMs: number;
+        };
+        TaskGraphInput: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /**
+             * @description completed when every node is completed; cancelled after a cancel
+             * @enum {string}
+             */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description By position (expand order) */
+            nodes: components["schemas"]["TaskNodeInput"][];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        TaskGraphInspect: {
+            graph: components["schemas"]["TaskGraphRecord"];
+            /** @description The newest lifecycle events (at most 100), oldest first */
+            events: components["schemas"]["TaskGraphEvent"][];
+            /** @description True when older lifecycle events were left out */
+            eventsTruncated: boolean;
+        };
+        TaskGraphInspectInput: {
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            /** @description The newest lifecycle events (at most 100), oldest first */
+            events: components["schemas"]["TaskGraphEventInput"][];
+            /** @description True when older lifecycle events were left out */
+            eventsTruncated: boolean;
+        };
+        TaskGraphIntegrationReport: {
+            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+            baseCommit: string;
+            /** @enum {string} */
+            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
+            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
+            sources: {
+                subtaskId: string;
+                branch: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description The commits the cherry-picks created, in source order */
+            appliedRefs?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description SUCCEEDED: HEAD of the integration branch */
+            aggregateCommit?: string;
+            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
+            conflict?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+                paths: string[];
+                message: string;
+            };
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        TaskGraphIntegrationReportInput: {
+            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+            baseCommit: string;
+            /** @enum {string} */
+            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
+            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
+            sources: {
+                subtaskId: string;
+                branch: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description The commits the cherry-picks created, in source order */
+            appliedRefs?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+            }[];
+            /** @description SUCCEEDED: HEAD of the integration branch */
+            aggregateCommit?: string;
+            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
+            conflict?: {
+                subtaskId: string;
+                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
+                commit: string;
+                paths: string[];
+                message: string;
+            };
+            error?: {
+                code: string;
+                message: string;
+            };
+        };
+        TaskGraphIntegrationResult: {
+            /** @description True for a SUCCEEDED integration */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-integrate";
+            parentTaskId: string;
+            changed: boolean;
+            integration: unknown;
+            state: components["schemas"]["TaskGraphState"];
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphIntegrationResultInput: {
+            /** @description True for a SUCCEEDED integration */
+            ok: boolean;
+            /** @constant */
+            command: "task.graph-integrate";
+            parentTaskId: string;
+            changed: boolean;
+            integration: unknown;
+            state: components["schemas"]["TaskGraphStateInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphInvalidError: {
+            /** @constant */
+            code: "TASK_GRAPH_INVALID";
+            /** @enum {string} */
+            stage: "graph-validation" | "intent-map-validation";
+            message: string;
+            /** @constant */
+            recoverable: false;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+            };
         };
         TaskGraphInvalidErrorInput: {
             /** @constant */
@@ -8538,40 +9864,89 @@ export interface components {
                 agent?: string;
             };
         };
-        WriteIntentConflictInput: {
-            /** @constant */
-            code: "WRITE_INTENT_CONFLICT";
-            subtasks: [
-                string,
-                string
-            ];
-            patterns: [
-                {
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    pattern: string;
-                },
-                {
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    pattern: string;
-                }
-            ];
-            conservative: boolean;
+        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
+        TaskGraphInvalidProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphInvalidError"]) | components["schemas"]["Problem"];
+        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
+        TaskGraphInvalidProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphInvalidErrorInput"]) | components["schemas"]["ProblemInput"];
+        /** @description Newest update first (`updatedAt` descending, then id). */
+        TaskGraphList: {
+            graphs: components["schemas"]["TaskGraphSummary"][];
+            nextCursor: string | null;
         };
-        TaskGraphSchedulingErrorInput: {
-            /** @enum {string} */
-            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
+        /** @description Newest update first (`updatedAt` descending, then id). */
+        TaskGraphListInput: {
+            graphs: components["schemas"]["TaskGraphSummaryInput"][];
+            nextCursor: string | null;
+        };
+        /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
+        TaskGraphNormalized: {
             /** @constant */
-            stage: "graph-scheduling";
-            message: string;
-            recoverable: boolean;
-            taskId: string | null;
-            details: {
-                parentTaskId: string | null;
-                subtaskId: string | null;
-                agent?: string;
-                conflict?: components["schemas"]["WriteIntentConflictInput"];
+            schemaVersion: 1;
+            /** @constant */
+            kind: "task-graph";
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            /** @constant */
+            state: "CREATED";
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            maxConcurrency: number;
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                parentTaskId: string;
+                title?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer: string;
+                spec: string;
+                dependsOn: string[];
+                /** @constant */
+                state: "PENDING";
+            }[];
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
             };
         };
         /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
@@ -8645,146 +10020,8 @@ export interface components {
                 }[];
             };
         };
-        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
-        IntentMapNormalizedInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"];
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                writeIntent: string[];
-            }[];
-        };
-        IntentCoverageInput: {
-            available: boolean;
-            schemaVersion: 1 | null;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                subtaskId: string;
-                /** @enum {string} */
-                coverage: "unavailable" | "explicit-empty" | "declared";
-                writeIntent: string[] | null;
-            }[];
-        };
-        /** @description Deterministic frontier; every list sorted by id in byte order. */
-        TaskGraphFrontierInput: {
-            ready: string[];
-            waiting: string[];
-            blocked: string[];
-            running: string[];
-            succeeded: string[];
-            failed: string[];
-            stopped: string[];
-            eligible: string[];
-            capacityLimited: string[];
-            maxConcurrency: number;
-            runningCount: number;
-            availableSlots: number;
-            reasons: {
-                [key: string]: string | null;
-            };
-        };
-        TaskGraphDerivedSubtaskStateInput: {
-            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-            id: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            reason: string | null;
-            derived: boolean;
-            changed: boolean;
-            dependencies: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
-            }[];
-        };
-        TaskGraphPlanDecisionInput: {
-            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-            subtaskId: string;
-            /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-            implementer: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @enum {string} */
-            decision: "ELIGIBLE" | "CAPACITY_LIMITED" | "WRITE_INTENT_CONFLICT" | "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
-            reason: string;
-            dependencies: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
-            }[];
-            agent: {
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                id: string;
-                /** @description null when no agents registry was consulted. */
-                registered: boolean | null;
-                adapter: string | null;
-                command: string | null;
-                commandSource: ("project" | "user" | "adapter-default") | null;
-            };
-            conflict?: components["schemas"]["WriteIntentConflictInput"];
-        };
-        TaskGraphWaveInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            deterministic: true;
-            intentCoverageAvailable: boolean;
-            selected: string[];
-            conflictDeferred: string[];
-            capacityLimited: string[];
-            conflicts: components["schemas"]["WriteIntentConflictInput"][];
-            reasons: {
-                [key: string]: string;
-            };
-        };
-        TaskGraphPreflightInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            deterministic: true;
-            /** @constant */
-            sideEffects: false;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
-            /** @enum {string} */
-            concurrentWriteSafety: "UNVERIFIED" | "DECLARED_NON_CONFLICTING";
-            estimates: {
-                /** @constant */
-                basis: "current-selected-wave";
-                selectedSubtaskCount: number;
-                worktreeCount: number;
-                branchCount: number;
-                busMessageCount: number;
-                sessionCount: number;
-                processCount: number;
-            };
-            risks: {
-                /** @enum {string} */
-                code: "INTENT_COVERAGE_UNAVAILABLE" | "WRITE_INTENT_CONFLICT" | "CAPACITY_LIMITED";
-                /** @enum {string} */
-                severity: "warning" | "info";
-                affectedSubtasks: string[];
-                message: string;
-            }[];
-            boundaries: {
-                /** @constant */
-                changesDependencies: false;
-                /** @constant */
-                dispatchesAgents: false;
-                /** @constant */
-                authorizesReview: false;
-                /** @constant */
-                authorizesRelease: false;
-                /** @constant */
-                requiresExplicitGraphRun: true;
-                /** @constant */
-                releaseApproval: "RELEASE_APPROVED";
-            };
-        };
         /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
-        TaskGraphPlanInput: {
+        TaskGraphPlan: {
             /** @constant */
             schemaVersion: 1;
             /** @constant */
@@ -8796,1579 +10033,15 @@ export interface components {
             maxConcurrency: number;
             runningCount: number;
             availableSlots: number;
-            eligible: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            capacityLimited: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            conflictDeferred: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            conflicts: components["schemas"]["WriteIntentConflictInput"][];
-            wave: components["schemas"]["TaskGraphWaveInput"];
-            decisions: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            intentCoverage: components["schemas"]["IntentCoverageInput"];
-            preflight: components["schemas"]["TaskGraphPreflightInput"];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-        };
-        RegisterAgentInput: {
-            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
-            id: string;
-            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
-            adapter?: string;
-            /** @description The effective configured command (a fact for Graph Preflight) */
-            command?: string;
-        };
-        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
-        AgentInput: {
-            id: string;
-            adapter: string | null;
-            command: string | null;
-            createdBy: string;
-            createdAt: string;
-        };
-        AgentListInput: {
-            agents: components["schemas"]["AgentInput"][];
-            nextCursor: string | null;
-        };
-        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
-        TaskGraphRequestInput: {
-            graph: components["schemas"]["TaskGraphV1Input"];
-            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
-            intentMap?: components["schemas"]["IntentMapV1Input"];
-        };
-        TaskGraphSubtaskRecordInput: {
-            id: string;
-            /** @description Same as `id` (the contract record carries both) */
-            subtaskId: string;
-            parentTaskId: string;
-            title?: string;
-            implementer: string;
-            spec: string;
-            /** @description Sorted in byte order */
-            dependsOn: string[];
-            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @description Always equal to `state` */
-            status: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @description Bounded to 8 KiB */
-            reason: string | null;
-            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
-            evidence: unknown;
-            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
-            todoId: string;
-            /**
-             * @description The engine row’s effective status
-             * @enum {string}
-             */
-            todoStatus: "todo" | "in-progress" | "done" | "blocked";
-            /** @description Dispatches so far (0 before the first) */
-            attempt: number;
-            /** @description The current dispatch’s own session */
-            sessionId: string | null;
-            /** @description The principal that dispatched it (run or claim) */
-            dispatchedBy: string | null;
-            dispatchedAt: string | null;
-            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
-            worktreePath: string | null;
-            /** @description `coord/<parentTaskId>/<subtaskId>` */
-            branch: string | null;
-            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
-            ref: string | null;
-            /** @description RUNNING: last progress + claim_lease */
-            leaseExpiresAt: string | null;
-            /** @description The verified implementation commit */
-            implementationCommit: string | null;
-            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
-            scopeEvidence: unknown;
-            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
-            lastError: unknown;
-            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
-            cleanup: unknown;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-        };
-        TaskGraphRecoveryEntryInput: {
-            parentTaskId: string;
-            subtaskId: string;
-            implementer: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @enum {string} */
-            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
-            /** @description An explicit resume can move it on */
-            recoverable: boolean;
-            action: "resume" | null;
-            reason: string | null;
-            lastError: unknown;
-            implementationCommit: string | null;
-            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
-            completionEvidence: boolean;
-            attempt: number;
-            baseCommit: string | null;
-            worktree: {
-                path: string;
-                branch: string;
-                ref: string;
-                /** @description The runner’s fact: null here (the coordinator has no checkout) */
-                exists: boolean | null;
-                safe: boolean | null;
-                registered: boolean | null;
-                owned: boolean;
-                ownershipKnown: boolean;
-            } | null;
-            session: {
-                id: string;
-                agent: string;
-                state: string | null;
-                hostPid: number | null;
-                hostAlive: boolean | null;
-            } | null;
-            sessionOwned: boolean;
-            sessionHealthy: boolean;
-            cleanup: unknown;
-        };
-        /** @description A durable Task Graph with its derived frontier and intent coverage. */
-        TaskGraphRecordInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            kind: "task-graph";
-            id: string;
-            parentTaskId: string;
-            /** @description `graph:<parentTaskId>`: the todo scope holding the subtasks */
-            scope: string;
-            parentTask: {
-                id: string;
-                title: string;
-                planner: string;
-                reviewer: string;
-                spec?: string;
-                implementer?: string;
-                state: components["schemas"]["TaskGraphStateInput"];
-                status: components["schemas"]["TaskGraphStateInput"];
-                reason: string | null;
-                evidence: unknown;
-                /** @description ISO 8601, database clock */
-                createdAt: string;
-                /** @description ISO 8601, database clock */
-                updatedAt: string;
-            };
-            /** @description Derived from the subtask states (seeds-notes §3.3) */
-            state: components["schemas"]["TaskGraphStateInput"];
-            /** @description Always equal to `state` */
-            status: components["schemas"]["TaskGraphStateInput"];
-            reason: string | null;
-            evidence: unknown;
-            maxConcurrency: number;
-            /** @description Sorted by id in byte order */
-            subtasks: components["schemas"]["TaskGraphSubtaskRecordInput"][];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            /** @description The graph base commit fixed by the first run (lower-case hex), or null */
-            baseCommit: string | null;
-            /** @description One entry per subtask, by id (seeds-notes §3.10) */
-            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
-            /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
-            integration: unknown;
-            /** @description The latest review decision, or null */
-            review: unknown;
-            /** @description The persisted normalised Intent Map; null for a legacy graph */
-            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
-            intentCoverage: components["schemas"]["IntentCoverageInput"];
-            createdBy: string;
-            /** @description ISO 8601, database clock */
-            createdAt: string;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-            /** @description Bumped by every durable change; also the ETag */
-            revision: number;
-        };
-        /** @description Validation succeeded; nothing was written. */
-        TaskGraphValidationInput: {
-            /** @constant */
-            ok: true;
-            validation: {
-                /** @constant */
-                sideEffects: false;
-            };
-            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
-            facts: {
-                parent: {
-                    /** @constant */
-                    kind: "parent-task";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    taskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    planner: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer?: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    reviewer: string;
-                    /** @constant */
-                    state: "CREATED";
-                    /** @constant */
-                    status: "CREATED";
-                    maxConcurrency: number;
-                };
-                subtasks: {
-                    /** @constant */
-                    kind: "subtask";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    parentTaskId: string;
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer: string;
-                    /** @constant */
-                    state: "PENDING";
-                    /** @constant */
-                    status: "PENDING";
-                    dependsOn: string[];
-                }[];
-            };
-            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
-            intentCoverage: components["schemas"]["IntentCoverageInput"];
-        };
-        TaskGraphCreatedInput: {
-            /** @constant */
-            ok: true;
-            validation: {
-                /** @constant */
-                sideEffects: true;
-            };
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
-        TaskGraphEventInput: {
-            /** @description The event’s sequence number (SSE `id:`) */
-            seq: number;
-            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
-            event: string;
-            /** @description ISO 8601, database clock */
-            at: string;
-            data: {
-                [key: string]: unknown;
-            };
-        };
-        TaskGraphInspectInput: {
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            /** @description The newest lifecycle events (at most 100), oldest first */
-            events: components["schemas"]["TaskGraphEventInput"][];
-            /** @description True when older lifecycle events were left out */
-            eventsTruncated: boolean;
-        };
-        TaskGraphSummaryInput: {
-            id: string;
-            parentTaskId: string;
-            scope: string;
-            title: string;
-            state: components["schemas"]["TaskGraphStateInput"];
-            maxConcurrency: number;
-            subtaskCount: number;
-            counts: {
-                ready: number;
-                waiting: number;
-                blocked: number;
-                running: number;
-                succeeded: number;
-                failed: number;
-                stopped: number;
-            };
-            intentCoverageAvailable: boolean;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
-            createdBy: string;
-            /** @description ISO 8601, database clock */
-            createdAt: string;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-            revision: number;
-        };
-        /** @description Newest update first (`updatedAt` descending, then id). */
-        TaskGraphListInput: {
-            graphs: components["schemas"]["TaskGraphSummaryInput"][];
-            nextCursor: string | null;
-        };
-        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
-        TaskGraphInvalidProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphInvalidErrorInput"]) | components["schemas"]["ProblemInput"];
-        /** @description A problem document; scheduling refusals add the contract’s error members. */
-        TaskGraphConflictProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphSchedulingErrorInput"]) | components["schemas"]["ProblemInput"];
-        TaskGraphRunRequestInput: {
-            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
-            baseCommit?: string;
-            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
-            sessionWaitMs?: number;
-        };
-        TaskGraphHeartbeatRequestInput: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-        };
-        TaskGraphReportedChangeInput: {
-            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
-            status: string;
-            path: string;
-            /** @description Renames and copies only: the source path */
-            oldPath?: string;
-        };
-        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
-        TaskGraphCompletionEvidenceInput: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-            /** @constant */
-            kind?: "IMPLEMENTATION_DONE";
-            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
-            graphBaseCommit: string;
-            /** @description The new commit at the worktree HEAD, descending from the base */
-            implementationCommit: string;
-            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
-            committedChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
-            /** @description The runner cut its list (more than it reports) */
-            committedChangesTruncated?: boolean;
-            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
-            dirtyChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
-            dirtyChangesTruncated?: boolean;
-            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
-            dirtyWorktreeAvailable: boolean;
-            /** @description A bounded human summary; never proof of completion */
-            summary?: string;
-        };
-        TaskGraphFailureReportInput: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
-            code: string;
-            message: string;
-            /** @description Default `completion` */
-            stage?: string;
-            exitCode?: number | null;
-            signal?: string | null;
-            /** @description Default true */
-            recoverable?: boolean;
-        };
-        TaskGraphRecoverRequestInput: {
-            /** @description Recover one subtask; default every subtask */
-            subtaskId?: string;
-            /** @description What the runner sees on its machine; a RUNNING subtask reported dead is recorded FAILED `interrupted` */
-            observations?: {
-                subtaskId: string;
-                /** @description False: the runner found no live implementer process for the RUNNING dispatch */
-                processAlive?: boolean;
-                /** @description False: the dispatch’s worktree is gone */
-                worktreeExists?: boolean;
-            }[];
-        } | null;
-        TaskGraphResumeRequestInput: {
-            subtaskId: string;
-        };
-        TaskGraphStopRequestInput: {
-            /** @description Why; recorded on every stopped subtask */
-            reason: string;
-            /** @description Stop one subtask; default the whole graph */
-            subtaskId?: string;
-        };
-        TaskGraphCleanupReportInput: {
-            /** @description Record only this subtask’s outcome */
-            subtaskId?: string;
-            /** @description The runner’s outcome of removing each owned worktree */
-            outcomes: {
-                subtaskId: string;
-                /** @enum {string} */
-                status: "CLEANED" | "FAILED" | "SKIPPED";
-                error?: {
-                    code: string;
-                    message: string;
-                };
-            }[];
-            /** @description The integration worktree’s outcome */
-            integration?: {
-                /** @enum {string} */
-                status: "CLEANED" | "FAILED" | "SKIPPED";
-                error?: {
-                    code: string;
-                    message: string;
-                };
-            };
-        };
-        TaskGraphIntegrationReportInput: {
-            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-            baseCommit: string;
-            /** @enum {string} */
-            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
-            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
-            sources: {
-                subtaskId: string;
-                branch: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-            }[];
-            /** @description The commits the cherry-picks created, in source order */
-            appliedRefs?: {
-                subtaskId: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-            }[];
-            /** @description SUCCEEDED: HEAD of the integration branch */
-            aggregateCommit?: string;
-            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
-            conflict?: {
-                subtaskId: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-                paths: string[];
-                message: string;
-            };
-            error?: {
-                code: string;
-                message: string;
-            };
-        };
-        TaskGraphReviewRequestInput: {
-            /** @enum {string} */
-            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
-            /** @description Bounded review notes */
-            feedback?: string;
-            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
-            sourceFingerprint: string;
-            /** @description The integration’s `aggregateCommit` the reviewer looked at */
-            aggregateCommit: string;
-        };
-        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
-        TaskGraphDispatchInput: {
-            parentTaskId: string;
-            subtaskId: string;
-            attempt: number;
-            implementer: string;
-            title: string | null;
-            spec: string;
-            dependsOn: string[];
-            /** @description Null: the graph has no Intent Map */
-            writeIntent: string[] | null;
-            scopePolicy: ("observe" | "warn" | "strict") | null;
-            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
-            session: {
-                id: string;
-                /** @description Bearer token of the dispatch’s own session; shown once */
-                token: string;
-                agentId: string;
-                parentId: string | null;
-            };
-            /** @description Where the runner must run it */
-            worktree: {
-                path: string;
-                branch: string;
-                ref: string;
-                baseCommit: string;
-            };
-            todoId: string;
-            leaseExpiresAt: string | null;
-            claimLeaseMs: number;
-            sessionWaitMs: number | null;
-            dispatchedBy: string;
-        };
-        TaskGraphRunResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-run";
-            parentTaskId: string;
-            baseCommit: string | null;
-            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
-            selected: string[];
-            /** @description The plan this run executed */
-            initialPlan: components["schemas"]["TaskGraphPlanInput"];
-            dispatches: components["schemas"]["TaskGraphDispatchInput"][];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            state: components["schemas"]["TaskGraphStateInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
-        TaskGraphClaimResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-dispatch";
-            parentTaskId: string;
-            dispatch: components["schemas"]["TaskGraphDispatchInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
-        TaskGraphHeartbeatResultInput: {
-            /** @constant */
-            ok: true;
-            parentTaskId: string;
-            subtaskId: string;
-            leaseExpiresAt: string | null;
-            attempt: number;
-            claimLeaseMs: number;
-        };
-        TaskGraphCompleteResultInput: {
-            /** @description False when strict scope drift recorded FAILED */
-            ok: boolean;
-            /** @constant */
-            command: "task.graph-complete";
-            parentTaskId: string;
-            subtaskId: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            reason: string | null;
-            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskStateInput"];
-                to: components["schemas"]["TaskGraphSubtaskStateInput"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            /** @description The stored IMPLEMENTATION_DONE evidence */
-            evidence: unknown;
-            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
-            scopeEvidence: unknown;
-            error?: {
-                /** @constant */
-                code: "INTENT_SCOPE_DRIFT";
-                /** @constant */
-                stage: "scope-audit";
-                /** @constant */
-                recoverable: true;
-                message: string;
-            };
-        };
-        TaskGraphFailResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-fail";
-            parentTaskId: string;
-            subtaskId: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            reason: string | null;
-            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskStateInput"];
-                to: components["schemas"]["TaskGraphSubtaskStateInput"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            changed: boolean;
-        };
-        /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
-        TaskGraphRecoveryResultInput: {
-            /** @constant */
-            ok: true;
-            /** @enum {string} */
-            command: "task.graph-recover" | "task.graph-resume" | "task.graph-stop" | "task.graph-cleanup";
-            parentTaskId: string;
-            graphId: string;
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            /** @description recover: the entries before it */
-            before?: components["schemas"]["TaskGraphRecoveryEntryInput"][];
-            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
-            outcomes: {
-                subtaskId: string;
-                state: components["schemas"]["TaskGraphSubtaskStateInput"];
-                status: components["schemas"]["TaskGraphSubtaskStateInput"];
-                classification: string;
-                /** @description recorded-failed, ready-for-explicit-dispatch, reused-healthy-session, stopped, cleanup-<status>, none */
-                action: string;
-                changed: boolean;
-                idempotent: boolean;
-                recoverable: boolean;
-                session: {
-                    id: string;
-                    state: string | null;
-                } | null;
-                worktree: {
-                    path: string;
-                    branch: string;
-                    ref: string;
-                };
-                error: {
-                    code: string;
-                    message: string;
-                } | null;
-                cleanup: unknown;
-            }[];
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskStateInput"];
-                to: components["schemas"]["TaskGraphSubtaskStateInput"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            /** @description resume: the subtask waits for an explicit run or claim */
-            dispatchRequired?: boolean;
-            /** @description stop: the recorded reason */
-            reason?: string;
-            integrationCleanup?: {
-                status: string;
-                idempotent: boolean;
-            } | null;
-            /** @constant */
-            automaticRetry: false;
-        };
-        TaskGraphIntegrationResultInput: {
-            /** @description True for a SUCCEEDED integration */
-            ok: boolean;
-            /** @constant */
-            command: "task.graph-integrate";
-            parentTaskId: string;
-            changed: boolean;
-            integration: unknown;
-            state: components["schemas"]["TaskGraphStateInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
-        TaskGraphReviewResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-review";
-            parentTaskId: string;
-            /** @enum {string} */
-            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
-            changed: boolean;
-            review: unknown;
-            state: components["schemas"]["TaskGraphStateInput"];
-            /** @description Review authorises nothing beyond the recorded decision */
-            authorizes: {
-                /** @constant */
-                merge: false;
-                /** @constant */
-                push: false;
-                /** @constant */
-                tag: false;
-                /** @constant */
-                publish: false;
-                /** @constant */
-                deploy: false;
-                /** @constant */
-                release: false;
-                note: string;
-            };
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
-        TaskIntentInput: {
-            intentId: string;
-            title: string;
-            goal: string;
-            acceptance: string[];
-            project: string | null;
-            repos: string[];
-            objectiveId: string | null;
-            handoffId: string | null;
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-        };
-        /** @enum {string} */
-        TaskNodeStatusInput: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
-        TaskNodeInput: {
-            graphId: string;
-            nodeId: string;
-            title: string;
-            /** @description A view of the engine row (metagit.service.ts header) */
-            status: components["schemas"]["TaskNodeStatusInput"];
-            dependsOn: string[];
-            /** @description pending: the unfinished dependencies */
-            waitingOn: {
-                nodeId: string;
-                status: components["schemas"]["TaskNodeStatusInput"];
-            }[];
-            /** @description blocked: the reason; pending on a cancelled dependency: names it */
-            blockerReason: string | null;
-            /** @description running/blocked: the session that started or blocked it */
-            owner: string | null;
-            intentId: string | null;
-            project: string | null;
-            repository: string | null;
-            agentId: string | null;
-            /** @description The ACL binding (bind-acl), or null */
-            acl: unknown;
-            priority: number;
-            /** @description The engine row in scope metagit:<graphId> */
-            todoId: string;
-            revision: number;
-            createdAt: string;
-            updatedAt: string;
-        };
-        TaskGraphInput: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /**
-             * @description completed when every node is completed; cancelled after a cancel
-             * @enum {string}
-             */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description By position (expand order) */
-            nodes: components["schemas"]["TaskNodeInput"][];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
-        TaskGraphSummaryAfterWriteInput: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /** @enum {string} */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description The ready node ids after this change */
-            readyNow: string[];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
-        TaskNodeResultInput: {
-            node: components["schemas"]["TaskNodeInput"];
-            graph: components["schemas"]["TaskGraphSummaryAfterWriteInput"];
-        };
-        CreateTaskIntentInput: {
-            intentId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskGraphInput: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        ExpandTaskGraphInput: {
-            outline: string | {
-                title: string;
-                nodeId?: string;
-                dependsOn?: string[];
-                project?: string;
-                repository?: string;
-            }[];
-        };
-        NewScenarioMemberInput: {
-            /** @description Unique in the scenario; other members’ `dependsOn` use it */
-            name: string;
-            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
-            session?: string;
-            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
-            task?: string;
-            /** @description Member names whose seeds this member’s seed waits for */
-            dependsOn?: string[];
-            /** @description The member completes only after publishing a result */
-            requiresResult?: boolean;
-        };
-        CreateScenarioInput: {
-            name: string;
-            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
-            orchestrator?: string;
-            members: components["schemas"]["NewScenarioMemberInput"][];
-        };
-        ScenarioMemberInput: {
-            name: string;
-            sessionId: string;
-            /** @description An existing session granted access (true) or one created for the scenario (false) */
-            shared: boolean;
-            task?: string;
-            dependsOn: string[];
-            requiresResult: boolean;
-            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
-            seedId?: string;
-            result?: unknown;
-            resultAt?: string;
-        };
-        ScenarioInput: {
-            /** @description `sc-` + 16 hex */
-            id: string;
-            name: string;
-            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
-            scope: string;
-            orchestratorId: string;
-            createdBy: string;
-            createdAt: string;
-            /** @description When derived completion first held */
-            completedAt?: string;
-            revision: number;
-            members: components["schemas"]["ScenarioMemberInput"][];
-        };
-        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
-        ScenarioSummaryInput: {
-            /** @description `sc-` + 16 hex */
-            id: string;
-            name: string;
-            /** @description `scenario:<id>` */
-            scope: string;
-            orchestratorId: string;
-            createdBy: string;
-            createdAt: string;
-            /** @description When derived completion first held */
-            completedAt?: string;
-            revision: number;
-            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
-            members: number;
-            /** @description Done items in the whole scope, sub-items included */
-            done: number;
-            /** @description Items in the whole scope */
-            total: number;
-            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
-            complete: boolean;
-        };
-        ScenarioListInput: {
-            /** @description In name order */
-            scenarios: components["schemas"]["ScenarioSummaryInput"][];
-            nextCursor: string | null;
-        };
-        CreatedScenarioInput: {
-            scenario: components["schemas"]["ScenarioInput"];
-            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
-            orchestratorToken?: string;
-            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
-            tokens: {
-                [key: string]: string;
-            };
-        };
-        ScenarioMemberStatusInput: {
-            name: string;
-            sessionId: string;
-            shared: boolean;
-            /** @description Has assigned items in the scope or a required result */
-            tracked: boolean;
-            done: number;
-            /** @description Items in the scope assigned to the member’s session, sub-items included */
-            total: number;
-            /** @description `done/total`, or `—` for no tracked work */
-            progress: string;
-            requiresResult: boolean;
-            resultPublished: boolean;
-            complete: boolean;
-            /** @description WAITING ON: upstream members whose original seed is not done */
-            waitingOn: string[];
-            /** @description The seed’s JSON name for WAITING ON */
-            blockedBy: string[];
-            seedId?: string;
-            /** @description Effective status of the original seed */
-            seedStatus?: components["schemas"]["TodoStatusInput"];
-        };
-        ScenarioStatusInput: {
-            scenario: {
-                id: string;
-                name: string;
-                scope: string;
-                orchestratorId: string;
-                completedAt?: string;
-            };
-            /** @description At least one tracked member, and every tracked member complete */
-            complete: boolean;
-            /** @description Done items in the whole scope */
-            done: number;
-            /** @description Items in the whole scope, sub-items included */
-            total: number;
-            members: components["schemas"]["ScenarioMemberStatusInput"][];
-        };
-        PublishResultInput: {
-            /** @description Any JSON value */
-            result: unknown;
-        };
-        PublishedResultInput: {
-            member: components["schemas"]["ScenarioMemberInput"];
-            scenarioComplete: boolean;
-        };
-        /** @description A list the caller may read, with stored-status counts */
-        ScopeSummaryInput: {
-            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
-            scope: string;
-            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
-            kind: string;
-            /** @description A scenario’s name; otherwise the part after the colon */
-            name: string;
-            /** @description Items in the scope, sub-items included */
-            total: number;
-            /** @description Stored `done` */
-            done: number;
-            /** @description Stored `in-progress` (claimed) */
-            inProgress: number;
-            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
-            blocked: number;
-            /** @description Stored `todo`: ready, or waiting on a dependency */
-            todo: number;
-            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
-            override: boolean;
-        };
-        ScopeListInput: {
-            /** @description In scope order */
-            scopes: components["schemas"]["ScopeSummaryInput"][];
-            nextCursor: string | null;
-        };
-        /** @description A bearer token, never its secret */
-        TokenInput: {
-            /** @description `tk-…` */
-            id: string;
-            /** @description Chosen by its owner; unique among the owner’s unrevoked tokens. `default` is the token a principal was created with */
-            name: string;
-            /** @description The owner: an operator or a session */
-            principal: {
-                /** @enum {string} */
-                kind: "user" | "session";
-                id: string;
-            };
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user or session id that created it */
-            createdBy: string | null;
-            /** @description Last rotation (new secret, same id), ISO 8601 */
-            rotatedAt: string | null;
-            /** @description Refused from this instant, by the database clock; null = never */
-            expiresAt: string | null;
-            revokedAt: string | null;
-            /**
-             * @description By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates
-             * @enum {string}
-             */
-            state: "active" | "expired" | "revoked" | "stopped";
-            /** @description Whether this request was made with this token */
-            current: boolean;
-        };
-        TokenWithSecretInput: {
-            token: components["schemas"]["TokenInput"];
-            /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
-        };
-        /** @description A team: its operators, sessions and everything they make belong to it */
-        TeamInput: {
-            /** @description `tm-…`; the server administrator’s team is `tm-default` */
-            id: string;
-            name: string;
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
-            createdBy: string;
-            operatorCount: number;
-        };
-        /** @description An operator of a team (never its tokens) */
-        TeamOperatorInput: {
-            /** @description `u-…` */
-            id: string;
-            name: string;
-            teamId: string;
-            /**
-             * @description `admin`: the server administrator (creates teams); `operator` otherwise
-             * @enum {string}
-             */
-            role: "operator" | "admin";
-            /** @description ISO 8601 */
-            createdAt: string;
-        };
-        /** @description A team with its operators */
-        TeamDetailInput: {
-            /** @description `tm-…`; the server administrator’s team is `tm-default` */
-            id: string;
-            name: string;
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
-            createdBy: string;
-            operatorCount: number;
-            /** @description Oldest first */
-            operators: components["schemas"]["TeamOperatorInput"][];
-        };
-        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
-        OperatorWithSecretInput: {
-            operator: components["schemas"]["TeamOperatorInput"];
-            token: components["schemas"]["TokenInput"];
-            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
-        };
-        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
-        CreatedTeamInput: {
-            team: components["schemas"]["TeamInput"];
-            operator: components["schemas"]["TeamOperatorInput"];
-            token: components["schemas"]["TokenInput"];
-            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
-        };
-        TokenListInput: {
-            tokens: components["schemas"]["TokenInput"][];
-        };
-        AuditPageInput: {
-            entries: components["schemas"]["AuditEntryInput"][];
-            nextCursor: string | null;
-        };
-        TeamListInput: {
-            teams: components["schemas"]["TeamInput"][];
-        };
-        Problem: {
-            /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
-            type: string;
-            title: string;
-            status: number;
-            detail?: string;
-            instance?: string;
-            /** @description Stable machine code from the error catalogue (docs/errors.md) */
-            code: string;
-            errors?: {
-                path: string;
-                message: string;
-            }[];
-        } & {
-            [key: string]: unknown;
-        };
-        /** @description Who made a change (the audit) */
-        Actor: {
-            /**
-             * @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)
-             * @enum {string}
-             */
-            kind: "user" | "session" | "system";
-            /** @description The user or session id, or the system job (`sweep:lease`, `sweep:retention`, `on-session-stopped`, …) */
-            id: string;
-            /** @description The name of the token the request used (`default`, `ci`, …); null for `system` */
-            token: string | null;
-        };
-        Event: {
-            /** @description The event sequence number; the SSE `id:` and the resume cursor */
-            seq: number;
-            topic: string;
-            /** @description Seed event name: added, claimed, done, blocked, todo, dependency-blocked, unblocked, updated, assigned, removed, … */
-            event: string;
-            /** @description Database time of the change (ISO 8601) */
-            at: string;
-            /** @description Who made the change; null for events written before the audit existed */
-            actor: components["schemas"]["Actor"] | null;
-            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
-            data: {
-                [key: string]: unknown;
-            };
-        };
-        SweepHealth: {
-            /**
-             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
-             * @enum {string}
-             */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
-            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
-            lastSuccessAt: string | null;
-            /** @description How long that success took, in ms */
-            durationMs: number | null;
-            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
-            changed: number | null;
-            /** @description Database time of its last failure on any replica; null when it never failed */
-            lastFailureAt: string | null;
-            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
-            stale: boolean;
-        };
-        ServiceReadiness: {
-            /**
-             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
-             * @enum {string}
-             */
-            status: "ready" | "degraded";
-            /** @description What is degraded and what to check */
-            detail?: string;
-            /** @description `[todo] sweep_interval` of this replica, in ms */
-            sweepIntervalMs: number;
-            /** @description 3 × sweepIntervalMs */
-            staleAfterMs: number;
-            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
-            runsSweeps: boolean;
-            sweeps: components["schemas"]["SweepHealth"][];
-        };
-        SessionHolding: {
-            /** @description How many in-progress items the session owns (exact) */
-            count: number;
-            /** @description The first 5 of them, longest held first */
-            items: {
-                id: string;
-                scope: string;
-                title: string;
-                /** @description When this claim began (the item went in-progress, or changed owner while in it) */
-                since: string;
-            }[];
-        };
-        Session: {
-            id: string;
-            name: string;
-            parentId?: string;
-            /** @description Subtree root (seed 000 “Scoping”) */
-            rootId: string;
-            /** @description Default scope: `session:<rootId>` */
-            scope: string;
-            systemKind?: string;
-            /** @description The configured Agent this session acts as (Task Graph v1 implementer or reviewer) */
-            agentId?: string;
-            /** @description A subtask session: the parent task id of the graph whose dispatch created it */
-            graphId?: string;
-            /** @description A subtask session: the subtask it was dispatched for */
-            subtaskId?: string;
-            /** @enum {string} */
-            status: "active" | "stopped" | "deleted";
-            createdBy: string;
-            createdAt: string;
-            stoppedAt?: string;
-            /**
-             * @description Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)
-             * @enum {string}
-             */
-            stopReason?: "requested" | "silent" | "ancestor" | "dispatch-ended";
-            revision: number;
-            /** @description Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field */
-            lastSeenAt?: string;
-            /** @description When set: silent (no authenticated call) for longer than this, the sweep stops the session */
-            heartbeatIntervalMs?: number;
-            /** @description `status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep */
-            alive: boolean;
-            /** @description List and get: its in-progress items (count, and the longest held few) */
-            holding?: components["schemas"]["SessionHolding"];
-            /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
-            progress?: {
-                done: number;
-                total: number;
-            };
-            /** @description `wide=true`, orchestrators only: done/total over the scenarios it orchestrates (not echoed onto members) */
-            scenarioProgress?: {
-                done: number;
-                total: number;
-                scenarios: number;
-            };
-        };
-        SessionHeartbeat: {
-            sessionId: string;
-            /** @description Now, on the database clock */
-            lastSeenAt: string;
-            heartbeatIntervalMs?: number;
-            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
-            autoStopAfter?: string;
-        };
-        /** @enum {string} */
-        TodoStatus: "todo" | "in-progress" | "done" | "blocked";
-        TodoItem: {
-            /** @description `td-` + 16 hex */
-            id: string;
-            /** @description `session:<root>`, `scenario:<id>` or `graph:<id>` */
-            scope: string;
-            title: string;
-            note?: string;
-            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
-            status: components["schemas"]["TodoStatus"];
-            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
-            ready: boolean;
-            /** @description The session that claimed it */
-            owner?: string;
-            /** @description The session it is reserved for */
-            assignee?: string;
-            parentId?: string;
-            tags: string[];
-            /** @description Every dependency id, sorted */
-            dependsOn: string[];
-            /** @description The unfinished dependencies, sorted */
-            blockedBy: string[];
-            /** @description The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note */
-            whyBlocked?: string;
-            /** @description Bumped by every mutation; also the ETag */
-            revision: number;
-            position: number;
-            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
-            priority: number;
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            /** @description Claimed items: last progress + claim_lease (database clock) */
-            leaseExpiresAt?: string;
-            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
-            leaseExpired?: boolean;
-            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
-            result?: unknown;
-        };
-        AddTodo: {
-            /** @description Trimmed; 1..max_title bytes (default 500) */
-            title: string;
-            /** @description ≤ max_note bytes (default 2000); not trimmed */
-            note?: string;
-            /** @description Trimmed, de-duplicated, sorted */
-            tags?: string[];
-            /** @description Makes this a sub-item (one level deep, same scope) */
-            parentId?: string;
-            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
-            assignee?: string;
-            /** @description Dependency ids in the same scope; duplicates fold */
-            dependsOn?: string[];
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
-            priority?: number;
-        };
-        AddManyTodoItem: {
-            /** @description Trimmed; 1..max_title bytes (default 500) */
-            title: string;
-            /** @description ≤ max_note bytes (default 2000); not trimmed */
-            note?: string;
-            /** @description Trimmed, de-duplicated, sorted */
-            tags?: string[];
-            /** @description Makes this a sub-item (one level deep, same scope) */
-            parentId?: string;
-            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
-            assignee?: string;
-            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
-            dependsOn?: string[];
-            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
-            priority?: number;
-            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
-            ref?: string;
-            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
-            parentRef?: string;
-        };
-        AddManyTodos: {
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
-            items: components["schemas"]["AddManyTodoItem"][];
-        };
-        AddManyTodosResult: {
-            /** @description The new items, in request order */
-            items: components["schemas"]["TodoItem"][];
-            /** @description Each `ref` of the request → the id of its item */
-            refs: {
-                [key: string]: string;
-            };
-        };
-        EditTodo: {
-            title?: string;
-            /** @description `""` clears the note */
-            note?: string;
-            tags?: string[];
-            position?: number;
-            /** @description −32768..32767, higher is claimed first by `next` */
-            priority?: number;
-            /** @description Absent = unchanged; `[]` clears */
-            dependsOn?: string[];
-        };
-        TodoList: {
-            items: components["schemas"]["TodoItem"][];
-            nextCursor: string | null;
-        };
-        /** @description `{claimed:false}` when nothing is eligible: not an error */
-        ClaimResult: {
-            claimed: boolean;
-            item?: components["schemas"]["TodoItem"];
-            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
-            dispatch?: {
-                [key: string]: unknown;
-            };
-            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
-            reason?: string;
-        };
-        NextRequest: {
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description Only items with every one of these tags */
-            tags?: string[];
-            /** @description Only items with at least one of these tags */
-            anyTags?: string[];
-            /** @description Only items with priority ≥ this */
-            minPriority?: number;
-            /** @description Only items assigned to the caller */
-            assignedToMe?: boolean;
-            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
-            waitMs?: number;
-        };
-        Readiness: {
-            id: string;
-            /** @description The claim predicate: stored todo, unowned, every dependency done */
-            ready: boolean;
-            /** @description Ready, not reserved for another assignee, and the caller is a session */
-            claimable: boolean;
-            status: components["schemas"]["TodoStatus"];
-            reasons: {
-                code: string;
-                message: string;
-                ids?: string[];
-            }[];
-        };
-        DoneTodo: {
-            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
-            result?: unknown;
-        };
-        DependencyResult: {
-            id: string;
-            title: string;
-            /** @description Effective status, as the item reads */
-            status: components["schemas"]["TodoStatus"];
-            /** @description The dependency’s `done` result, when it is done with one */
-            result?: unknown;
-        };
-        DependencyResults: {
-            /** @description The item whose dependencies these are */
-            id: string;
-            /** @description Every dependency, in sorted id order */
-            dependencies: components["schemas"]["DependencyResult"][];
-        };
-        /** @description One stored change and who made it */
-        AuditEntry: {
-            /** @description The event sequence number; the SSE `id:` and the resume cursor */
-            seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
-            topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
-            event: string;
-            /** @description Database time of the change (ISO 8601) */
-            at: string;
-            /** @description Who made the change; null for events written before the audit existed */
-            actor: components["schemas"]["Actor"] | null;
-            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
-            data: {
-                [key: string]: unknown;
-            };
-            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
-            subjectId: string | null;
-        };
-        /** @enum {string} */
-        TaskGraphSubtaskState: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
-        /** @enum {string} */
-        TaskGraphState: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
-        /** @enum {string} */
-        IntentMapScopePolicy: "observe" | "warn" | "strict";
-        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
-        TaskGraphV1: {
-            /** @constant */
-            schemaVersion: 1;
-            parentTask: {
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                id: string;
-                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
-                title: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                planner: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                reviewer: string;
-                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
-                spec?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer?: string;
-            };
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Exact configured Implementer; never inferred from an executable. */
-                implementer: string;
-                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
-                spec: string;
-                title?: string;
-                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
-                dependsOn?: string[];
-            }[];
-            maxConcurrency: number;
-        };
-        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
-        IntentMapV1: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            /** @description Defaults to warn. */
-            scopePolicy?: components["schemas"]["IntentMapScopePolicy"];
-            /** @description Every graph subtask exactly once. */
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
-                writeIntent: string[];
-            }[];
-        };
-        TaskGraphInvalidError: {
-            /** @constant */
-            code: "TASK_GRAPH_INVALID";
-            /** @enum {string} */
-            stage: "graph-validation" | "intent-map-validation";
-            message: string;
-            /** @constant */
-            recoverable: false;
-            taskId: string | null;
-            details: {
-                parentTaskId: string | null;
-                subtaskId: string | null;
-                agent?: string;
-            };
-        };
-        WriteIntentConflict: {
-            /** @constant */
-            code: "WRITE_INTENT_CONFLICT";
-            subtasks: [
-                string,
-                string
-            ];
-            patterns: [
-                {
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    pattern: string;
-                },
-                {
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    pattern: string;
-                }
-            ];
-            conservative: boolean;
-        };
-        TaskGraphSchedulingError: {
-            /** @enum {string} */
-            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
-            /** @constant */
-            stage: "graph-scheduling";
-            message: string;
-            recoverable: boolean;
-            taskId: string | null;
-            details: {
-                parentTaskId: string | null;
-                subtaskId: string | null;
-                agent?: string;
-                conflict?: components["schemas"]["WriteIntentConflict"];
-            };
-        };
-        /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
-        TaskGraphNormalized: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            kind: "task-graph";
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            /** @constant */
-            state: "CREATED";
-            parentTask: {
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                id: string;
-                title: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                planner: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                reviewer: string;
-                spec?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer?: string;
-            };
-            maxConcurrency: number;
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                parentTaskId: string;
-                title?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer: string;
-                spec: string;
-                dependsOn: string[];
-                /** @constant */
-                state: "PENDING";
-            }[];
-            facts: {
-                parent: {
-                    /** @constant */
-                    kind: "parent-task";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    taskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    planner: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer?: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    reviewer: string;
-                    /** @constant */
-                    state: "CREATED";
-                    /** @constant */
-                    status: "CREATED";
-                    maxConcurrency: number;
-                };
-                subtasks: {
-                    /** @constant */
-                    kind: "subtask";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    parentTaskId: string;
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer: string;
-                    /** @constant */
-                    state: "PENDING";
-                    /** @constant */
-                    status: "PENDING";
-                    dependsOn: string[];
-                }[];
-            };
-        };
-        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
-        IntentMapNormalized: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            scopePolicy: components["schemas"]["IntentMapScopePolicy"];
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                writeIntent: string[];
-            }[];
-        };
-        IntentCoverage: {
-            available: boolean;
-            schemaVersion: 1 | null;
-            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                subtaskId: string;
-                /** @enum {string} */
-                coverage: "unavailable" | "explicit-empty" | "declared";
-                writeIntent: string[] | null;
-            }[];
-        };
-        /** @description Deterministic frontier; every list sorted by id in byte order. */
-        TaskGraphFrontier: {
-            ready: string[];
-            waiting: string[];
-            blocked: string[];
-            running: string[];
-            succeeded: string[];
-            failed: string[];
-            stopped: string[];
-            eligible: string[];
-            capacityLimited: string[];
-            maxConcurrency: number;
-            runningCount: number;
-            availableSlots: number;
-            reasons: {
-                [key: string]: string | null;
-            };
-        };
-        TaskGraphDerivedSubtaskState: {
-            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-            id: string;
-            state: components["schemas"]["TaskGraphSubtaskState"];
-            reason: string | null;
-            derived: boolean;
-            changed: boolean;
-            dependencies: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                state: components["schemas"]["TaskGraphSubtaskState"] | "MISSING";
-            }[];
+            eligible: components["schemas"]["TaskGraphPlanDecision"][];
+            capacityLimited: components["schemas"]["TaskGraphPlanDecision"][];
+            conflictDeferred: components["schemas"]["TaskGraphPlanDecision"][];
+            conflicts: components["schemas"]["WriteIntentConflict"][];
+            wave: components["schemas"]["TaskGraphWave"];
+            decisions: components["schemas"]["TaskGraphPlanDecision"][];
+            intentCoverage: components["schemas"]["IntentCoverage"];
+            preflight: components["schemas"]["TaskGraphPreflight"];
+            frontier: components["schemas"]["TaskGraphFrontier"];
         };
         TaskGraphPlanDecision: {
             /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
@@ -10395,19 +10068,53 @@ export interface components {
             };
             conflict?: components["schemas"]["WriteIntentConflict"];
         };
-        TaskGraphWave: {
+        TaskGraphPlanDecisionInput: {
+            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+            subtaskId: string;
+            /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+            implementer: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @enum {string} */
+            decision: "ELIGIBLE" | "CAPACITY_LIMITED" | "WRITE_INTENT_CONFLICT" | "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+            reason: string;
+            dependencies: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
+            }[];
+            agent: {
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                id: string;
+                /** @description null when no agents registry was consulted. */
+                registered: boolean | null;
+                adapter: string | null;
+                command: string | null;
+                commandSource: ("project" | "user" | "adapter-default") | null;
+            };
+            conflict?: components["schemas"]["WriteIntentConflictInput"];
+        };
+        /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
+        TaskGraphPlanInput: {
             /** @constant */
             schemaVersion: 1;
             /** @constant */
             deterministic: true;
-            intentCoverageAvailable: boolean;
-            selected: string[];
-            conflictDeferred: string[];
-            capacityLimited: string[];
-            conflicts: components["schemas"]["WriteIntentConflict"][];
-            reasons: {
-                [key: string]: string;
-            };
+            /** @constant */
+            sideEffects: false;
+            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+            parentTaskId: string;
+            maxConcurrency: number;
+            runningCount: number;
+            availableSlots: number;
+            eligible: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            capacityLimited: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            conflictDeferred: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            conflicts: components["schemas"]["WriteIntentConflictInput"][];
+            wave: components["schemas"]["TaskGraphWaveInput"];
+            decisions: components["schemas"]["TaskGraphPlanDecisionInput"][];
+            intentCoverage: components["schemas"]["IntentCoverageInput"];
+            preflight: components["schemas"]["TaskGraphPreflightInput"];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
         };
         TaskGraphPreflight: {
             /** @constant */
@@ -10452,144 +10159,48 @@ export interface components {
                 releaseApproval: "RELEASE_APPROVED";
             };
         };
-        /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
-        TaskGraphPlan: {
+        TaskGraphPreflightInput: {
             /** @constant */
             schemaVersion: 1;
             /** @constant */
             deterministic: true;
             /** @constant */
             sideEffects: false;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            maxConcurrency: number;
-            runningCount: number;
-            availableSlots: number;
-            eligible: components["schemas"]["TaskGraphPlanDecision"][];
-            capacityLimited: components["schemas"]["TaskGraphPlanDecision"][];
-            conflictDeferred: components["schemas"]["TaskGraphPlanDecision"][];
-            conflicts: components["schemas"]["WriteIntentConflict"][];
-            wave: components["schemas"]["TaskGraphWave"];
-            decisions: components["schemas"]["TaskGraphPlanDecision"][];
-            intentCoverage: components["schemas"]["IntentCoverage"];
-            preflight: components["schemas"]["TaskGraphPreflight"];
-            frontier: components["schemas"]["TaskGraphFrontier"];
-        };
-        RegisterAgent: {
-            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
-            id: string;
-            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
-            adapter?: string;
-            /** @description The effective configured command (a fact for Graph Preflight) */
-            command?: string;
-        };
-        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
-        Agent: {
-            id: string;
-            adapter: string | null;
-            command: string | null;
-            createdBy: string;
-            createdAt: string;
-        };
-        AgentList: {
-            agents: components["schemas"]["Agent"][];
-            nextCursor: string | null;
-        };
-        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
-        TaskGraphRequest: {
-            graph: components["schemas"]["TaskGraphV1"];
-            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
-            intentMap?: components["schemas"]["IntentMapV1"];
-        };
-        TaskGraphSubtaskRecord: {
-            id: string;
-            /** @description Same as `id` (the contract record carries both) */
-            subtaskId: string;
-            parentTaskId: string;
-            title?: string;
-            implementer: string;
-            spec: string;
-            /** @description Sorted in byte order */
-            dependsOn: string[];
-            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
-            state: components["schemas"]["TaskGraphSubtaskState"];
-            /** @description Always equal to `state` */
-            status: components["schemas"]["TaskGraphSubtaskState"];
-            /** @description Bounded to 8 KiB */
-            reason: string | null;
-            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
-            evidence: unknown;
-            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
-            todoId: string;
-            /**
-             * @description The engine row’s effective status
-             * @enum {string}
-             */
-            todoStatus: "todo" | "in-progress" | "done" | "blocked";
-            /** @description Dispatches so far (0 before the first) */
-            attempt: number;
-            /** @description The current dispatch’s own session */
-            sessionId: string | null;
-            /** @description The principal that dispatched it (run or claim) */
-            dispatchedBy: string | null;
-            dispatchedAt: string | null;
-            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
-            worktreePath: string | null;
-            /** @description `coord/<parentTaskId>/<subtaskId>` */
-            branch: string | null;
-            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
-            ref: string | null;
-            /** @description RUNNING: last progress + claim_lease */
-            leaseExpiresAt: string | null;
-            /** @description The verified implementation commit */
-            implementationCommit: string | null;
-            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
-            scopeEvidence: unknown;
-            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
-            lastError: unknown;
-            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
-            cleanup: unknown;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-        };
-        TaskGraphRecoveryEntry: {
-            parentTaskId: string;
-            subtaskId: string;
-            implementer: string;
-            state: components["schemas"]["TaskGraphSubtaskState"];
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
             /** @enum {string} */
-            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
-            /** @description An explicit resume can move it on */
-            recoverable: boolean;
-            action: "resume" | null;
-            reason: string | null;
-            lastError: unknown;
-            implementationCommit: string | null;
-            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
-            completionEvidence: boolean;
-            attempt: number;
-            baseCommit: string | null;
-            worktree: {
-                path: string;
-                branch: string;
-                ref: string;
-                /** @description The runner’s fact: null here (the coordinator has no checkout) */
-                exists: boolean | null;
-                safe: boolean | null;
-                registered: boolean | null;
-                owned: boolean;
-                ownershipKnown: boolean;
-            } | null;
-            session: {
-                id: string;
-                agent: string;
-                state: string | null;
-                hostPid: number | null;
-                hostAlive: boolean | null;
-            } | null;
-            sessionOwned: boolean;
-            sessionHealthy: boolean;
-            cleanup: unknown;
+            concurrentWriteSafety: "UNVERIFIED" | "DECLARED_NON_CONFLICTING";
+            estimates: {
+                /** @constant */
+                basis: "current-selected-wave";
+                selectedSubtaskCount: number;
+                worktreeCount: number;
+                branchCount: number;
+                busMessageCount: number;
+                sessionCount: number;
+                processCount: number;
+            };
+            risks: {
+                /** @enum {string} */
+                code: "INTENT_COVERAGE_UNAVAILABLE" | "WRITE_INTENT_CONFLICT" | "CAPACITY_LIMITED";
+                /** @enum {string} */
+                severity: "warning" | "info";
+                affectedSubtasks: string[];
+                message: string;
+            }[];
+            boundaries: {
+                /** @constant */
+                changesDependencies: false;
+                /** @constant */
+                dispatchesAgents: false;
+                /** @constant */
+                authorizesReview: false;
+                /** @constant */
+                authorizesRelease: false;
+                /** @constant */
+                requiresExplicitGraphRun: true;
+                /** @constant */
+                releaseApproval: "RELEASE_APPROVED";
+            };
         };
         /** @description A durable Task Graph with its derived frontier and intent coverage. */
         TaskGraphRecord: {
@@ -10646,165 +10257,60 @@ export interface components {
             /** @description Bumped by every durable change; also the ETag */
             revision: number;
         };
-        /** @description Validation succeeded; nothing was written. */
-        TaskGraphValidation: {
+        /** @description A durable Task Graph with its derived frontier and intent coverage. */
+        TaskGraphRecordInput: {
             /** @constant */
-            ok: true;
-            validation: {
-                /** @constant */
-                sideEffects: false;
-            };
-            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
-            facts: {
-                parent: {
-                    /** @constant */
-                    kind: "parent-task";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    taskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    planner: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer?: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    reviewer: string;
-                    /** @constant */
-                    state: "CREATED";
-                    /** @constant */
-                    status: "CREATED";
-                    maxConcurrency: number;
-                };
-                subtasks: {
-                    /** @constant */
-                    kind: "subtask";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    parentTaskId: string;
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer: string;
-                    /** @constant */
-                    state: "PENDING";
-                    /** @constant */
-                    status: "PENDING";
-                    dependsOn: string[];
-                }[];
-            };
-            intentMap: components["schemas"]["IntentMapNormalized"] | null;
-            intentCoverage: components["schemas"]["IntentCoverage"];
-        };
-        TaskGraphCreated: {
+            schemaVersion: 1;
             /** @constant */
-            ok: true;
-            validation: {
-                /** @constant */
-                sideEffects: true;
-            };
-            graph: components["schemas"]["TaskGraphRecord"];
-        };
-        TaskGraphEvent: {
-            /** @description The event’s sequence number (SSE `id:`) */
-            seq: number;
-            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
-            event: string;
-            /** @description ISO 8601, database clock */
-            at: string;
-            data: {
-                [key: string]: unknown;
-            };
-        };
-        TaskGraphInspect: {
-            graph: components["schemas"]["TaskGraphRecord"];
-            /** @description The newest lifecycle events (at most 100), oldest first */
-            events: components["schemas"]["TaskGraphEvent"][];
-            /** @description True when older lifecycle events were left out */
-            eventsTruncated: boolean;
-        };
-        TaskGraphSummary: {
+            kind: "task-graph";
             id: string;
             parentTaskId: string;
+            /** @description `graph:<parentTaskId>`: the todo scope holding the subtasks */
             scope: string;
-            title: string;
-            state: components["schemas"]["TaskGraphState"];
-            maxConcurrency: number;
-            subtaskCount: number;
-            counts: {
-                ready: number;
-                waiting: number;
-                blocked: number;
-                running: number;
-                succeeded: number;
-                failed: number;
-                stopped: number;
+            parentTask: {
+                id: string;
+                title: string;
+                planner: string;
+                reviewer: string;
+                spec?: string;
+                implementer?: string;
+                state: components["schemas"]["TaskGraphStateInput"];
+                status: components["schemas"]["TaskGraphStateInput"];
+                reason: string | null;
+                evidence: unknown;
+                /** @description ISO 8601, database clock */
+                createdAt: string;
+                /** @description ISO 8601, database clock */
+                updatedAt: string;
             };
-            intentCoverageAvailable: boolean;
-            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
+            /** @description Derived from the subtask states (seeds-notes §3.3) */
+            state: components["schemas"]["TaskGraphStateInput"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphStateInput"];
+            reason: string | null;
+            evidence: unknown;
+            maxConcurrency: number;
+            /** @description Sorted by id in byte order */
+            subtasks: components["schemas"]["TaskGraphSubtaskRecordInput"][];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            /** @description The graph base commit fixed by the first run (lower-case hex), or null */
+            baseCommit: string | null;
+            /** @description One entry per subtask, by id (seeds-notes §3.10) */
+            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
+            /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
+            integration: unknown;
+            /** @description The latest review decision, or null */
+            review: unknown;
+            /** @description The persisted normalised Intent Map; null for a legacy graph */
+            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
+            intentCoverage: components["schemas"]["IntentCoverageInput"];
             createdBy: string;
             /** @description ISO 8601, database clock */
             createdAt: string;
             /** @description ISO 8601, database clock */
             updatedAt: string;
+            /** @description Bumped by every durable change; also the ETag */
             revision: number;
-        };
-        /** @description Newest update first (`updatedAt` descending, then id). */
-        TaskGraphList: {
-            graphs: components["schemas"]["TaskGraphSummary"][];
-            nextCursor: string | null;
-        };
-        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
-        TaskGraphInvalidProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphInvalidError"]) | components["schemas"]["Problem"];
-        /** @description A problem document; scheduling refusals add the contract’s error members. */
-        TaskGraphConflictProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphSchedulingError"]) | components["schemas"]["Problem"];
-        TaskGraphRunRequest: {
-            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
-            baseCommit?: string;
-            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
-            sessionWaitMs?: number;
-        };
-        TaskGraphHeartbeatRequest: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-        };
-        TaskGraphReportedChange: {
-            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
-            status: string;
-            path: string;
-            /** @description Renames and copies only: the source path */
-            oldPath?: string;
-        };
-        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
-        TaskGraphCompletionEvidence: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-            /** @constant */
-            kind?: "IMPLEMENTATION_DONE";
-            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
-            graphBaseCommit: string;
-            /** @description The new commit at the worktree HEAD, descending from the base */
-            implementationCommit: string;
-            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
-            committedChanges: components["schemas"]["TaskGraphReportedChange"][];
-            /** @description The runner cut its list (more than it reports) */
-            committedChangesTruncated?: boolean;
-            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
-            dirtyChanges: components["schemas"]["TaskGraphReportedChange"][];
-            dirtyChangesTruncated?: boolean;
-            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
-            dirtyWorktreeAvailable: boolean;
-            /** @description A bounded human summary; never proof of completion */
-            summary?: string;
-        };
-        TaskGraphFailureReport: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
-            code: string;
-            message: string;
-            /** @description Default `completion` */
-            stage?: string;
-            exitCode?: number | null;
-            signal?: string | null;
-            /** @description Default true */
-            recoverable?: boolean;
         };
         TaskGraphRecoverRequest: {
             /** @description Recover one subtask; default every subtask */
@@ -10818,201 +10324,95 @@ export interface components {
                 worktreeExists?: boolean;
             }[];
         } | null;
-        TaskGraphResumeRequest: {
-            subtaskId: string;
-        };
-        TaskGraphStopRequest: {
-            /** @description Why; recorded on every stopped subtask */
-            reason: string;
-            /** @description Stop one subtask; default the whole graph */
+        TaskGraphRecoverRequestInput: {
+            /** @description Recover one subtask; default every subtask */
             subtaskId?: string;
-        };
-        TaskGraphCleanupReport: {
-            /** @description Record only this subtask’s outcome */
-            subtaskId?: string;
-            /** @description The runner’s outcome of removing each owned worktree */
-            outcomes: {
+            /** @description What the runner sees on its machine; a RUNNING subtask reported dead is recorded FAILED `interrupted` */
+            observations?: {
                 subtaskId: string;
-                /** @enum {string} */
-                status: "CLEANED" | "FAILED" | "SKIPPED";
-                error?: {
-                    code: string;
-                    message: string;
-                };
+                /** @description False: the runner found no live implementer process for the RUNNING dispatch */
+                processAlive?: boolean;
+                /** @description False: the dispatch’s worktree is gone */
+                worktreeExists?: boolean;
             }[];
-            /** @description The integration worktree’s outcome */
-            integration?: {
-                /** @enum {string} */
-                status: "CLEANED" | "FAILED" | "SKIPPED";
-                error?: {
-                    code: string;
-                    message: string;
-                };
-            };
-        };
-        TaskGraphIntegrationReport: {
-            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-            baseCommit: string;
-            /** @enum {string} */
-            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
-            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
-            sources: {
-                subtaskId: string;
-                branch: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-            }[];
-            /** @description The commits the cherry-picks created, in source order */
-            appliedRefs?: {
-                subtaskId: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-            }[];
-            /** @description SUCCEEDED: HEAD of the integration branch */
-            aggregateCommit?: string;
-            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
-            conflict?: {
-                subtaskId: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-                paths: string[];
-                message: string;
-            };
-            error?: {
-                code: string;
-                message: string;
-            };
-        };
-        TaskGraphReviewRequest: {
-            /** @enum {string} */
-            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
-            /** @description Bounded review notes */
-            feedback?: string;
-            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
-            sourceFingerprint: string;
-            /** @description The integration’s `aggregateCommit` the reviewer looked at */
-            aggregateCommit: string;
-        };
-        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
-        TaskGraphDispatch: {
+        } | null;
+        TaskGraphRecoveryEntry: {
             parentTaskId: string;
             subtaskId: string;
-            attempt: number;
             implementer: string;
-            title: string | null;
-            spec: string;
-            dependsOn: string[];
-            /** @description Null: the graph has no Intent Map */
-            writeIntent: string[] | null;
-            scopePolicy: ("observe" | "warn" | "strict") | null;
-            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
-            session: {
-                id: string;
-                /** @description Bearer token of the dispatch’s own session; shown once */
-                token: string;
-                agentId: string;
-                parentId: string | null;
-            };
-            /** @description Where the runner must run it */
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            /** @enum {string} */
+            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
+            /** @description An explicit resume can move it on */
+            recoverable: boolean;
+            action: "resume" | null;
+            reason: string | null;
+            lastError: unknown;
+            implementationCommit: string | null;
+            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
+            completionEvidence: boolean;
+            attempt: number;
+            baseCommit: string | null;
             worktree: {
                 path: string;
                 branch: string;
                 ref: string;
-                baseCommit: string;
-            };
-            todoId: string;
-            leaseExpiresAt: string | null;
-            claimLeaseMs: number;
-            sessionWaitMs: number | null;
-            dispatchedBy: string;
+                /** @description The runner’s fact: null here (the coordinator has no checkout) */
+                exists: boolean | null;
+                safe: boolean | null;
+                registered: boolean | null;
+                owned: boolean;
+                ownershipKnown: boolean;
+            } | null;
+            session: {
+                id: string;
+                agent: string;
+                state: string | null;
+                hostPid: number | null;
+                hostAlive: boolean | null;
+            } | null;
+            sessionOwned: boolean;
+            sessionHealthy: boolean;
+            cleanup: unknown;
         };
-        TaskGraphRunResult: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-run";
-            parentTaskId: string;
-            baseCommit: string | null;
-            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
-            selected: string[];
-            /** @description The plan this run executed */
-            initialPlan: components["schemas"]["TaskGraphPlan"];
-            dispatches: components["schemas"]["TaskGraphDispatch"][];
-            frontier: components["schemas"]["TaskGraphFrontier"];
-            state: components["schemas"]["TaskGraphState"];
-            graph: components["schemas"]["TaskGraphRecord"];
-        };
-        TaskGraphClaimResult: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-dispatch";
-            parentTaskId: string;
-            dispatch: components["schemas"]["TaskGraphDispatch"];
-            graph: components["schemas"]["TaskGraphRecord"];
-        };
-        TaskGraphHeartbeatResult: {
-            /** @constant */
-            ok: true;
+        TaskGraphRecoveryEntryInput: {
             parentTaskId: string;
             subtaskId: string;
-            leaseExpiresAt: string | null;
+            implementer: string;
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @enum {string} */
+            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
+            /** @description An explicit resume can move it on */
+            recoverable: boolean;
+            action: "resume" | null;
+            reason: string | null;
+            lastError: unknown;
+            implementationCommit: string | null;
+            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
+            completionEvidence: boolean;
             attempt: number;
-            claimLeaseMs: number;
-        };
-        TaskGraphCompleteResult: {
-            /** @description False when strict scope drift recorded FAILED */
-            ok: boolean;
-            /** @constant */
-            command: "task.graph-complete";
-            parentTaskId: string;
-            subtaskId: string;
-            state: components["schemas"]["TaskGraphSubtaskState"];
-            reason: string | null;
-            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskState"];
-                to: components["schemas"]["TaskGraphSubtaskState"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            frontier: components["schemas"]["TaskGraphFrontier"];
-            graph: components["schemas"]["TaskGraphRecord"];
-            /** @description The stored IMPLEMENTATION_DONE evidence */
-            evidence: unknown;
-            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
-            scopeEvidence: unknown;
-            error?: {
-                /** @constant */
-                code: "INTENT_SCOPE_DRIFT";
-                /** @constant */
-                stage: "scope-audit";
-                /** @constant */
-                recoverable: true;
-                message: string;
-            };
-        };
-        TaskGraphFailResult: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-fail";
-            parentTaskId: string;
-            subtaskId: string;
-            state: components["schemas"]["TaskGraphSubtaskState"];
-            reason: string | null;
-            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskState"];
-                to: components["schemas"]["TaskGraphSubtaskState"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            frontier: components["schemas"]["TaskGraphFrontier"];
-            graph: components["schemas"]["TaskGraphRecord"];
-            changed: boolean;
+            baseCommit: string | null;
+            worktree: {
+                path: string;
+                branch: string;
+                ref: string;
+                /** @description The runner’s fact: null here (the coordinator has no checkout) */
+                exists: boolean | null;
+                safe: boolean | null;
+                registered: boolean | null;
+                owned: boolean;
+                ownershipKnown: boolean;
+            } | null;
+            session: {
+                id: string;
+                agent: string;
+                state: string | null;
+                hostPid: number | null;
+                hostAlive: boolean | null;
+            } | null;
+            sessionOwned: boolean;
+            sessionHealthy: boolean;
+            cleanup: unknown;
         };
         /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
         TaskGraphRecoveryResult: {
@@ -11069,16 +10469,112 @@ export interface components {
             /** @constant */
             automaticRetry: false;
         };
-        TaskGraphIntegrationResult: {
-            /** @description True for a SUCCEEDED integration */
-            ok: boolean;
+        /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
+        TaskGraphRecoveryResultInput: {
             /** @constant */
-            command: "task.graph-integrate";
+            ok: true;
+            /** @enum {string} */
+            command: "task.graph-recover" | "task.graph-resume" | "task.graph-stop" | "task.graph-cleanup";
             parentTaskId: string;
-            changed: boolean;
-            integration: unknown;
-            state: components["schemas"]["TaskGraphState"];
-            graph: components["schemas"]["TaskGraphRecord"];
+            graphId: string;
+            graph: components["schemas"]["TaskGraphRecordInput"];
+            /** @description recover: the entries before it */
+            before?: components["schemas"]["TaskGraphRecoveryEntryInput"][];
+            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
+            outcomes: {
+                subtaskId: string;
+                state: components["schemas"]["TaskGraphSubtaskStateInput"];
+                status: components["schemas"]["TaskGraphSubtaskStateInput"];
+                classification: string;
+                /** @description recorded-failed, ready-for-explicit-dispatch, reused-healthy-session, stopped, cleanup-<status>, none */
+                action: string;
+                changed: boolean;
+                idempotent: boolean;
+                recoverable: boolean;
+                session: {
+                    id: string;
+                    state: string | null;
+                } | null;
+                worktree: {
+                    path: string;
+                    branch: string;
+                    ref: string;
+                };
+                error: {
+                    code: string;
+                    message: string;
+                } | null;
+                cleanup: unknown;
+            }[];
+            transitions: {
+                subtaskId: string;
+                from: components["schemas"]["TaskGraphSubtaskStateInput"];
+                to: components["schemas"]["TaskGraphSubtaskStateInput"];
+                reason: string | null;
+                derived: boolean;
+            }[];
+            /** @description resume: the subtask waits for an explicit run or claim */
+            dispatchRequired?: boolean;
+            /** @description stop: the recorded reason */
+            reason?: string;
+            integrationCleanup?: {
+                status: string;
+                idempotent: boolean;
+            } | null;
+            /** @constant */
+            automaticRetry: false;
+        };
+        TaskGraphReportedChange: {
+            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
+            status: string;
+            path: string;
+            /** @description Renames and copies only: the source path */
+            oldPath?: string;
+        };
+        TaskGraphReportedChangeInput: {
+            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
+            status: string;
+            path: string;
+            /** @description Renames and copies only: the source path */
+            oldPath?: string;
+        };
+        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
+        TaskGraphRequest: {
+            graph: components["schemas"]["TaskGraphV1"];
+            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
+            intentMap?: components["schemas"]["IntentMapV1"];
+        };
+        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
+        TaskGraphRequestInput: {
+            graph: components["schemas"]["TaskGraphV1Input"];
+            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
+            intentMap?: components["schemas"]["IntentMapV1Input"];
+        };
+        TaskGraphResumeRequest: {
+            subtaskId: string;
+        };
+        TaskGraphResumeRequestInput: {
+            subtaskId: string;
+        };
+        TaskGraphReviewRequest: {
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            /** @description Bounded review notes */
+            feedback?: string;
+            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
+            sourceFingerprint: string;
+            /** @description The integration’s `aggregateCommit` the reviewer looked at */
+            aggregateCommit: string;
+        };
+        TaskGraphReviewRequestInput: {
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            /** @description Bounded review notes */
+            feedback?: string;
+            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
+            sourceFingerprint: string;
+            /** @description The integration’s `aggregateCommit` the reviewer looked at */
+            aggregateCommit: string;
         };
         TaskGraphReviewResult: {
             /** @constant */
@@ -11109,6 +10605,503 @@ export interface components {
             };
             graph: components["schemas"]["TaskGraphRecord"];
         };
+        TaskGraphReviewResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-review";
+            parentTaskId: string;
+            /** @enum {string} */
+            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
+            changed: boolean;
+            review: unknown;
+            state: components["schemas"]["TaskGraphStateInput"];
+            /** @description Review authorises nothing beyond the recorded decision */
+            authorizes: {
+                /** @constant */
+                merge: false;
+                /** @constant */
+                push: false;
+                /** @constant */
+                tag: false;
+                /** @constant */
+                publish: false;
+                /** @constant */
+                deploy: false;
+                /** @constant */
+                release: false;
+                note: string;
+            };
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphRunRequest: {
+            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
+            baseCommit?: string;
+            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
+            sessionWaitMs?: number;
+        };
+        TaskGraphRunRequestInput: {
+            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
+            baseCommit?: string;
+            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
+            sessionWaitMs?: number;
+        };
+        TaskGraphRunResult: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-run";
+            parentTaskId: string;
+            baseCommit: string | null;
+            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
+            selected: string[];
+            /** @description The plan this run executed */
+            initialPlan: components["schemas"]["TaskGraphPlan"];
+            dispatches: components["schemas"]["TaskGraphDispatch"][];
+            frontier: components["schemas"]["TaskGraphFrontier"];
+            state: components["schemas"]["TaskGraphState"];
+            graph: components["schemas"]["TaskGraphRecord"];
+        };
+        TaskGraphRunResultInput: {
+            /** @constant */
+            ok: true;
+            /** @constant */
+            command: "task.graph-run";
+            parentTaskId: string;
+            baseCommit: string | null;
+            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
+            selected: string[];
+            /** @description The plan this run executed */
+            initialPlan: components["schemas"]["TaskGraphPlanInput"];
+            dispatches: components["schemas"]["TaskGraphDispatchInput"][];
+            frontier: components["schemas"]["TaskGraphFrontierInput"];
+            state: components["schemas"]["TaskGraphStateInput"];
+            graph: components["schemas"]["TaskGraphRecordInput"];
+        };
+        TaskGraphSchedulingError: {
+            /** @enum {string} */
+            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
+            /** @constant */
+            stage: "graph-scheduling";
+            message: string;
+            recoverable: boolean;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+                conflict?: components["schemas"]["WriteIntentConflict"];
+            };
+        };
+        TaskGraphSchedulingErrorInput: {
+            /** @enum {string} */
+            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
+            /** @constant */
+            stage: "graph-scheduling";
+            message: string;
+            recoverable: boolean;
+            taskId: string | null;
+            details: {
+                parentTaskId: string | null;
+                subtaskId: string | null;
+                agent?: string;
+                conflict?: components["schemas"]["WriteIntentConflictInput"];
+            };
+        };
+        /** @enum {string} */
+        TaskGraphState: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
+        /** @enum {string} */
+        TaskGraphStateInput: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
+        TaskGraphStopRequest: {
+            /** @description Why; recorded on every stopped subtask */
+            reason: string;
+            /** @description Stop one subtask; default the whole graph */
+            subtaskId?: string;
+        };
+        TaskGraphStopRequestInput: {
+            /** @description Why; recorded on every stopped subtask */
+            reason: string;
+            /** @description Stop one subtask; default the whole graph */
+            subtaskId?: string;
+        };
+        TaskGraphSubtaskRecord: {
+            id: string;
+            /** @description Same as `id` (the contract record carries both) */
+            subtaskId: string;
+            parentTaskId: string;
+            title?: string;
+            implementer: string;
+            spec: string;
+            /** @description Sorted in byte order */
+            dependsOn: string[];
+            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
+            state: components["schemas"]["TaskGraphSubtaskState"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphSubtaskState"];
+            /** @description Bounded to 8 KiB */
+            reason: string | null;
+            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
+            evidence: unknown;
+            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
+            todoId: string;
+            /**
+             * @description The engine row’s effective status
+             * @enum {string}
+             */
+            todoStatus: "todo" | "in-progress" | "done" | "blocked";
+            /** @description Dispatches so far (0 before the first) */
+            attempt: number;
+            /** @description The current dispatch’s own session */
+            sessionId: string | null;
+            /** @description The principal that dispatched it (run or claim) */
+            dispatchedBy: string | null;
+            dispatchedAt: string | null;
+            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
+            worktreePath: string | null;
+            /** @description `coord/<parentTaskId>/<subtaskId>` */
+            branch: string | null;
+            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
+            ref: string | null;
+            /** @description RUNNING: last progress + claim_lease */
+            leaseExpiresAt: string | null;
+            /** @description The verified implementation commit */
+            implementationCommit: string | null;
+            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
+            scopeEvidence: unknown;
+            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
+            lastError: unknown;
+            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
+            cleanup: unknown;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+        };
+        TaskGraphSubtaskRecordInput: {
+            id: string;
+            /** @description Same as `id` (the contract record carries both) */
+            subtaskId: string;
+            parentTaskId: string;
+            title?: string;
+            implementer: string;
+            spec: string;
+            /** @description Sorted in byte order */
+            dependsOn: string[];
+            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
+            state: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @description Always equal to `state` */
+            status: components["schemas"]["TaskGraphSubtaskStateInput"];
+            /** @description Bounded to 8 KiB */
+            reason: string | null;
+            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
+            evidence: unknown;
+            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
+            todoId: string;
+            /**
+             * @description The engine row’s effective status
+             * @enum {string}
+             */
+            todoStatus: "todo" | "in-progress" | "done" | "blocked";
+            /** @description Dispatches so far (0 before the first) */
+            attempt: number;
+            /** @description The current dispatch’s own session */
+            sessionId: string | null;
+            /** @description The principal that dispatched it (run or claim) */
+            dispatchedBy: string | null;
+            dispatchedAt: string | null;
+            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
+            worktreePath: string | null;
+            /** @description `coord/<parentTaskId>/<subtaskId>` */
+            branch: string | null;
+            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
+            ref: string | null;
+            /** @description RUNNING: last progress + claim_lease */
+            leaseExpiresAt: string | null;
+            /** @description The verified implementation commit */
+            implementationCommit: string | null;
+            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
+            scopeEvidence: unknown;
+            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
+            lastError: unknown;
+            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
+            cleanup: unknown;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+        };
+        /** @enum {string} */
+        TaskGraphSubtaskState: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+        /** @enum {string} */
+        TaskGraphSubtaskStateInput: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
+        TaskGraphSummary: {
+            id: string;
+            parentTaskId: string;
+            scope: string;
+            title: string;
+            state: components["schemas"]["TaskGraphState"];
+            maxConcurrency: number;
+            subtaskCount: number;
+            counts: {
+                ready: number;
+                waiting: number;
+                blocked: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                stopped: number;
+            };
+            intentCoverageAvailable: boolean;
+            scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
+            createdBy: string;
+            /** @description ISO 8601, database clock */
+            createdAt: string;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+            revision: number;
+        };
+        TaskGraphSummaryAfterWrite: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description The ready node ids after this change */
+            readyNow: string[];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        TaskGraphSummaryAfterWriteInput: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description The ready node ids after this change */
+            readyNow: string[];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        TaskGraphSummaryInput: {
+            id: string;
+            parentTaskId: string;
+            scope: string;
+            title: string;
+            state: components["schemas"]["TaskGraphStateInput"];
+            maxConcurrency: number;
+            subtaskCount: number;
+            counts: {
+                ready: number;
+                waiting: number;
+                blocked: number;
+                running: number;
+                succeeded: number;
+                failed: number;
+                stopped: number;
+            };
+            intentCoverageAvailable: boolean;
+            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
+            createdBy: string;
+            /** @description ISO 8601, database clock */
+            createdAt: string;
+            /** @description ISO 8601, database clock */
+            updatedAt: string;
+            revision: number;
+        };
+        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
+        TaskGraphV1: {
+            /** @constant */
+            schemaVersion: 1;
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Exact configured Implementer; never inferred from an executable. */
+                implementer: string;
+                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec: string;
+                title?: string;
+                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
+                dependsOn?: string[];
+            }[];
+            maxConcurrency: number;
+        };
+        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
+        TaskGraphV1Input: {
+            /** @constant */
+            schemaVersion: 1;
+            parentTask: {
+                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                id: string;
+                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
+                title: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                planner: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                reviewer: string;
+                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec?: string;
+                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                implementer?: string;
+            };
+            subtasks: {
+                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                id: string;
+                /** @description Exact configured Implementer; never inferred from an executable. */
+                implementer: string;
+                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
+                spec: string;
+                title?: string;
+                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
+                dependsOn?: string[];
+            }[];
+            maxConcurrency: number;
+        };
+        /** @description Validation succeeded; nothing was written. */
+        TaskGraphValidation: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: false;
+            };
+            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
+            };
+            intentMap: components["schemas"]["IntentMapNormalized"] | null;
+            intentCoverage: components["schemas"]["IntentCoverage"];
+        };
+        /** @description Validation succeeded; nothing was written. */
+        TaskGraphValidationInput: {
+            /** @constant */
+            ok: true;
+            validation: {
+                /** @constant */
+                sideEffects: false;
+            };
+            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
+            facts: {
+                parent: {
+                    /** @constant */
+                    kind: "parent-task";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    taskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    planner: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer?: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    reviewer: string;
+                    /** @constant */
+                    state: "CREATED";
+                    /** @constant */
+                    status: "CREATED";
+                    maxConcurrency: number;
+                };
+                subtasks: {
+                    /** @constant */
+                    kind: "subtask";
+                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
+                    parentTaskId: string;
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
+                    implementer: string;
+                    /** @constant */
+                    state: "PENDING";
+                    /** @constant */
+                    status: "PENDING";
+                    dependsOn: string[];
+                }[];
+            };
+            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
+            intentCoverage: components["schemas"]["IntentCoverageInput"];
+        };
+        TaskGraphWave: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            intentCoverageAvailable: boolean;
+            selected: string[];
+            conflictDeferred: string[];
+            capacityLimited: string[];
+            conflicts: components["schemas"]["WriteIntentConflict"][];
+            reasons: {
+                [key: string]: string;
+            };
+        };
+        TaskGraphWaveInput: {
+            /** @constant */
+            schemaVersion: 1;
+            /** @constant */
+            deterministic: true;
+            intentCoverageAvailable: boolean;
+            selected: string[];
+            conflictDeferred: string[];
+            capacityLimited: string[];
+            conflicts: components["schemas"]["WriteIntentConflictInput"][];
+            reasons: {
+                [key: string]: string;
+            };
+        };
         TaskIntent: {
             intentId: string;
             title: string;
@@ -11122,8 +11115,19 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
-        /** @enum {string} */
-        TaskNodeStatus: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
+        TaskIntentInput: {
+            intentId: string;
+            title: string;
+            goal: string;
+            acceptance: string[];
+            project: string | null;
+            repos: string[];
+            objectiveId: string | null;
+            handoffId: string | null;
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+        };
         TaskNode: {
             graphId: string;
             nodeId: string;
@@ -11153,240 +11157,217 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
-        TaskGraph: {
+        TaskNodeInput: {
             graphId: string;
+            nodeId: string;
             title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /**
-             * @description completed when every node is completed; cancelled after a cancel
-             * @enum {string}
-             */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description By position (expand order) */
-            nodes: components["schemas"]["TaskNode"][];
-            createdBy: string;
+            /** @description A view of the engine row (metagit.service.ts header) */
+            status: components["schemas"]["TaskNodeStatusInput"];
+            dependsOn: string[];
+            /** @description pending: the unfinished dependencies */
+            waitingOn: {
+                nodeId: string;
+                status: components["schemas"]["TaskNodeStatusInput"];
+            }[];
+            /** @description blocked: the reason; pending on a cancelled dependency: names it */
+            blockerReason: string | null;
+            /** @description running/blocked: the session that started or blocked it */
+            owner: string | null;
+            intentId: string | null;
+            project: string | null;
+            repository: string | null;
+            agentId: string | null;
+            /** @description The ACL binding (bind-acl), or null */
+            acl: unknown;
+            priority: number;
+            /** @description The engine row in scope metagit:<graphId> */
+            todoId: string;
+            revision: number;
             createdAt: string;
             updatedAt: string;
-            revision: number;
-        };
-        TaskGraphSummaryAfterWrite: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /** @enum {string} */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description The ready node ids after this change */
-            readyNow: string[];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
         };
         TaskNodeResult: {
             node: components["schemas"]["TaskNode"];
             graph: components["schemas"]["TaskGraphSummaryAfterWrite"];
         };
-        CreateTaskIntent: {
-            intentId?: string;
-            /** @description Trimmed; required */
+        TaskNodeResultInput: {
+            node: components["schemas"]["TaskNodeInput"];
+            graph: components["schemas"]["TaskGraphSummaryAfterWriteInput"];
+        };
+        /** @enum {string} */
+        TaskNodeStatus: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
+        /** @enum {string} */
+        TaskNodeStatusInput: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
+        /** @description A team: its operators, sessions and everything they make belong to it */
+        Team: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+        };
+        /** @description A team with its operators */
+        TeamDetail: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+            /** @description Oldest first */
+            operators: components["schemas"]["TeamOperator"][];
+        };
+        /** @description A team with its operators */
+        TeamDetailInput: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+            /** @description Oldest first */
+            operators: components["schemas"]["TeamOperatorInput"][];
+        };
+        /** @description A team: its operators, sessions and everything they make belong to it */
+        TeamInput: {
+            /** @description `tm-…`; the server administrator’s team is `tm-default` */
+            id: string;
+            name: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
+            createdBy: string;
+            operatorCount: number;
+        };
+        TeamList: {
+            teams: components["schemas"]["Team"][];
+        };
+        TeamListInput: {
+            teams: components["schemas"]["TeamInput"][];
+        };
+        /** @description An operator of a team (never its tokens) */
+        TeamOperator: {
+            /** @description `u-…` */
+            id: string;
+            name: string;
+            teamId: string;
+            /**
+             * @description `admin`: the server administrator (creates teams); `operator` otherwise
+             * @enum {string}
+             */
+            role: "operator" | "admin";
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        /** @description An operator of a team (never its tokens) */
+        TeamOperatorInput: {
+            /** @description `u-…` */
+            id: string;
+            name: string;
+            teamId: string;
+            /**
+             * @description `admin`: the server administrator (creates teams); `operator` otherwise
+             * @enum {string}
+             */
+            role: "operator" | "admin";
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        TodoItem: {
+            /** @description `td-` + 16 hex */
+            id: string;
+            /** @description `session:<root>`, `scenario:<id>` or `graph:<id>` */
+            scope: string;
             title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskGraph: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        ExpandTaskGraph: {
-            outline: string | {
-                title: string;
-                nodeId?: string;
-                dependsOn?: string[];
-                project?: string;
-                repository?: string;
-            }[];
-        };
-        NewScenarioMember: {
-            /** @description Unique in the scenario; other members’ `dependsOn` use it */
-            name: string;
-            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
-            session?: string;
-            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
-            task?: string;
-            /** @description Member names whose seeds this member’s seed waits for */
-            dependsOn?: string[];
-            /** @description The member completes only after publishing a result */
-            requiresResult?: boolean;
-        };
-        CreateScenario: {
-            name: string;
-            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
-            orchestrator?: string;
-            members: components["schemas"]["NewScenarioMember"][];
-        };
-        ScenarioMember: {
-            name: string;
-            sessionId: string;
-            /** @description An existing session granted access (true) or one created for the scenario (false) */
-            shared: boolean;
-            task?: string;
+            note?: string;
+            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
+            status: components["schemas"]["TodoStatus"];
+            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
+            ready: boolean;
+            /** @description The session that claimed it */
+            owner?: string;
+            /** @description The session it is reserved for */
+            assignee?: string;
+            parentId?: string;
+            tags: string[];
+            /** @description Every dependency id, sorted */
             dependsOn: string[];
-            requiresResult: boolean;
-            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
-            seedId?: string;
-            result?: unknown;
-            resultAt?: string;
-        };
-        Scenario: {
-            /** @description `sc-` + 16 hex */
-            id: string;
-            name: string;
-            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
-            scope: string;
-            orchestratorId: string;
-            createdBy: string;
-            createdAt: string;
-            /** @description When derived completion first held */
-            completedAt?: string;
-            revision: number;
-            members: components["schemas"]["ScenarioMember"][];
-        };
-        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
-        ScenarioSummary: {
-            /** @description `sc-` + 16 hex */
-            id: string;
-            name: string;
-            /** @description `scenario:<id>` */
-            scope: string;
-            orchestratorId: string;
-            createdBy: string;
-            createdAt: string;
-            /** @description When derived completion first held */
-            completedAt?: string;
-            revision: number;
-            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
-            members: number;
-            /** @description Done items in the whole scope, sub-items included */
-            done: number;
-            /** @description Items in the whole scope */
-            total: number;
-            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
-            complete: boolean;
-        };
-        ScenarioList: {
-            /** @description In name order */
-            scenarios: components["schemas"]["ScenarioSummary"][];
-            nextCursor: string | null;
-        };
-        CreatedScenario: {
-            scenario: components["schemas"]["Scenario"];
-            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
-            orchestratorToken?: string;
-            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
-            tokens: {
-                [key: string]: string;
-            };
-        };
-        ScenarioMemberStatus: {
-            name: string;
-            sessionId: string;
-            shared: boolean;
-            /** @description Has assigned items in the scope or a required result */
-            tracked: boolean;
-            done: number;
-            /** @description Items in the scope assigned to the member’s session, sub-items included */
-            total: number;
-            /** @description `done/total`, or `—` for no tracked work */
-            progress: string;
-            requiresResult: boolean;
-            resultPublished: boolean;
-            complete: boolean;
-            /** @description WAITING ON: upstream members whose original seed is not done */
-            waitingOn: string[];
-            /** @description The seed’s JSON name for WAITING ON */
+            /** @description The unfinished dependencies, sorted */
             blockedBy: string[];
-            seedId?: string;
-            /** @description Effective status of the original seed */
-            seedStatus?: components["schemas"]["TodoStatus"];
+            /** @description The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note */
+            whyBlocked?: string;
+            /** @description Bumped by every mutation; also the ETag */
+            revision: number;
+            position: number;
+            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
+            priority: number;
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description Claimed items: last progress + claim_lease (database clock) */
+            leaseExpiresAt?: string;
+            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
+            leaseExpired?: boolean;
+            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
+            result?: unknown;
         };
-        ScenarioStatus: {
-            scenario: {
-                id: string;
-                name: string;
-                scope: string;
-                orchestratorId: string;
-                completedAt?: string;
-            };
-            /** @description At least one tracked member, and every tracked member complete */
-            complete: boolean;
-            /** @description Done items in the whole scope */
-            done: number;
-            /** @description Items in the whole scope, sub-items included */
-            total: number;
-            members: components["schemas"]["ScenarioMemberStatus"][];
-        };
-        PublishResult: {
-            /** @description Any JSON value */
-            result: unknown;
-        };
-        PublishedResult: {
-            member: components["schemas"]["ScenarioMember"];
-            scenarioComplete: boolean;
-        };
-        /** @description A list the caller may read, with stored-status counts */
-        ScopeSummary: {
-            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
+        TodoItemInput: {
+            /** @description `td-` + 16 hex */
+            id: string;
+            /** @description `session:<root>`, `scenario:<id>` or `graph:<id>` */
             scope: string;
-            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
-            kind: string;
-            /** @description A scenario’s name; otherwise the part after the colon */
-            name: string;
-            /** @description Items in the scope, sub-items included */
-            total: number;
-            /** @description Stored `done` */
-            done: number;
-            /** @description Stored `in-progress` (claimed) */
-            inProgress: number;
-            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
-            blocked: number;
-            /** @description Stored `todo`: ready, or waiting on a dependency */
-            todo: number;
-            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
-            override: boolean;
+            title: string;
+            note?: string;
+            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
+            status: components["schemas"]["TodoStatusInput"];
+            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
+            ready: boolean;
+            /** @description The session that claimed it */
+            owner?: string;
+            /** @description The session it is reserved for */
+            assignee?: string;
+            parentId?: string;
+            tags: string[];
+            /** @description Every dependency id, sorted */
+            dependsOn: string[];
+            /** @description The unfinished dependencies, sorted */
+            blockedBy: string[];
+            /** @description The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note */
+            whyBlocked?: string;
+            /** @description Bumped by every mutation; also the ETag */
+            revision: number;
+            position: number;
+            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
+            priority: number;
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            /** @description Claimed items: last progress + claim_lease (database clock) */
+            leaseExpiresAt?: string;
+            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
+            leaseExpired?: boolean;
+            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
+            result?: unknown;
         };
-        ScopeList: {
-            /** @description In scope order */
-            scopes: components["schemas"]["ScopeSummary"][];
+        TodoList: {
+            items: components["schemas"]["TodoItem"][];
             nextCursor: string | null;
         };
+        TodoListInput: {
+            items: components["schemas"]["TodoItemInput"][];
+            nextCursor: string | null;
+        };
+        /** @enum {string} */
+        TodoStatus: "todo" | "in-progress" | "done" | "blocked";
+        /** @enum {string} */
+        TodoStatusInput: "todo" | "in-progress" | "done" | "blocked";
         /** @description A bearer token, never its secret */
         Token: {
             /** @description `tk-…` */
@@ -11416,73 +11397,92 @@ export interface components {
             /** @description Whether this request was made with this token */
             current: boolean;
         };
+        /** @description A bearer token, never its secret */
+        TokenInput: {
+            /** @description `tk-…` */
+            id: string;
+            /** @description Chosen by its owner; unique among the owner’s unrevoked tokens. `default` is the token a principal was created with */
+            name: string;
+            /** @description The owner: an operator or a session */
+            principal: {
+                /** @enum {string} */
+                kind: "user" | "session";
+                id: string;
+            };
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description The user or session id that created it */
+            createdBy: string | null;
+            /** @description Last rotation (new secret, same id), ISO 8601 */
+            rotatedAt: string | null;
+            /** @description Refused from this instant, by the database clock; null = never */
+            expiresAt: string | null;
+            revokedAt: string | null;
+            /**
+             * @description By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates
+             * @enum {string}
+             */
+            state: "active" | "expired" | "revoked" | "stopped";
+            /** @description Whether this request was made with this token */
+            current: boolean;
+        };
+        TokenList: {
+            tokens: components["schemas"]["Token"][];
+        };
+        TokenListInput: {
+            tokens: components["schemas"]["TokenInput"][];
+        };
         TokenWithSecret: {
             token: components["schemas"]["Token"];
             /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
-        /** @description A team: its operators, sessions and everything they make belong to it */
-        Team: {
-            /** @description `tm-…`; the server administrator’s team is `tm-default` */
-            id: string;
-            name: string;
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
-            createdBy: string;
-            operatorCount: number;
-        };
-        /** @description An operator of a team (never its tokens) */
-        TeamOperator: {
-            /** @description `u-…` */
-            id: string;
-            name: string;
-            teamId: string;
-            /**
-             * @description `admin`: the server administrator (creates teams); `operator` otherwise
-             * @enum {string}
-             */
-            role: "operator" | "admin";
-            /** @description ISO 8601 */
-            createdAt: string;
-        };
-        /** @description A team with its operators */
-        TeamDetail: {
-            /** @description `tm-…`; the server administrator’s team is `tm-default` */
-            id: string;
-            name: string;
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
-            createdBy: string;
-            operatorCount: number;
-            /** @description Oldest first */
-            operators: components["schemas"]["TeamOperator"][];
-        };
-        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
-        OperatorWithSecret: {
-            operator: components["schemas"]["TeamOperator"];
-            token: components["schemas"]["Token"];
-            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
+        TokenWithSecretInput: {
+            token: components["schemas"]["TokenInput"];
+            /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
-        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
-        CreatedTeam: {
-            team: components["schemas"]["Team"];
-            operator: components["schemas"]["TeamOperator"];
-            token: components["schemas"]["Token"];
-            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
+        WriteIntentConflict: {
+            /** @constant */
+            code: "WRITE_INTENT_CONFLICT";
+            subtasks: [
+                string,
+                string
+            ];
+            patterns: [
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                },
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                }
+            ];
+            conservative: boolean;
         };
-        TokenList: {
-            tokens: components["schemas"]["Token"][];
-        };
-        AuditPage: {
-            entries: components["schemas"]["AuditEntry"][];
-            nextCursor: string | null;
-        };
-        TeamList: {
-            teams: components["schemas"]["Team"][];
+        WriteIntentConflictInput: {
+            /** @constant */
+            code: "WRITE_INTENT_CONFLICT";
+            subtasks: [
+                string,
+                string
+            ];
+            patterns: [
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                },
+                {
+                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
+                    subtaskId: string;
+                    pattern: string;
+                }
+            ];
+            conservative: boolean;
         };
     };
     responses: never;
