@@ -1,5 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import postgres from 'postgres';
@@ -66,4 +67,20 @@ export async function migrateAsRelease(url: string, lastIdx: number): Promise<vo
   } finally {
     rmSync(old, { recursive: true, force: true });
   }
+}
+
+/**
+ * Fills the data folder `dest` (`COORD_DATA_DIR`, or `startEmbeddedPostgres`'s `dataDir`) with a
+ * copy of the run's initialised, stopped seed cluster (test/setup/global-setup.ts), so a process
+ * test starts Postgres without running initdb; its port is chosen anew on first start. Tests whose
+ * subject is the first initialisation keep an empty folder. With `DATABASE_URL` there is no seed,
+ * and the folder stays empty. Returns `dest`.
+ */
+export function seededDataDir(dest: string): string {
+  const seed = inject('seedDataDir');
+  if (seed && !existsSync(dest)) {
+    execFileSync('cp', ['-a', seed, dest]); // keeps the postgres OS user's ownership and modes
+    rmSync(path.join(dest, 'pg-port'), { force: true });
+  }
+  return dest;
 }

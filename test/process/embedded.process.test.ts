@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { freePort, startEmbeddedPostgres } from '../../src/db/embedded.js';
 import { bash } from '../helpers/process.js';
 import { alive, killServers, postmasterPid, spawnServer, waitGone, waitReady } from '../helpers/server.js';
+import { seededDataDir } from '../helpers/db.js';
 
 const temp = mkdtempSync(path.join(os.tmpdir(), 'coord-embedded-'));
 // As root the cluster runs as the `postgres` user, who must traverse the data folder's parent
@@ -51,7 +52,7 @@ async function tryPassword(port: number, password: string): Promise<string> {
 
 describe('the embedded Postgres of a server process', () => {
   it('should stop when the server is killed with SIGKILL, and restart on the same port with a password only its 0600 file holds', async () => {
-    const dataDir = newDataDir();
+    const dataDir = seededDataDir(newDataDir());
     const first = spawnServer(await freePort(), { COORD_DATA_DIR: dataDir, COORD_SWEEPS: 'off' });
     expect(await waitReady(first), first.output()).toBe(true);
     const password = readFileSync(path.join(dataDir, 'pg-password'), 'utf8').trim();
@@ -78,7 +79,7 @@ describe('the embedded Postgres of a server process', () => {
   });
 
   it('should let a second replica connect with the printed command and recover after the first is killed and restarted', async () => {
-    const dataDir = newDataDir();
+    const dataDir = seededDataDir(newDataDir());
     const ownerPort = await freePort();
     const owner = spawnServer(ownerPort, { COORD_DATA_DIR: dataDir, COORD_SWEEPS: 'off' });
     expect(await waitReady(owner), owner.output()).toBe(true);
@@ -121,7 +122,7 @@ describe('the embedded Postgres of a server process', () => {
   });
 
   it('should say so and use another port for one run when its stored port is taken, keeping the stored one', async () => {
-    const dataDir = newDataDir();
+    const dataDir = seededDataDir(newDataDir());
     const first = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
     const port = first.port;
     await first.stop();
@@ -164,7 +165,7 @@ describe('the embedded Postgres of a server process', () => {
 
   it('should move a data folder made with the old fixed password to a random one on first start', async () => {
     // A cluster as the code before issue 18 #12 left it: password `postgres`, no pg-password file.
-    const dataDir = newDataDir();
+    const dataDir = seededDataDir(newDataDir());
     const old = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
     const admin = postgres(old.url, { max: 1, onnotice: () => {} });
     await admin`alter user postgres password 'postgres'`;

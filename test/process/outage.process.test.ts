@@ -22,6 +22,7 @@ import { openDb } from '../../src/db/client.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedHandle } from '../../src/db/embedded.js';
 import { openSse } from '../helpers/sse.js';
 import { killServers, postmasterPid, spawnServer, waitGone, waitReady } from '../helpers/server.js';
+import { seededDataDir } from '../helpers/db.js';
 
 const temp = mkdtempSync(path.join(os.tmpdir(), 'coord-outage-'));
 chmodSync(temp, 0o755); // as root the postgres OS user must traverse it
@@ -47,7 +48,7 @@ interface Outcome {
   title?: string;
 }
 
-const startPg = () => startEmbeddedPostgres({ dataDir: path.join(temp, 'db'), persistent: true, log: () => {} });
+const startPg = () => startEmbeddedPostgres({ dataDir: seededDataDir(path.join(temp, 'db')), persistent: true, log: () => {} });
 
 describe('a database that accepts connections but never answers', () => {
   it('should answer 503 database_unavailable within the connect timeout, not hang', async () => {

