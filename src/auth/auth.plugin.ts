@@ -21,14 +21,26 @@ export function unauthorized(message: string): DomainError {
 }
 
 /**
- * Authenticates every `/v1` and `/mcp` request from `Authorization: Bearer <token>` before its
- * body is parsed. A missing or unknown token is 401 `unauthorized` with `WWW-Authenticate: Bearer`.
- * Every authenticated session call is noted in `seen` (no I/O on the request's path).
+ * Whether the route registered as `routeUrl` (the matched route's own path, as `routeOptions.url`
+ * gives it; undefined when no route matched) needs a principal: every `/v1/…` route and `/mcp`.
+ * Decided from the route the router chose, never from the request's raw target, which can name
+ * the same route in other forms (`/%76%31/me`, `http://host/v1/me`; issue 34 #1).
+ */
+export function routeNeedsPrincipal(routeUrl: string | undefined): boolean {
+  return routeUrl !== undefined && (routeUrl.startsWith('/v1/') || routeUrl === '/mcp');
+}
+
+/**
+ * Authenticates every request routed to a `/v1` route or `/mcp` (`routeNeedsPrincipal`) from
+ * `Authorization: Bearer <token>` before its body is parsed. A missing or unknown token is 401
+ * `unauthorized` with `WWW-Authenticate: Bearer`, so no such route's handler runs without a
+ * principal. A request no route matches is left to the 404 handler. Every authenticated session
+ * call is noted in `seen` (no I/O on the request's path).
  */
 export function registerAuth(app: FastifyInstance, sql: Sql, cache?: PrincipalCache, seen?: SeenSink): void {
   app.decorateRequest('principal', null as never);
   app.addHook('onRequest', async (request) => {
-    if (!request.url.startsWith('/v1/') && request.url !== '/mcp' && !request.url.startsWith('/mcp?')) return;
+    if (!routeNeedsPrincipal(request.routeOptions.url)) return;
     const header = request.headers.authorization;
     const m = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
     if (!m) throw unauthorized('send Authorization: Bearer <token>');
