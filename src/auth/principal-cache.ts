@@ -33,8 +33,11 @@ export class PrincipalCache {
     return hit.principal;
   }
 
-  /** Caches a principal; `expiresInMs` is how long its token has left by the database clock. */
-  set(hash: string, principal: Principal, expiresInMs?: number): void {
+  /**
+   * Caches a principal; `expiresInMs` is how long its token has left by the database clock, counted
+   * from `since` (`performance.now()` when the database was asked; default now).
+   */
+  set(hash: string, principal: Principal, expiresInMs?: number, since = performance.now()): void {
     if (this.ttlMs <= 0) return;
     const ttl = Math.min(this.ttlMs, expiresInMs ?? Infinity);
     if (ttl <= 0) return;
@@ -42,7 +45,7 @@ export class PrincipalCache {
       const [oldest, entry] = this.byHash.entries().next().value!;
       this.delete(oldest, entry.principal);
     }
-    this.byHash.set(hash, { principal, at: performance.now(), ttl });
+    this.byHash.set(hash, { principal, at: since, ttl });
     if (principal.token) this.hashOfToken.set(principal.token.id, hash);
     if (principal.kind === 'session') {
       let set = this.hashesOfSession.get(principal.id);

@@ -47,10 +47,13 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
   const hash = hashToken(token);
   const cached = cache?.get(hash);
   if (cached) return cached;
+  // Expiry is measured from before the query: the database's now() falls after this moment, so a
+  // slow answer (a loaded machine) can only shorten how long the token is trusted, never extend it.
+  const asked = performance.now();
   const [r] = await sql<PrincipalRow[]>`${principalRows(sql)} and k.token_hash = ${hash}`;
   if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
-  const principal = toPrincipal(r);
-  cache?.set(hash, principal, r.expires_in_ms ?? undefined);
+  const principal = toPrincipal(r, asked);
+  cache?.set(hash, principal, r.expires_in_ms ?? undefined, asked);
   return principal;
 }
 
@@ -62,8 +65,9 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
  */
 export async function principalsForHashes(sql: Sql, hashes: string[]): Promise<Map<string, Principal>> {
   if (!hashes.length) return new Map();
+  const asked = performance.now();
   const rows = await sql<PrincipalRow[]>`${principalRows(sql)} and k.token_hash = any(${hashes}::text[])`;
-  return new Map(rows.map((r) => [r.token_hash, toPrincipal(r)]));
+  return new Map(rows.map((r) => [r.token_hash, toPrincipal(r, asked)]));
 }
 
 /** The live tokens with their principals (a WHERE clause to extend with `and …`). */
@@ -80,8 +84,9 @@ function principalRows(sql: Sql) {
        and (u.id is not null or s.status = 'active')`;
 }
 
-function toPrincipal(r: PrincipalRow): Principal {
-  const tok = { id: r.token_id, name: r.token_name, ...(r.expires_in_ms === null ? {} : { expiresAtMono: performance.now() + r.expires_in_ms }) };
+/** `asked`: `performance.now()` just before the query that read `r`, which its expiry counts from. */
+function toPrincipal(r: PrincipalRow, asked: number): Principal {
+  const tok = { id: r.token_id, name: r.token_name, ...(r.expires_in_ms === null ? {} : { expiresAtMono: asked + r.expires_in_ms }) };
   return r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, teamId: r.team_id, role: r.role ?? 'operator', token: tok } : { ...sessionPrincipal(r), token: tok };
 }
 

@@ -38,3 +38,27 @@ describe('principal cache', () => {
     expect((await s.client.get('/v1/me')).status).toBe(200);
   });
 });
+
+describe('principal cache and token expiry', () => {
+  it('should not trust a token past its expiry when the database answered slowly: expiry counts from when it was asked', async () => {
+    const dbNow = async () => Number((await a.sql`select (extract(epoch from clock_timestamp()) * 1000)::float8 as n`)[0].n);
+    const made = (await a.admin.post('/v1/tokens', { name: 'slow-answer', expiresIn: '1500ms' })).body;
+    const expiresAt = Date.parse(made.token.expiresAt);
+    const c = a.admin.as(made.secret);
+    // Hold the tokens table so the first authentication waits a second for its answer, as on a
+    // loaded machine; the database computes the time left when the statement starts.
+    const locker = await a.sql.reserve();
+    try {
+      await locker`begin`;
+      await locker`lock table tokens in access exclusive mode`;
+      const first = c.get('/v1/me');
+      await new Promise((r) => setTimeout(r, 1000));
+      await locker`commit`;
+      expect((await first).status).toBe(200); // cached from here on, while the token lives
+    } finally {
+      locker.release();
+    }
+    while ((await dbNow()) <= expiresAt) await new Promise((r) => setTimeout(r, 25));
+    expect((await c.get('/v1/me')).status).toBe(401);
+  });
+});

@@ -6,8 +6,8 @@
  * on every replica. Rounds cycle through the three bootstrap situations: COORD_ADMIN_TOKEN set,
  * no token with one shared data folder, no token with a data folder per replica.
  *
- * `COORD_TEST_START_ROUNDS` sets the number of rounds (default 5; the issue's bar is 20 of 20:
- * `COORD_TEST_START_ROUNDS=20 npx vitest run test/process/replicas.start.test.ts`).
+ * The number of rounds follows COORD_TEST_SCALE: the issue's bar of 20 of 20 at full scale
+ * (`npm run test:stress`), 4 in `npm test`; `COORD_TEST_START_ROUNDS` sets it outright.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -17,9 +17,10 @@ import postgres from 'postgres';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.js';
 import { testAdminUrl } from '../helpers/db.js';
+import { scaled } from '../helpers/scale.js';
 import { killServers, spawnServer, waitReady, type ServerProcess } from '../helpers/server.js';
 
-const ROUNDS = Number(process.env.COORD_TEST_START_ROUNDS ?? 5);
+const ROUNDS = Number(process.env.COORD_TEST_START_ROUNDS ?? scaled(20, 3));
 const MODES = ['admin-token', 'shared-folder', 'separate-folders'] as const;
 const ENV_TOKEN = `coord_test_${randomBytes(12).toString('hex')}`;
 
