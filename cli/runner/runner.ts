@@ -398,17 +398,21 @@ export async function work(ctx: RunnerContext, agent: string, opts: { graphs?: s
   if (opts.once) return report;
   await Promise.all(
     graphs.map(async (id) => {
-      // After each event (a dependency succeeded, a subtask was resumed, a slot freed) try again.
+      // After each event (a dependency succeeded, a subtask was resumed, a slot freed) try again;
+      // and each time the stream opens: the server fixes its starting point before answering, so
+      // work that became claimable after the drain above but before the subscription is found
+      // then, not left waiting for an event that was already written.
       let running: Promise<void> = Promise.resolve();
       let pending = false;
-      for await (const _event of ctx.client.events.follow(`todo:graph:${id}`, { signal: opts.signal })) {
-        if (pending) continue;
+      const again = () => {
+        if (pending) return;
         pending = true;
         running = running.then(async () => {
           pending = false;
           await drain(id);
         });
-      }
+      };
+      for await (const _event of ctx.client.events.follow(`todo:graph:${id}`, { signal: opts.signal, onOpen: again })) again();
       await running;
     }),
   );

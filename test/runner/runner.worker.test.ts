@@ -4,9 +4,11 @@
  * processes, a real server.
  */
 import { rmSync } from 'node:fs';
+import { createClient, type CoordClient } from '@coord/sdk';
+import { work } from '../../cli/runner/runner.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { spawnCoord } from '../cli/helpers.js';
+import { cleanEnv, spawnCoord, tempHome } from '../cli/helpers.js';
 import { committingScript, coordAs, userRepo } from './runner.helpers.js';
 
 let t: TestApp;
@@ -84,6 +86,48 @@ describe('coord worker', () => {
       worker.child.kill('SIGTERM');
     }
     expect(await worker.exited).toBe(0);
+  });
+
+  it('finds work that became claimable after its first look but before its event stream opened', async () => {
+    const repo = userRepo(agents);
+    repos.push(repo);
+    const owner = await graphFor('task-worker-gap');
+    await owner.client.post('/v1/graphs/task-worker-gap/stop', { subtaskId: 'first', reason: 'not yet' });
+    const client = createClient({ baseUrl: t.base, token: await workerToken() });
+    // The worker reads the graph once to pick its graphs and once in its first drain, which finds
+    // nothing (first is STOPPED). Right after that second read, before the worker subscribes, the
+    // owner resumes first: its event is written before the stream exists.
+    let reads = 0;
+    const graphs = new Proxy(client.graphs, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target);
+        if (prop !== 'get') return typeof v === 'function' ? v.bind(target) : v;
+        return async (...args: Parameters<CoordClient['graphs']['get']>) => {
+          const g = await target.get(...args);
+          if (++reads === 2) expect((await owner.client.post('/v1/graphs/task-worker-gap/resume', { subtaskId: 'first' })).status).toBe(200);
+          return g;
+        };
+      },
+    });
+    const proxied = new Proxy(client, { get: (target, prop) => (prop === 'graphs' ? graphs : Reflect.get(target, prop, target)) });
+    const stop = new AbortController();
+    const done: string[] = [];
+    const finished = new Promise<void>((resolve) => {
+      const worker = work({ client: proxied, url: t.base, root: repo, env: cleanEnv(tempHome()) }, 'builder', {
+        graphs: ['task-worker-gap'],
+        signal: stop.signal,
+        onOutcome: (o) => {
+          done.push(`${o.subtaskId} ${o.state}`);
+          if (done.length === 2) resolve();
+        },
+      });
+      void worker.then(() => resolve(), () => resolve()); // ended by the abort below, or failed
+    });
+    const timer = setTimeout(() => stop.abort(), 20_000);
+    await finished;
+    clearTimeout(timer);
+    stop.abort();
+    expect(done).toEqual(['first SUCCEEDED', 'second SUCCEEDED']);
   });
 
   it('refuses a token that is not a session bound to the Agent', async () => {
