@@ -16,7 +16,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Sql } from '../db/client.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { fail } from '../http/errors.js';
-import { EVENT_COLUMNS, toEventRow, type StoredEvent } from '../events/events.repo.js';
+import { EVENT_COLUMNS, HORIZON, toEventRow, type StoredEvent } from '../events/events.repo.js';
 import { canonicalScope } from '../scopes/scopes.js';
 
 /** What `GET /v1/audit` filters by; every filter given must hold (AND). */
@@ -74,7 +74,7 @@ export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<
   const rows = await sql<StoredEvent[]>`
     select ${sql.unsafe(EVENT_COLUMNS)}
       from events e
-     where e.team_id = ${p.teamId} and e.tx < pg_snapshot_xmin(pg_current_snapshot())
+     where e.team_id = ${p.teamId} and e.tx < ${sql.unsafe(HORIZON)}
        ${q.actorKind !== undefined ? sql`and e.actor_kind = ${q.actorKind}` : sql``}
        ${q.actorId !== undefined ? sql`and e.actor_id = ${q.actorId}` : sql``}
        ${q.actorToken !== undefined ? sql`and e.actor_token = ${q.actorToken}` : sql``}

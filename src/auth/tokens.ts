@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSy
 import path from 'node:path';
 import type { Db, Sql } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
+import { withTx } from '../db/tx.js';
 import { newId, newToken } from '../lib/ids.js';
 import type { PrincipalCache } from './principal-cache.js';
 import type { Principal, SessionPrincipal } from './principal.js';
@@ -158,7 +159,7 @@ function writeTokenFile(file: string, token: string): void {
  */
 export async function bootstrapAdmin(sql: Sql, dataDir: string, envToken?: string): Promise<string> {
   const file = path.join(dataDir, 'admin-token');
-  return sql.begin(async (tx) => {
+  return withTx(sql, async (tx) => {
     await lockXact(tx, 'coord:bootstrap-admin');
     if (envToken) return installEnvToken(tx, envToken);
     const [{ n }] = await tx<{ n: number }[]>`select count(*)::int as n from users`;

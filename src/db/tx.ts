@@ -1,5 +1,6 @@
 import type postgres from 'postgres';
 import { ringCommitted } from '../events/doorbell.js';
+import { declareEventWriter } from '../events/events.repo.js';
 import type { Sql } from './client.js';
 
 /** SQLSTATEs worth retrying a whole transaction for: serialization failure, deadlock. */
@@ -22,6 +23,8 @@ export function observeTxStart(sql: Sql, observer: ((seconds: number) => void) |
  * Runs `fn` in one transaction (READ COMMITTED unless told otherwise), retrying it on
  * serialization failure or deadlock up to 5 times with jittered backoff. Everything `fn` writes,
  * events included, commits together or not at all; after the commit it rings the event doorbell.
+ * The transaction declares itself an event writer before `fn` runs (`declareEventWriter`, sent
+ * with `fn`'s first statement), so events it writes are never passed over by a reader.
  */
 export async function withTx<T>(
   sql: Sql,
@@ -36,7 +39,8 @@ export async function withTx<T>(
       const body = (tx: postgres.TransactionSql) => {
         startObservers.get(sql)?.((performance.now() - asked) / 1000);
         txRef = tx;
-        return fn(tx);
+        // Both settle: the lock fails only with the transaction, and then it holds the cause.
+        return Promise.all([declareEventWriter(tx), fn(tx)]).then(([, out]) => out);
       };
       const result = (await (mode ? sql.begin(mode, body) : sql.begin(body))) as T;
       // Committed: ring the topics its events went to (src/events/doorbell.ts).

@@ -4,12 +4,20 @@
  *
  * Ordering and resume. Ids come from a sequence at insert time, so transactions commit out of id
  * order and a reader that trusts `id > cursor` can skip an event forever. Each row also stores
- * its transaction id (`tx`, xid8). A reader takes `xmin` of its own snapshot (the oldest
- * transaction still running anywhere in the cluster) and delivers only rows with `tx < xmin`, in
- * `(tx, id)` order. Every transaction below `xmin` has finished, so that set can never grow again,
- * and every later event has `tx >= xmin`: it sorts after everything already delivered. The cursor
- * is the last delivered event's id (looked up to its `(tx, id)` position), which makes resume
- * gap-free and duplicate-free without serialising writers.
+ * its transaction id (`tx`, xid8). A reader delivers only rows below a horizon, in `(tx, id)`
+ * order, and the horizon is below every transaction that may still commit an event: then the set
+ * below it can never grow again, every later event sorts after everything already delivered, and
+ * resume is gap-free and duplicate-free without serialising writers. The cursor is the last
+ * delivered event's id (looked up to its `(tx, id)` position).
+ *
+ * The horizon ({@link HORIZON}) waits only for event writers, not for every transaction of the
+ * cluster (issue 34 #2: a write transaction of another database, or one of this database that
+ * touches no event, used to hold every reader back until it ended). An event writer is a
+ * transaction that holds a lock on this database's `events` table, and it takes that lock before
+ * its transaction id exists: a statement that inserts into `events` locks the table before it
+ * writes anything, a transaction of `withTx` locks it first ({@link declareEventWriter}), and the
+ * claim functions lock it first (migrations/0019). So a transaction that already has an id and
+ * holds no such lock can never write an event under that id, and readers pass over it.
  */
 import type { EmitEvents } from '../config.js';
 import type { Db } from '../db/client.js';
@@ -91,6 +99,7 @@ export function parseStreamKey(key: string): { teamId: string; topic: string } |
  */
 export async function appendEvents(tx: Db, teamId: string, events: EventInput[], actor: Actor): Promise<void> {
   if (events.length === 0) return;
+  assertEventWriter(tx);
   noteTopics(tx, new Set(events.map((e) => streamKey(teamId, e.topic))));
   await tx`
     insert into events (team_id, topic, event, subject_id, payload, actor_kind, actor_id, actor_token)
@@ -113,6 +122,59 @@ export async function appendTeamEvents(tx: Db, events: (EventInput & { teamId: s
     list.push(e);
   }
   for (const [teamId, list] of byTeam) await appendEvents(tx, teamId, list, actor);
+}
+
+/**
+ * The horizon of the current statement, as a scalar SQL expression (xid8): every event that can
+ * still become visible has `tx >= horizon`. It is the oldest transaction of the statement's
+ * snapshot that was still running when the snapshot was taken, passing over bystanders: those
+ * that, after the snapshot, hold no lock on this database's `events` table (so never write an
+ * event under the id they hold; see the file comment) and are still in progress. With none left,
+ * the snapshot's `xmax`. `pg_locks` is read once, so both questions are asked of one reading; the
+ * reading takes the fast-path locks (where an `events` lock usually is) before the main table
+ * (where transaction ids are), so a writer that committed in between would look like a
+ * bystander: the final `pg_xact_status`, evaluated on rows of that reading and so after it, sees
+ * it has ended. A transaction of the snapshot that ended before the reading still counts too: it
+ * may have committed events this snapshot cannot see.
+ */
+export const HORIZON = `(
+  with locks as materialized (
+         select virtualtransaction as vxid, locktype, database, relation, transactionid, mode, granted from pg_locks),
+       unregistered as materialized (
+         select x.x from pg_snapshot_xip(pg_current_snapshot()) x(x)
+           join locks l on l.locktype = 'transactionid' and l.mode = 'ExclusiveLock' and l.granted and l.transactionid = x.x::xid
+          where not exists (select 1 from locks w
+                             where w.vxid = l.vxid and w.locktype = 'relation' and w.relation = 'events'::regclass
+                               and w.database = (select oid from pg_database where datname = current_database()))),
+       bystanders as materialized (
+         select u.x from unregistered u where pg_xact_status(u.x) = 'in progress')
+  select coalesce(min(x.x), pg_snapshot_xmax(pg_current_snapshot()))
+    from pg_snapshot_xip(pg_current_snapshot()) x(x)
+   where x.x not in (select b.x from bystanders b))`;
+
+/**
+ * Declares the transaction `tx` an event writer before it writes anything (see the file comment):
+ * it locks `events` in ROW EXCLUSIVE mode (what an insert takes; it blocks no other writer or
+ * reader), sent without waiting, so it travels with the transaction's first statement and adds no
+ * round trip. `withTx` calls it for every transaction it runs.
+ */
+export function declareEventWriter(tx: Db): Promise<unknown> {
+  declared.add(tx);
+  return tx`lock table events in row exclusive mode`.execute();
+}
+
+/** Transactions that declared themselves event writers. */
+const declared = new WeakSet<object>();
+
+/**
+ * Throws when `db` is a transaction that did not declare itself an event writer before its first
+ * write: an event it wrote could sort below a horizon a reader had already passed. A pool (each
+ * statement its own transaction) needs no declaration: the insert locks `events` first.
+ */
+function assertEventWriter(db: Db): void {
+  if ('savepoint' in db && !declared.has(db)) {
+    throw new Error('events are written in a transaction of withTx (src/db/tx.ts), which declares it an event writer first');
+  }
 }
 
 /** A reader's position: the `(tx, id)` of the last delivered event. */
@@ -138,7 +200,7 @@ export function toEventRow(r: StoredEvent): EventRow {
  */
 export async function readAfter(db: Db, teamId: string, topic: string, cursor: Cursor, limit: number, subjectId?: string): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
   const rows = await db<(StoredEvent & { horizon: string })[]>`
-    with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
+    with h as (select ${db.unsafe(HORIZON)} as x)
     select ${db.unsafe(EVENT_COLUMNS)}, h.x::text as horizon
       from events e, h
      where e.team_id = ${teamId} and e.topic = ${topic}
@@ -151,7 +213,7 @@ export async function readAfter(db: Db, teamId: string, topic: string, cursor: C
     return { events: rows.map(toEventRow), horizon: rows[0].horizon, held: false };
   }
   const [probe] = await db<{ horizon: string; held: boolean }[]>`
-    with h as (select pg_snapshot_xmin(pg_current_snapshot()) as x)
+    with h as (select ${db.unsafe(HORIZON)} as x)
     select h.x::text as horizon,
            exists (select 1 from events e where e.team_id = ${teamId} and e.topic = ${topic} and (e.tx, e.id) > (${cursor.tx}::xid8, ${cursor.id}::bigint)) as held
       from h`;
@@ -171,8 +233,8 @@ export async function cursorFor(db: Db, teamId: string, topic: string, afterId: 
 
 /** The head: a cursor after every finished event, so a new subscriber sees only what comes next. */
 export async function headCursor(db: Db): Promise<Cursor> {
-  const [row] = await db<{ x: string }[]>`select pg_snapshot_xmin(pg_current_snapshot())::text as x`;
-  // Every event with tx < x is finished; (x, 0) sorts before any event of a transaction >= x.
+  const [row] = await db<{ x: string }[]>`select ${db.unsafe(HORIZON)}::text as x`;
+  // No event below x can still appear; (x, 0) sorts before any event of a transaction >= x.
   return { tx: row.x, id: 0 };
 }
 
