@@ -9,7 +9,7 @@
  *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
  *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
- *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk,streams,scale,graphs
+ *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk,auth,streams,scale,graphs
  *            --server-root <dir>  run the Coord server from another checkout (the migrations of
  *                                 this one are applied)
  *            --compare <dir>      also run a second Coord server from another checkout on the same
@@ -27,6 +27,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
+import { AUTH_FLOOD_HEAD, authFloodRows, authFloodRun, authFloodTitle, type AuthFloodResult } from './auth-flood.js';
 import { bulkBench, type BulkResult } from './bulk.js';
 import { bigScopeGoal, cpuGoal, graphGoal, scaleOutGoal, streamsGoal, type Goal } from './goals.js';
 import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
@@ -58,7 +59,7 @@ const { values: opts } = parseArgs({
 const serverRoot = opts['server-root'] ? path.resolve(opts['server-root']) : undefined;
 const compareRoot = opts.compare ? path.resolve(opts.compare) : undefined;
 
-const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk', 'streams', 'scale', 'graphs'] as const;
+const SECTIONS = ['memory', 'claim', 'breakdown', 'replicas', 'events', 'ready', 'bulk', 'auth', 'streams', 'scale', 'graphs'] as const;
 type Section = (typeof SECTIONS)[number];
 const only = new Set((opts.only ? opts.only.split(',') : SECTIONS).map((s) => s.trim()) as Section[]);
 for (const s of only) if (!SECTIONS.includes(s)) throw new Error(`unknown section "${s}" (use ${SECTIONS.join(', ')})`);
@@ -96,12 +97,14 @@ let server: CoordServer | undefined;
 let compareServer: CoordServer | undefined;
 let noGroupCommitServer: CoordServer | undefined;
 let bulkServer: CoordServer | undefined;
+let authServer: CoordServer | undefined;
 let streamsServer: CoordServer | undefined;
 /** Replicas 2 and 3 of the scale-out section (the same code as `server`, on the same database). */
 let replicaServers: CoordServer[] = [];
 const cleanup = async () => {
   await Promise.all(replicaServers.map((s) => s.stop().catch(() => {})));
   await bulkServer?.stop().catch(() => {});
+  await authServer?.stop().catch(() => {});
   await streamsServer?.stop().catch(() => {});
   await server?.stop().catch(() => {});
   await compareServer?.stop().catch(() => {});
@@ -144,6 +147,8 @@ interface Results {
   readySet?: ReadySetResult;
   events?: EventsResult;
   bulk?: BulkResult;
+  /** Issue 34 #3: a legitimate client under a flood of bad tokens, with the failed-authentication limit on and off. */
+  auth?: AuthFloodResult;
   /** Goal 2: many open SSE streams on one server (bench/streams.ts). */
   streams?: StreamsResult;
   /** Goal 3: big scope against small, and how long the section took (s). */
@@ -295,6 +300,21 @@ async function main(): Promise<void> {
     await bulkServer.stop();
   }
 
+  let auth: AuthFloodResult | undefined;
+  if (only.has('auth')) {
+    const flood = quick ? 2000 : 6000;
+    progress(`auth: GET /v1/me alone and under ${fmt(flood)} random-token requests, failed-authentication limit on and off`);
+    auth = { flood, attackers: 300, runs: [] };
+    for (const [name, limit] of [['limit on (default)', undefined], ['limit off', '0']] as const) {
+      // Each its own server: the limit's counts and the principal cache start empty.
+      authServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: limit === undefined ? {} : { COORD_AUTH_FAILURE_LIMIT: limit } });
+      const run = await authFloodRun(name, authServer, { flood, attackers: 300, quietRequests: quick ? 300 : 1000 });
+      auth.runs.push(run);
+      progress(`auth: ${name}: p99 ${fmt(run.quiet.p99)} ms quiet, ${fmt(run.flood.p99)} ms under the flood (${run.p99Ratio}×), ${fmt(run.lookups)} database lookups`);
+      await authServer.stop();
+    }
+  }
+
   let streams: StreamsResult | undefined;
   if (only.has('streams')) {
     // Goal 2 on a server of its own: its stream cap raised to the run's streams, its RSS and CPU its own.
@@ -340,6 +360,7 @@ async function main(): Promise<void> {
     readySet,
     events,
     bulk,
+    auth,
     streams,
     scale,
     graphs,
@@ -516,6 +537,7 @@ function report(r: Results): void {
   if (r.bulk) {
     out.push('', `Bulk add: ${fmt(r.bulk.items)} items (ms; bulk over ${r.bulk.bulk.n} runs)`, table(BULK_HEAD, bulkRows(r.bulk)), `one bulk request is ${r.bulk.speedup}× faster than the single adds`);
   }
+  if (r.auth) out.push('', authFloodTitle(r.auth), table(AUTH_FLOOD_HEAD, authFloodRows(r.auth)));
   if (r.streams) out.push('', streamsTitle(r.streams), table(STREAMS_HEAD, streamsRows(r.streams)));
   if (r.scale) out.push('', scaleTitle(r.scale), table(SCALE_HEAD, scaleRows(r.scale)));
   if (r.graphs) out.push('', graphsTitle(r.graphs), table(GRAPHS_HEAD, graphsRows(r.graphs)), graphsNote(r.graphs));
@@ -602,6 +624,7 @@ function markdown(r: Results): string {
     );
   }
   if (r.bulk) out.push('', `**Bulk add** (${fmt(r.bulk.items)} items, ms; ${r.bulk.speedup}× faster in one request)`, '', mdTable(BULK_HEAD, bulkRows(r.bulk)));
+  if (r.auth) out.push('', `**${authFloodTitle(r.auth)}**`, '', mdTable(AUTH_FLOOD_HEAD, authFloodRows(r.auth)));
   if (r.streams) out.push('', `**${streamsTitle(r.streams)}**`, '', mdTable(STREAMS_HEAD, streamsRows(r.streams)));
   if (r.scale) out.push('', `**${scaleTitle(r.scale)}**`, '', mdTable(SCALE_HEAD, scaleRows(r.scale)));
   if (r.graphs) out.push('', `**${graphsTitle(r.graphs)}**`, '', mdTable(GRAPHS_HEAD, graphsRows(r.graphs)), '', graphsNote(r.graphs));

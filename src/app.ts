@@ -79,11 +79,18 @@ export interface AppDeps {
 
 export const API_VERSION = '0.1.0';
 
+/** Fastify's `trustProxy` for COORD_TRUST_PROXY: a list of addresses, or the nearest `hops` proxies. */
+function trustedProxies(v: string[] | number): string[] | ((address: string, hop: number) => boolean) {
+  return typeof v === 'number' ? (_address, hop) => hop < v : v;
+}
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { sql, config } = deps;
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
     bodyLimit: config.bodyLimit,
+    // `request.ip` reads X-Forwarded-For only from these proxies (COORD_TRUST_PROXY); else the socket's address.
+    ...(config.trustProxy !== undefined ? { trustProxy: trustedProxies(config.trustProxy) } : {}),
     // Long ids reach the handlers (and get a problem+json 404) instead of Fastify's own 414 text.
     routerOptions: { maxParamLength: 1000 },
     // Close drains (src/http/drain.ts): in-flight requests finish, idle sockets close, and the
@@ -132,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   // Before the routes: the limiter attaches itself to each route added after it.
-  await registerRateLimit(app, config);
+  const authFailures = await registerRateLimit(app, config);
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   const startedAt = performance.now();
@@ -161,7 +168,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const lastSeen = new LastSeenTracker(sql, undefined, (err) =>
     isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'last-seen flush: database unavailable; kept for the next one') : app.log.error({ err }, 'last-seen flush failed'),
   );
-  registerAuth(app, sql, principals, deps.documentOnly ? undefined : lastSeen);
+  registerAuth(app, {
+    sql,
+    cache: principals,
+    seen: deps.documentOnly ? undefined : lastSeen,
+    failures: authFailures,
+    onRefusal: (reason) => metrics.authRefusals.inc({ reason }),
+  });
   // After authentication (keys are per principal), before any route (it documents them as added).
   registerIdempotency(app, sql, config);
   const events = eventsRoutes(app, { sql, hub, config, metrics, seen: deps.documentOnly ? undefined : (id) => lastSeen.note(id) });

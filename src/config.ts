@@ -6,6 +6,7 @@
  * The `[todo]` block carries the todo seed's keys, defaults and ceilings (seed 000 "Configuration",
  * seeds-notes §1.14). A bad value stops start-up with a message naming the key and the fix.
  */
+import { isIP } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -97,11 +98,45 @@ export interface Config {
   /** The rate limit's window in ms (a fixed window per key). */
   rateLimitWindowMs: number;
   /**
+   * Failed authentications (a token that is refused) one client address may cause per
+   * `authFailureWindowMs` on this replica before its further unknown tokens are refused with 429
+   * without asking the database (issue 34 #3); 0 turns the limit off.
+   */
+  authFailureLimit: number;
+  /** The failed-authentication limit's window in ms (a fixed window per client address). */
+  authFailureWindowMs: number;
+  /**
+   * Proxies whose `X-Forwarded-For` names the client address (Fastify's `trustProxy`): addresses,
+   * CIDR ranges or the names `loopback`, `linklocal`, `uniquelocal`, or a number of hops.
+   * Undefined: the socket's address is the client's, and `X-Forwarded-For` is ignored.
+   */
+  trustProxy?: string[] | number;
+  /**
    * How long an `Idempotency-Key` and its stored answer are kept, in ms (`COORD_IDEMPOTENCY_TTL`,
    * default 24 h, 1 s – 30 d), on the database clock; after it the key is forgotten (issue 19).
    */
   idempotencyTtlMs: number;
   todo: TodoConfig;
+}
+
+/**
+ * Default limit of failed authentications: 100 per minute per client address and replica. A
+ * misconfigured agent retrying with a revoked token stays under it (and its repeats are answered
+ * from the refused-token cache); a flood of guessed tokens reaches the database 101 times a
+ * minute per address, not once per request.
+ */
+export const AUTH_FAILURE_LIMIT_DEFAULT = 100;
+
+/** The names `COORD_TRUST_PROXY` accepts besides addresses and ranges (proxy-addr's). */
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An IPv4/IPv6 address, optionally with a `/prefix`. */
+function isAddressOrCidr(v: string): boolean {
+  const [addr, prefix, ...rest] = v.split('/');
+  const kind = isIP(addr);
+  if (!kind || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (kind === 4 ? 32 : 128);
 }
 
 /**
@@ -205,6 +240,23 @@ const EnvSchema = z.object({
   COORD_GROUP_COMMIT: z.coerce.number().int().min(1).max(1000).default(64),
   COORD_RATE_LIMIT: z.coerce.number().int('COORD_RATE_LIMIT must be a whole number (0 turns rate limiting off)').min(0).max(100_000_000).default(RATE_LIMIT_DEFAULT),
   COORD_RATE_LIMIT_WINDOW: duration('COORD_RATE_LIMIT_WINDOW', { minMs: 1000, maxMs: 86_400_000 }).default(60_000),
+  COORD_AUTH_FAILURE_LIMIT: z.coerce.number().int('COORD_AUTH_FAILURE_LIMIT must be a whole number (0 turns the limit off)').min(0).max(100_000_000).default(AUTH_FAILURE_LIMIT_DEFAULT),
+  COORD_AUTH_FAILURE_WINDOW: duration('COORD_AUTH_FAILURE_WINDOW', { minMs: 1000, maxMs: 86_400_000 }).default(60_000),
+  COORD_TRUST_PROXY: z
+    .string()
+    .trim()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v === '') return undefined;
+      if (/^\d+$/.test(v)) return Number(v);
+      const entries = v.split(',').map((x) => x.trim());
+      const bad = entries.find((x) => !PROXY_NAMES.has(x) && !isAddressOrCidr(x));
+      if (bad !== undefined) {
+        ctx.addIssue({ code: 'custom', message: `COORD_TRUST_PROXY: "${bad}" is not an address, a CIDR range, loopback, linklocal or uniquelocal (or give a number of hops)` });
+        return z.NEVER;
+      }
+      return entries;
+    }),
   COORD_IDEMPOTENCY_TTL: duration('COORD_IDEMPOTENCY_TTL', { minMs: 1000, maxMs: 30 * 86_400_000 }).default(IDEMPOTENCY_TTL_DEFAULT),
 });
 
@@ -302,6 +354,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     groupCommitMax: e.COORD_GROUP_COMMIT,
     rateLimit: e.COORD_RATE_LIMIT,
     rateLimitWindowMs: e.COORD_RATE_LIMIT_WINDOW,
+    authFailureLimit: e.COORD_AUTH_FAILURE_LIMIT,
+    authFailureWindowMs: e.COORD_AUTH_FAILURE_WINDOW,
+    trustProxy: e.COORD_TRUST_PROXY,
     idempotencyTtlMs: e.COORD_IDEMPOTENCY_TTL,
     todo: loadTodoConfig(env, configFile),
   };
@@ -328,6 +383,8 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     // Tests drive one token hard on purpose; the rate-limit tests turn it on.
     rateLimit: 0,
     rateLimitWindowMs: 60_000,
+    authFailureLimit: AUTH_FAILURE_LIMIT_DEFAULT,
+    authFailureWindowMs: 60_000,
     idempotencyTtlMs: IDEMPOTENCY_TTL_DEFAULT,
     ...overrides,
     todo: { ...TODO_DEFAULTS, ...(overrides.todo ?? {}) },

@@ -5,8 +5,14 @@
  * event doorbell after its commit; every replica evicts the entries here (the acting replica
  * synchronously, before its response; the others on the NOTIFY, within milliseconds). `ttlMs`
  * bounds the staleness if a notification is lost (e.g. while the LISTEN connection reconnects),
- * and an entry never outlives its token's expiry as the database measured it at lookup. Misses
- * (unknown tokens) are never cached.
+ * and an entry never outlives its token's expiry as the database measured it at lookup.
+ *
+ * Refusals are cached too (issue 34 #3): a token the database refused is refused again for
+ * `ttlMs` without asking it, so a client retrying with a revoked or mistyped token costs no
+ * statement. Refusal is final for every token Coord issues (a revoked, expired or stopped
+ * session's token never comes back, and a new token is random, so nobody sent it before), with one
+ * exception: a `COORD_ADMIN_TOKEN` value tried before another replica installed it is accepted
+ * here up to `ttlMs` later.
  */
 import type { Principal } from './principal.js';
 
@@ -14,6 +20,10 @@ export class PrincipalCache {
   private byHash = new Map<string, { principal: Principal; at: number; ttl: number }>();
   private hashesOfSession = new Map<string, Set<string>>();
   private hashOfToken = new Map<string, string>();
+  /** Token hashes the database refused, with `performance.now()` of when it was asked. */
+  private refusedAt = new Map<string, number>();
+  /** Token hashes the database accepted, with `performance.now()` of the last time (kept past `ttlMs`). */
+  private acceptedAt = new Map<string, number>();
 
   constructor(
     /** How long an entry is trusted without a database check, in ms (0 disables the cache). */
@@ -38,6 +48,9 @@ export class PrincipalCache {
    * from `since` (`performance.now()` when the database was asked; default now).
    */
   set(hash: string, principal: Principal, expiresInMs?: number, since = performance.now()): void {
+    this.acceptedAt.delete(hash);
+    if (this.acceptedAt.size >= this.max) this.acceptedAt.delete(this.acceptedAt.keys().next().value!);
+    this.acceptedAt.set(hash, since);
     if (this.ttlMs <= 0) return;
     const ttl = Math.min(this.ttlMs, expiresInMs ?? Infinity);
     if (ttl <= 0) return;
@@ -46,12 +59,44 @@ export class PrincipalCache {
       this.delete(oldest, entry.principal);
     }
     this.byHash.set(hash, { principal, at: since, ttl });
+    this.refusedAt.delete(hash);
+
     if (principal.token) this.hashOfToken.set(principal.token.id, hash);
     if (principal.kind === 'session') {
       let set = this.hashesOfSession.get(principal.id);
       if (!set) this.hashesOfSession.set(principal.id, (set = new Set()));
       set.add(hash);
     }
+  }
+
+  /** Whether the database refused `hash` less than `ttlMs` ago. */
+  isRefused(hash: string): boolean {
+    if (this.ttlMs <= 0) return false;
+    const at = this.refusedAt.get(hash);
+    if (at === undefined) return false;
+    if (performance.now() - at < this.ttlMs) return true;
+    this.refusedAt.delete(hash);
+    return false;
+  }
+
+  /**
+   * Whether the database accepted `hash` within the last `withinMs` and has not refused it since:
+   * a token this replica knows, whose cache entry may have expired. The failed-authentication
+   * limit lets such a token be looked up again even from an address over the limit (a client
+   * behind the same NAT as an attacker keeps working).
+   */
+  acceptedWithin(hash: string, withinMs: number): boolean {
+    const at = this.acceptedAt.get(hash);
+    return at !== undefined && performance.now() - at < withinMs;
+  }
+
+  /** Notes that the database, asked at `since` (`performance.now()`), refused `hash`. */
+  refuse(hash: string, since = performance.now()): void {
+    this.acceptedAt.delete(hash);
+    if (this.ttlMs <= 0) return;
+    this.refusedAt.delete(hash);
+    if (this.refusedAt.size >= this.max) this.refusedAt.delete(this.refusedAt.keys().next().value!);
+    this.refusedAt.set(hash, since);
   }
 
   /** Forgets a stopped or deleted session. */

@@ -38,7 +38,7 @@ type PrincipalRow = {
 
 /**
  * Resolves a bearer token to its principal, or undefined. One indexed lookup (skipped on a hit in
- * `cache`); the stored hash is then compared in constant time. A token authenticates while it is
+ * `cache`, and for a token it refused less than its lifetime ago); the stored hash is then compared in constant time. A token authenticates while it is
  * not revoked and not expired by the database clock, and a session's only while the session is
  * `active` (a stopped session's or a revoked token stops working at once, on every replica: see
  * principal-cache.ts for how the cache keeps that true; a cached entry never outlives the
@@ -48,11 +48,15 @@ export async function principalForToken(sql: Sql, token: string, cache?: Princip
   const hash = hashToken(token);
   const cached = cache?.get(hash);
   if (cached) return cached;
+  if (cache?.isRefused(hash)) return undefined;
   // Expiry is measured from before the query: the database's now() falls after this moment, so a
   // slow answer (a loaded machine) can only shorten how long the token is trusted, never extend it.
   const asked = performance.now();
   const [r] = await sql<PrincipalRow[]>`${principalRows(sql)} and k.token_hash = ${hash}`;
-  if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) return undefined;
+  if (!r || !timingSafeEqual(Buffer.from(r.token_hash), Buffer.from(hash))) {
+    cache?.refuse(hash, asked);
+    return undefined;
+  }
   const principal = toPrincipal(r, asked);
   cache?.set(hash, principal, r.expires_in_ms ?? undefined, asked);
   return principal;

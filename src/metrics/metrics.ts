@@ -86,6 +86,13 @@ export class Metrics {
     labelNames: ['operation', 'outcome'] as const,
     registers: [this.registry],
   });
+  /** Requests to authenticated routes refused before their handler ran, by why (auth.plugin.ts). */
+  readonly authRefusals = new Counter({
+    name: 'coord_auth_refusals_total',
+    help: 'Requests to /v1 routes and /mcp refused by authentication on this replica, by reason: missing (no bearer token), database (the database refused the token: a lookup), cached (refused again from the refusal cache: no lookup), rate_limited (the address is over COORD_AUTH_FAILURE_LIMIT: 429, no lookup).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly sseOpened = new Counter({
     name: 'coord_sse_streams_opened_total',
     help: 'SSE streams (GET /v1/events) this replica has opened.',

@@ -32,7 +32,7 @@ describe('principal cache', () => {
     expect(status).toBe(401);
   });
 
-  it('should not cache unknown tokens', async () => {
+  it('should let a new token in after an unknown one was refused (a refusal is cached by token, not by client)', async () => {
     expect((await a.admin.as('coord_unknown').get('/v1/me')).status).toBe(401);
     const s = await a.session();
     expect((await s.client.get('/v1/me')).status).toBe(200);

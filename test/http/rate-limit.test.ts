@@ -6,7 +6,7 @@
 import { createClient, RateLimited } from '@coord/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/auth/tokens.js';
-import { ConfigError, loadConfig, RATE_LIMIT_DEFAULT } from '../../src/config.js';
+import { ConfigError, loadConfig, RATE_LIMIT_DEFAULT, AUTH_FAILURE_LIMIT_DEFAULT } from '../../src/config.js';
 import { addItem, Client, startTestApp, type Res, type TestApp } from '../helpers/app.js';
 import { parsePrometheus } from '../helpers/prometheus.js';
 import { openSse } from '../helpers/sse.js';
@@ -137,5 +137,15 @@ describe('rate limit configuration', () => {
     expect(() => loadConfig(env({ COORD_RATE_LIMIT: 'lots' }))).toThrow(ConfigError);
     expect(() => loadConfig(env({ COORD_RATE_LIMIT: 'lots' }))).toThrow(/COORD_RATE_LIMIT/);
     expect(() => loadConfig(env({ COORD_RATE_LIMIT_WINDOW: '10ms' }))).toThrow(/COORD_RATE_LIMIT_WINDOW must be at least 1000 ms/);
+  });
+  it('should read the failed-authentication limit (default 100 per minute, 0 off) and COORD_TRUST_PROXY', () => {
+    expect(loadConfig(env({}))).toMatchObject({ authFailureLimit: AUTH_FAILURE_LIMIT_DEFAULT, authFailureWindowMs: 60_000, trustProxy: undefined });
+    expect(AUTH_FAILURE_LIMIT_DEFAULT).toBe(100);
+    expect(loadConfig(env({ COORD_AUTH_FAILURE_LIMIT: '0', COORD_AUTH_FAILURE_WINDOW: '10s' }))).toMatchObject({ authFailureLimit: 0, authFailureWindowMs: 10_000 });
+    expect(loadConfig(env({ COORD_TRUST_PROXY: '10.0.0.0/8, loopback,::1' })).trustProxy).toEqual(['10.0.0.0/8', 'loopback', '::1']);
+    expect(loadConfig(env({ COORD_TRUST_PROXY: '2' })).trustProxy).toBe(2);
+    expect(() => loadConfig(env({ COORD_TRUST_PROXY: 'proxy.internal' }))).toThrow(/COORD_TRUST_PROXY: "proxy.internal" is not an address/);
+    expect(() => loadConfig(env({ COORD_TRUST_PROXY: '10.0.0.0/33' }))).toThrow(/COORD_TRUST_PROXY/);
+    expect(() => loadConfig(env({ COORD_AUTH_FAILURE_LIMIT: '-1' }))).toThrow(/COORD_AUTH_FAILURE_LIMIT/);
   });
 });
