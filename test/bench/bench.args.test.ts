@@ -21,6 +21,6 @@ describe('bench options', () => {
   it('should refuse an unknown section, naming the known ones', async () => {
     const r = await bench('--only', 'bogus');
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain('unknown section "bogus" (use memory, claim, breakdown, replicas, events, ready, bulk, streams, scale, graphs)');
+    expect(r.stderr).toContain('unknown section "bogus" (use memory, claim, breakdown, replicas, events, ready, bulk, auth, streams, scale, graphs)');
   });
 });
