@@ -63,11 +63,18 @@ export interface Config {
   maxStreams: number;
   /**
    * Cap on one team's concurrently open SSE streams per replica (503 beyond; issue 21), so one
-   * team cannot take every stream of a shared replica. Default: `maxStreams` (no cap of its own).
+   * team cannot take every stream of a shared replica. Default: half of `maxStreams`
+   * ({@link STREAMS_PER_TEAM_FRACTION}; issue 34 #4).
    */
   maxStreamsPerTeam: number;
   /** SSE heartbeat comment interval in ms. */
   sseHeartbeatMs: number;
+  /**
+   * Longest life of one SSE stream in ms (0: no limit). At it the stream ends and the client
+   * resumes with `Last-Event-ID`, gap-free: the bound on how long a reader that stopped reading
+   * but whose host still acknowledges TCP holds a stream on an idle topic (issue 34 #4).
+   */
+  sseMaxAgeMs: number;
   /** How long event rows are kept, in ms (0 = forever). Cursors older than this get `resync`. */
   eventRetentionMs: number;
   /** Default JSON body limit in bytes (graph routes raise it to the contract's bound). */
@@ -118,6 +125,16 @@ export interface Config {
   idempotencyTtlMs: number;
   todo: TodoConfig;
 }
+
+/**
+ * The share of a replica's stream cap one team may hold unless `COORD_MAX_STREAMS_PER_TEAM` says
+ * otherwise: half, so no team can take every stream of a replica that teams share, while one
+ * team alone still gets 1,000 of the default 2,000.
+ */
+export const STREAMS_PER_TEAM_FRACTION = 0.5;
+
+/** The default per-team stream cap for a replica cap of `maxStreams`. */
+export const defaultStreamsPerTeam = (maxStreams: number) => Math.max(1, Math.floor(maxStreams * STREAMS_PER_TEAM_FRACTION));
 
 /**
  * Default limit of failed authentications: 100 per minute per client address and replica. A
@@ -227,9 +244,10 @@ const EnvSchema = z.object({
   COORD_CONFIG: z.string().optional(),
   COORD_ADMIN_TOKEN: z.string().min(16, 'COORD_ADMIN_TOKEN must be at least 16 characters').optional(),
   COORD_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  COORD_MAX_STREAMS: z.coerce.number().int().min(1).default(1000),
+  COORD_MAX_STREAMS: z.coerce.number().int().min(1).default(2000),
   COORD_MAX_STREAMS_PER_TEAM: z.coerce.number().int().min(1).optional(),
   COORD_SSE_HEARTBEAT: duration('COORD_SSE_HEARTBEAT', { minMs: 100 }).default(15_000),
+  COORD_SSE_MAX_AGE: duration('COORD_SSE_MAX_AGE', { minMs: 1000, maxMs: 7 * 86_400_000, allowZero: true }).default(10 * 60_000),
   COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(7 * 86_400_000),
   COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
   COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
@@ -342,8 +360,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: e.COORD_ADMIN_TOKEN,
     logLevel: e.COORD_LOG_LEVEL,
     maxStreams: e.COORD_MAX_STREAMS,
-    maxStreamsPerTeam: Math.min(e.COORD_MAX_STREAMS_PER_TEAM ?? e.COORD_MAX_STREAMS, e.COORD_MAX_STREAMS),
+    maxStreamsPerTeam: Math.min(e.COORD_MAX_STREAMS_PER_TEAM ?? defaultStreamsPerTeam(e.COORD_MAX_STREAMS), e.COORD_MAX_STREAMS),
     sseHeartbeatMs: e.COORD_SSE_HEARTBEAT,
+    sseMaxAgeMs: e.COORD_SSE_MAX_AGE,
     eventRetentionMs: e.COORD_EVENT_RETENTION,
     bodyLimit: e.COORD_BODY_LIMIT,
     dbPoolMax: e.COORD_DB_POOL_MAX,
@@ -372,6 +391,7 @@ export function testConfig(overrides: Partial<Omit<Config, 'todo'>> & { todo?: P
     maxStreams: 1000,
     maxStreamsPerTeam: 1000,
     sseHeartbeatMs: 15_000,
+    sseMaxAgeMs: 10 * 60_000,
     eventRetentionMs: 7 * 86_400_000,
     bodyLimit: 1024 * 1024,
     dbPoolMax: 20,

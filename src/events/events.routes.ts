@@ -64,6 +64,12 @@ async function authorizeTopic(sql: Sql, req: { principal: import('../auth/princi
   return { teamId, topic: `todo:${scope}` };
 }
 
+/** Why a stream ended (`coord_sse_streams_closed_total`'s `reason`). */
+export type StreamEnd = 'client' | 'revoked' | 'expired' | 'slow' | 'stalled' | 'max_age' | 'shutdown' | 'error';
+
+/** Bytes the replica holds for a stream beyond which it is cut off (it resumes with Last-Event-ID). */
+const MAX_BEHIND_BYTES = 1024 * 1024;
+
 function parseAfter(raw: string | undefined): number | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (!/^\d{1,15}$/.test(raw)) fail('invalid_cursor', `"${raw}" is not an event sequence number`);
@@ -76,7 +82,7 @@ function parseAfter(raw: string | undefined): number | undefined {
  */
 export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventHub; config: Config; metrics?: Metrics; seen?: (sessionId: string) => void }) {
   const { sql, hub, config, metrics } = deps;
-  const open = new Set<() => void>();
+  const open = new Set<(why: StreamEnd) => void>();
   /** Open streams per team (COORD_MAX_STREAMS_PER_TEAM). */
   const openByTeam = new Map<string, number>();
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -86,7 +92,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
   );
 
   app.addHook('preClose', async () => {
-    for (const end of [...open]) end();
+    for (const end of [...open]) end('shutdown');
     recheck.stop();
   });
 
@@ -102,7 +108,9 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
           'the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client ' +
           'that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then ' +
           'continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; ' +
-          'a topic the caller may not read is 404. Over the replica’s stream cap, or its cap per team: 503 `too_many_streams`.',
+          'a topic the caller may not read is 404. Over the replica’s stream cap, or its cap per team: 503 `too_many_streams`. ' +
+          'The replica ends a stream after COORD_SSE_MAX_AGE (10 min by default), when its reader falls more than 1 MiB behind, or when ' +
+          'nothing of it could be written for a whole heartbeat interval; resume with `Last-Event-ID`.',
         querystring: z.object({ topic: TopicQuery, after: z.string().optional().describe('Resume after this sequence number') }),
         headers: z.looseObject({ 'last-event-id': z.string().optional() }),
         response: {
@@ -146,17 +154,29 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       // A stopped session's streams end when the stop's doorbell rings (every replica); the
       // replica's re-check pass (events.recheck.ts) is the backstop for a lost ring or a lost access.
       const token = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      // A reader that stopped reading (issue 34 #4): once the socket's buffers are full, what the
+      // replica writes waits in `writableLength`. If none of it went out during a whole heartbeat
+      // interval, the stream is stalled. (A stopped process whose host still acknowledges TCP fills
+      // those buffers only with traffic; on an idle topic COORD_SSE_MAX_AGE bounds it.)
+      const socket = res.socket!;
+      const sent = () => socket.bytesWritten - socket.writableLength;
+      let sentAtLastBeat = sent();
       const heartbeat = setInterval(() => {
+        if (socket.writableLength > 0 && sent() === sentAtLastBeat) return end('stalled');
+        sentAtLastBeat = sent();
         res.write(': heartbeat\n\n');
         // An open stream is a live session (liveness: lastSeenAt moves on each stream heartbeat).
         if (req.principal.kind === 'session') deps.seen?.(req.principal.id);
       }, config.sseHeartbeatMs);
+      // Jittered by up to a tenth, so streams opened together (after a restart) do not all reconnect together.
+      const maxAge = config.sseMaxAgeMs > 0 ? setTimeout(() => end('max_age'), config.sseMaxAgeMs * (0.9 + Math.random() * 0.1)) : undefined;
       let untrack: (() => void) | undefined;
       let unwatch: (() => void) | undefined;
-      const end = () => {
+      const end = (why: StreamEnd) => {
         if (closed) return;
         closed = true;
         clearInterval(heartbeat);
+        clearTimeout(maxAge);
         unwatch?.();
         untrack?.();
         leave?.();
@@ -164,18 +184,24 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         const n = (openByTeam.get(teamId) ?? 1) - 1;
         if (n > 0) openByTeam.set(teamId, n);
         else openByTeam.delete(teamId);
-        res.end();
+        metrics?.sseClosed.inc({ reason: why });
+        // A reader that is not reading would never take the rest: drop the connection and what waits for it.
+        if (why === 'stalled' || why === 'slow') socket.destroy();
+        else {
+          if (why === 'max_age') res.write(': max age reached; resume with Last-Event-ID\n\n');
+          res.end();
+        }
       };
       open.add(end);
       openByTeam.set(teamId, (openByTeam.get(teamId) ?? 0) + 1);
-      unwatch = recheck.watch(token, { teamId, scope: topic.slice('todo:'.length) }, end);
+      unwatch = recheck.watch(token, { teamId, scope: topic.slice('todo:'.length) }, () => end('revoked'));
       metrics?.sseOpened.inc();
-      res.on('close', end);
-      const untrackSession = req.principal.kind === 'session' ? hub.trackSessionStream(req.principal.id, end) : undefined;
+      res.on('close', () => end('client'));
+      const untrackSession = req.principal.kind === 'session' ? hub.trackSessionStream(req.principal.id, () => end('revoked')) : undefined;
       const used = req.principal.token;
-      const untrackToken = used ? hub.trackTokenStream(used.id, end) : undefined;
+      const untrackToken = used ? hub.trackTokenStream(used.id, () => end('revoked')) : undefined;
       // A token that expires ends its streams then (by the database clock, as measured at lookup).
-      const expiry = used?.expiresAtMono === undefined ? undefined : setTimeout(end, Math.max(0, used.expiresAtMono - performance.now()));
+      const expiry = used?.expiresAtMono === undefined ? undefined : setTimeout(() => end('expired'), Math.max(0, used.expiresAtMono - performance.now()));
       untrack = () => {
         untrackSession?.();
         untrackToken?.();
@@ -190,8 +216,8 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
           const last = events[events.length - 1];
           sub.cursor = { tx: last.tx, id: last.id };
           // A consumer more than 1 MiB behind is cut off; it resumes with Last-Event-ID.
-          if (res.writableLength > 1024 * 1024) {
-            queueMicrotask(end);
+          if (res.writableLength > MAX_BEHIND_BYTES) {
+            queueMicrotask(() => end('slow'));
             return false;
           }
           return true;
@@ -202,7 +228,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
         if (closed) leave?.();
       } catch (err) {
         req.log.error({ err }, 'event stream failed');
-        end();
+        end('error');
       }
     },
   );

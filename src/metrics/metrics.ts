@@ -98,6 +98,13 @@ export class Metrics {
     help: 'SSE streams (GET /v1/events) this replica has opened.',
     registers: [this.registry],
   });
+  /** Streams ended, by why (events.routes.ts `StreamEnd`). */
+  readonly sseClosed = new Counter({
+    name: 'coord_sse_streams_closed_total',
+    help: 'SSE streams this replica ended, by reason: client (the client closed it), revoked (its session stopped, its token was revoked or lost access), expired (its token expired), slow (more than 1 MiB behind), stalled (nothing written for a whole heartbeat interval while data waited), max_age (COORD_SSE_MAX_AGE reached), shutdown, error.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
   readonly sseDelivered = new Counter({
     name: 'coord_sse_events_delivered_total',
     help: 'Events this replica has written to SSE streams (one per event per stream).',

@@ -102,4 +102,15 @@ describe('the [todo] block', () => {
     expect(loadConfig({ COORD_GROUP_COMMIT: '1' }).groupCommitMax).toBe(1);
     expect(() => loadConfig({ COORD_GROUP_COMMIT: '0' })).toThrow(/COORD_GROUP_COMMIT/);
   });
+
+  it('should cap one team at half the replica’s streams by default, and end streams at COORD_SSE_MAX_AGE (10 min; 0 off)', () => {
+    expect(loadConfig({})).toMatchObject({ maxStreams: 2000, maxStreamsPerTeam: 1000, sseMaxAgeMs: 600_000 });
+    expect(loadConfig({ COORD_MAX_STREAMS: '10' })).toMatchObject({ maxStreams: 10, maxStreamsPerTeam: 5 });
+    expect(loadConfig({ COORD_MAX_STREAMS: '1' }).maxStreamsPerTeam).toBe(1);
+    expect(loadConfig({ COORD_MAX_STREAMS: '10', COORD_MAX_STREAMS_PER_TEAM: '10' }).maxStreamsPerTeam).toBe(10);
+    expect(loadConfig({ COORD_MAX_STREAMS: '10', COORD_MAX_STREAMS_PER_TEAM: '50' }).maxStreamsPerTeam).toBe(10);
+    expect(loadConfig({ COORD_SSE_MAX_AGE: '0' }).sseMaxAgeMs).toBe(0);
+    expect(loadConfig({ COORD_SSE_MAX_AGE: '1h' }).sseMaxAgeMs).toBe(3_600_000);
+    expect(() => loadConfig({ COORD_SSE_MAX_AGE: '10ms' })).toThrow(/COORD_SSE_MAX_AGE/);
+  });
 });
