@@ -14,7 +14,7 @@ import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
-import { clientErrorHandler, frameworkErrors, isDatabaseUnavailable, registerErrorHandler } from './http/error-handler.js';
+import { clientErrorHandler, expectationFailed, frameworkErrors, isDatabaseUnavailable, refuseUnknownRoutes, registerErrorHandler } from './http/error-handler.js';
 import { registerDrain } from './http/drain.js';
 import { registerIdempotency } from './idempotency/idempotency.plugin.js';
 import { registerRateLimit } from './http/rate-limit.js';
@@ -75,6 +75,8 @@ export interface AppDeps {
   documentOnly?: boolean;
   /** Event-hub backstop poll interval in ms (tests shorten it). */
   eventPollMs?: number;
+  /** Where the log lines go (default stdout); tests read them. */
+  logStream?: { write(line: string): void };
 }
 
 export const API_VERSION = '0.1.0';
@@ -87,7 +89,7 @@ function trustedProxies(v: string[] | number): string[] | ((address: string, hop
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { sql, config } = deps;
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: config.logLevel === 'silent' ? false : { level: config.logLevel, ...(deps.logStream ? { stream: deps.logStream } : {}) },
     bodyLimit: config.bodyLimit,
     // `request.ip` reads X-Forwarded-For only from these proxies (COORD_TRUST_PROXY); else the socket's address.
     ...(config.trustProxy !== undefined ? { trustProxy: trustedProxies(config.trustProxy) } : {}),
@@ -108,6 +110,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandler(app);
   registerDrain(app, config.drainTimeoutMs); // first hooks of all: see drain.ts
+  refuseUnknownRoutes(app);
+  app.server.on('checkExpectation', expectationFailed);
   refuseUnstorableText(app);
   // JSON only: a text/plain body is 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain');

@@ -1,4 +1,4 @@
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
@@ -37,6 +37,13 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  */
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (request.raw.socket?.destroyed && !(err instanceof DomainError)) {
+      // The client went away mid-request (a reset while its body was read, say): nobody is left
+      // to answer, and the error says nothing about the database (issue 34 #5). Never logged
+      // as "database unavailable", the line operators alert on in a real outage.
+      request.log.info({ code: err.code ?? err.message, method: request.method, route: request.routeOptions.url }, 'client aborted the request');
+      return reply.hijack();
+    }
     reply.type('application/problem+json');
     if (err instanceof DomainError) {
       for (const [k, v] of Object.entries(err.headers)) reply.header(k, v);
@@ -96,11 +103,34 @@ export function registerErrorHandler(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply
-      .type('application/problem+json')
-      .status(404)
-      .send(problemBody('not_found', `no route ${request.method} ${request.url.split('?')[0]}`, 404));
+    reply.type('application/problem+json').status(404).send(problemBody('not_found', noRoute(request), 404));
   });
+}
+
+const noRoute = (request: FastifyRequest) => `no route ${request.method} ${request.url.split('?')[0]}`;
+
+/**
+ * A request no route matches is 404 `not_found` at once, before its body is read (issue 34 #5):
+ * otherwise an unknown method and path with a broken or oversized body answered 400
+ * `malformed_json` or 413 from the body parser. Registered after the drain's hook.
+ */
+export function refuseUnknownRoutes(app: FastifyInstance): void {
+  app.addHook('onRequest', async (request) => {
+    if (request.is404) throw new DomainError('not_found', noRoute(request), {}, 404);
+  });
+}
+
+/**
+ * Node's answer to an `Expect` header other than `100-continue` is a bare 417 with no body; this
+ * one is problem+json `expectation_failed` (issue 34 #5). Install on the HTTP server's
+ * `checkExpectation` event. The request is not read, so the connection is closed.
+ */
+export function expectationFailed(req: IncomingMessage, res: ServerResponse): void {
+  const body = JSON.stringify(
+    problemBody('expectation_failed', `Coord meets only "Expect: 100-continue", not "Expect: ${req.headers.expect}"; send the request without that header`, 417),
+  );
+  res.writeHead(417, { 'content-type': 'application/problem+json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
+  res.end(body);
 }
 
 /**

@@ -43,6 +43,7 @@ export const ERROR_CATALOGUE = {
   revision_mismatch: { status: 412, title: 'The revision does not match If-Match' },
   payload_too_large: { status: 413, title: 'The request body is too large' },
   uri_too_long: { status: 414, title: 'A path segment is too long' },
+  expectation_failed: { status: 417, title: 'The Expect header cannot be met' },
   headers_too_large: { status: 431, title: 'The request headers are too large' },
   invalid_assignee: { status: 422, title: 'The assignee cannot claim in this scope' },
   invalid_next_filter: { status: 422, title: 'This scope takes no next filters' },

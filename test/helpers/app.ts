@@ -83,6 +83,8 @@ export interface StartOptions {
   eventPollMs?: number;
   /** Start the pg-boss sweeper (with `todo.sweepIntervalMs`). */
   sweeps?: boolean;
+  /** Collect the app's log lines (parsed JSON) here; set `config.logLevel` to log at all. */
+  logs?: Record<string, unknown>[];
 }
 
 /** Builds the app on a fresh database (or `dbUrl`) and listens on 127.0.0.1:<random>. */
@@ -91,7 +93,9 @@ export async function startTestApp(opts: StartOptions = {}): Promise<TestApp> {
   const dbUrl = opts.dbUrl ?? db!.url;
   const config = testConfig({ ...(opts.config ?? {}), todo: opts.todo });
   const sql = openDb(dbUrl, { max: 20, lockTimeoutMs: config.todo.busyTimeoutMs });
-  const app = await buildApp({ sql, config, eventPollMs: opts.eventPollMs });
+  const logs = opts.logs;
+  const logStream = logs ? { write: (line: string) => void logs.push(JSON.parse(line) as Record<string, unknown>) } : undefined;
+  const app = await buildApp({ sql, config, eventPollMs: opts.eventPollMs, logStream });
   await app.listen({ port: 0, host: '127.0.0.1' });
   const addr = app.server.address();
   const base = `http://127.0.0.1:${typeof addr === 'object' && addr ? addr.port : 0}`;

@@ -71,7 +71,7 @@ export function catalogue(): Map<string, number> {
  * percent-encoding, an over-long segment), the body parser (not JSON, too large, another media
  * type) and Node's HTTP parser.
  */
-export const TRANSPORT_CODES = new Set(['not_found', 'malformed_url', 'uri_too_long', 'headers_too_large', 'malformed_request', 'malformed_json', 'unsupported_media_type', 'payload_too_large']);
+export const TRANSPORT_CODES = new Set(['not_found', 'malformed_url', 'uri_too_long', 'expectation_failed', 'headers_too_large', 'malformed_request', 'malformed_json', 'unsupported_media_type', 'payload_too_large']);
 
 // ---------------------------------------------------------------------------------------------
 // A seeded PRNG (mulberry32): the same seed gives the same requests, so a failure reproduces.
@@ -315,6 +315,25 @@ const CONTENT_TYPES = [
   'APPLICATION/JSON', 'application/merge-patch+json', 'application/problem+json', 'application/json;;', '', 'application/octet-stream',
 ];
 
+/**
+ * Other spellings of a request target (issue 34 #1): the router may reach the same route, or no
+ * route, but never a handler without the authentication its route needs. test/http/auth-forms.test.ts
+ * sends them over raw sockets without a token; here they are mixed with every other mutation.
+ */
+interface TargetForm {
+  name: string;
+  apply(path: string): string;
+}
+const TARGET_FORMS: TargetForm[] = [
+  { name: 'percent-encoded prefix', apply: (p) => p.replace(/^\/v1\//, '/%76%31/') },
+  { name: 'percent-encoded letter', apply: (p) => p.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`) },
+  { name: 'double slashes', apply: (p) => p.replace(/\//g, '//') },
+  { name: 'dot segment', apply: (p) => p.replace(/^\/v1\//, '/v1/./') },
+  { name: 'dot-dot segment', apply: (p) => p.replace(/^\/v1\//, '/v1/x/../') },
+  { name: 'upper case', apply: (p) => p.toUpperCase() },
+  { name: 'trailing slash', apply: (p) => `${p}/` },
+];
+
 /** How a request authenticates: a world principal, an operator, or a broken credential. */
 export type AuthKind = 'admin' | 'owner' | 'child' | 'worker' | 'dispatch' | 'member' | 'outsider' | 'stopped' | 'none' | 'garbage' | 'malformed';
 const AUTH_KINDS: AuthKind[] = ['admin', 'owner', 'child', 'worker', 'dispatch', 'member', 'outsider', 'stopped', 'none', 'garbage', 'malformed'];
@@ -374,12 +393,13 @@ export function generate(doc: Json, op: Operation, w: World, rng: Rng, ctx: { to
   let auth: AuthKind = rng.chance(0.5) ? 'owner' : rng.chance(0.4) ? 'admin' : rng.pick(AUTH_KINDS);
   const extraHeaders: Record<string, string> = {};
   const extraQuery: [string, string][] = [];
+  let form: TargetForm | undefined;
   const nasty = nastyValues(w);
   const ids = nastyIds(w);
 
   const count = 1 + rng.int(3);
   for (let m = 0; m < count; m++) {
-    const kind = rng.pick(['set', 'set', 'delete', 'extra', 'raw', 'contentType', 'path', 'path', 'query', 'auth', 'auth', 'header', 'none']);
+    const kind = rng.pick(['set', 'set', 'delete', 'extra', 'raw', 'contentType', 'path', 'path', 'query', 'auth', 'auth', 'header', 'form', 'none']);
     if (kind === 'set' && op.body && !raw) {
       const all = paths(body);
       const at = rng.pick(all);
@@ -438,6 +458,9 @@ export function generate(doc: Json, op: Operation, w: World, rng: Rng, ctx: { to
         values[`query:${p.name}`] = String(v);
         mutations.push(`query ${p.name} = ${preview(v)}`);
       }
+    } else if (kind === 'form') {
+      form = rng.pick(TARGET_FORMS);
+      mutations.push(`target form ${form.name}`);
     } else if (kind === 'auth') {
       auth = rng.pick(AUTH_KINDS);
       mutations.push(`auth ${auth}`);
@@ -462,6 +485,7 @@ export function generate(doc: Json, op: Operation, w: World, rng: Rng, ctx: { to
     for (const one of Array.isArray(v) ? v : [v]) qs.push(`${encode(p.name)}=${encode(one)}`);
   }
   for (const [k, v] of extraQuery) qs.push(`${encode(k)}=${encode(v)}`);
+  if (form) url = form.apply(url);
   if (qs.length) url += `?${qs.join('&')}`;
 
   const headers: Record<string, string> = {};
