@@ -10,6 +10,7 @@ import { Command, CommanderError } from 'commander';
 import { accountCommands } from './commands/account.js';
 import { eventsCommand } from './commands/events.js';
 import { graphCommands } from './commands/graph.js';
+import { ContractRefusal } from './input.js';
 import { workerCommand } from './commands/graph-run.js';
 import { mcpCommand } from './commands/mcp.js';
 import { taskCommand } from './commands/task.js';
@@ -114,6 +115,12 @@ function report(err: unknown, io: Io, argv: string[]): number {
     if (json) io.stderr.write(JSON.stringify({ error: { code: 'usage', detail: err.message } }) + '\n');
     else io.stderr.write(`error: ${err.message}\n(see coord --help)\n`);
     return EXIT.usage;
+  }
+  if (err instanceof ContractRefusal) {
+    // The contract's error object, as the coordinator would answer it.
+    if (json) io.stderr.write(JSON.stringify({ error: { code: err.code, stage: err.stage, message: err.message, recoverable: false } }) + '\n');
+    else io.stderr.write(`error: ${err.message} (${err.code}, stage ${err.stage})\n`);
+    return EXIT.error;
   }
   if (err instanceof CoordError) {
     if (json) {

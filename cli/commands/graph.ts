@@ -5,7 +5,7 @@
  */
 import type { GraphRequest, TaskGraphRecord } from '@coord/sdk';
 import { Command } from 'commander';
-import { parseJson, readText } from '../input.js';
+import { parseJson, readGraphInput } from '../input.js';
 import { table, type Io } from '../output.js';
 import { act, type Ctx } from '../runtime.js';
 import { addRunnerCommands } from './graph-run.js';
@@ -14,9 +14,9 @@ const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}
 
 /** `{graph, intentMap?}` from a graph file (itself a bare graph or already an envelope) and an optional Intent Map file. */
 async function requestFrom(io: Io, file: string, intentMapFile?: string): Promise<GraphRequest> {
-  const doc = parseJson(await readText(io, file), file === '-' ? 'stdin' : file);
+  const doc = parseJson(await readGraphInput(io, file), file === '-' ? 'stdin' : file);
   if (!intentMapFile) return doc as GraphRequest;
-  const intentMap = parseJson(await readText(io, intentMapFile), intentMapFile);
+  const intentMap = parseJson(await readGraphInput(io, intentMapFile), intentMapFile);
   const graph = doc && typeof doc === 'object' && 'graph' in doc ? (doc as { graph: unknown }).graph : doc;
   return { graph, intentMap } as GraphRequest;
 }

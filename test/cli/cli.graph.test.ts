@@ -3,11 +3,12 @@
  * (Task Graph v1, seed 002) as a process: files and stdin in, the contract's refusals out with
  * their stage and exit 1.
  */
-import { writeFileSync } from 'node:fs';
+import { truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { cleanEnv, runCoord, runInProcess, tempHome } from './helpers.js';
+import { runProcess } from '../helpers/process.js';
+import { builtCoord, cleanEnv, runCoord, runInProcess, tempHome } from './helpers.js';
 
 let t: TestApp;
 let home: string;
@@ -91,5 +92,27 @@ describe('coord agent and coord graph', () => {
     const r = await runInProcess(['graph', 'validate', file], env);
     expect(r.code).toBe(2);
     expect(JSON.parse(r.stderr).error.detail).toContain('is not JSON');
+  });
+
+  it('should refuse input over 64 MiB before parsing it, from a file by its size and from stdin as it streams (seed 002 input bound)', async () => {
+    // A sparse 200 MiB file: refused by its size, never read (and nothing is sent: the URL is unreachable).
+    const big = path.join(home, 'huge-graph.json');
+    writeFileSync(big, '');
+    truncateSync(big, 200 * 1024 * 1024);
+    const offline = { ...env, COORD_URL: 'http://127.0.0.1:9' };
+    const r = await runCoord(['graph', 'validate', big, '--human'], { env: offline });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('larger than 64 MiB');
+    expect(r.stderr).toContain('(TASK_GRAPH_INVALID, stage graph-validation)');
+    const j = await runCoord(['graph', 'create', big, '--json'], { env: offline });
+    expect(JSON.parse(j.stderr).error).toMatchObject({ code: 'TASK_GRAPH_INVALID', stage: 'graph-validation', recoverable: false });
+    // An Intent Map file is CLI input too.
+    const small = path.join(home, 'small-graph.json');
+    writeFileSync(small, JSON.stringify(graph));
+    expect((await runCoord(['graph', 'validate', small, '--intent-map', big, '--human'], { env: offline })).stderr).toContain('TASK_GRAPH_INVALID, stage graph-validation');
+    // Stdin has no size: the real binary stops reading past 64 MiB and refuses; the writer is cut off.
+    const piped = await runProcess('bash', ['-c', `head -c ${65 * 1024 * 1024} /dev/zero | ${JSON.stringify(process.execPath)} ${JSON.stringify(builtCoord())} graph validate - --human`], { env: offline });
+    expect(piped.code).toBe(1);
+    expect(piped.stderr).toContain('stdin is larger than 64 MiB');
   });
 });
