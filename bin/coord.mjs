@@ -15,7 +15,9 @@ const { main } = await import('../cli/main.ts');
 const stop = new AbortController();
 // The first Ctrl-C ends a long-running command (events follow) cleanly; a second one kills it.
 const onSignal = () => {
+  // A second signal exits at once; implementers this process started are killed on the way out (cli/runner/execute.ts).
   if (stop.signal.aborted) process.exit(130);
+  process.stderr.write('coord: interrupted; ending what is running (interrupt again to exit at once)\n');
   stop.abort();
 };
 process.on('SIGINT', onSignal);

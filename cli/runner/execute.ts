@@ -91,6 +91,30 @@ export function processAlive(pid: number | null): boolean {
   }
 }
 
+/**
+ * The process groups of the implementers this process started and has not seen end. If the
+ * runner exits anyway (a second Ctrl-C exits at once), they are killed on the way out, so an
+ * implementer never outlives the runner that was interrupted (issue 35 #3).
+ */
+const liveImplementers = new Set<number>();
+let exitHookInstalled = false;
+function trackImplementer(pid: number): () => void {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const group of liveImplementers) {
+        try {
+          process.kill(-group, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      }
+    });
+  }
+  liveImplementers.add(pid);
+  return () => liveImplementers.delete(pid);
+}
+
 /** Ends the process group of `pid`: SIGTERM, then SIGKILL after `graceMs` for what ignored it. */
 export async function endProcessGroup(pid: number | null, graceMs = 2000): Promise<void> {
   if (!pid || !processAlive(pid)) return;
@@ -169,7 +193,10 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     }
     return outcome;
   };
-  if (opts.signal?.aborted) return fail('RUNNER_INTERRUPTED', 'the runner was interrupted before the implementer started', 'agent-launch');
+  /** Ends the attempt as interrupted when the signal came before the implementer started (`stage`: where it was). */
+  const interruptedBefore = (stage: string) =>
+    fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM) at ${stage}, before the implementer started; nothing was launched`, stage);
+  if (opts.signal?.aborted) return interruptedBefore('dispatch');
 
   let launch: LaunchPlan;
   try {
@@ -192,7 +219,7 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   const logRel = `${RUNTIME_DIR}/logs/${d.parentTaskId}/${d.subtaskId}.${d.attempt}.log`;
   const specRel = `${RUNTIME_DIR}/specs/${d.parentTaskId}/${d.subtaskId}.${d.attempt}.md`;
   try {
-    const w = await ensureWorktree(opts.root, d.parentTaskId, d.subtaskId, base);
+    const w = await ensureWorktree(opts.root, d.parentTaskId, d.subtaskId, base, d.attempt);
     worktreeAbs = w.abs;
     startHead = await headCommit(worktreeAbs);
     logAbs = runtimeFile(opts.root, logRel);
@@ -202,6 +229,8 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     return fail(err instanceof RunnerError ? err.code : 'WORKTREE_CONFLICT', (err as Error).message, 'worktree');
   }
   outcome.log = logRel;
+  // A signal during the worktree's creation is seen here, before anything is launched.
+  if (opts.signal?.aborted) return interruptedBefore('worktree');
   const prompt = promptFor(d.spec, { parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, writeIntent: d.writeIntent ?? null });
   writeFileSync(specFile, prompt);
   // A long spec goes by file: one argument or environment string is capped at 128 KiB on Linux.
@@ -237,6 +266,7 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
       /* closed above */
     }
   }
+  const untrack = child.pid ? trackImplementer(child.pid) : () => false;
   // An implementer that exits (or never reads stdin) before the prompt is written closes the pipe: not an error.
   child.stdin?.on('error', () => undefined);
   child.stdin?.end(launch.adapter === 'shell' || launch.adapter === 'exec' ? prompt : '');
@@ -251,25 +281,33 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   });
   const waitMs = opts.sessionWaitMs ?? null;
   const timer = waitMs === null ? null : new Promise<'window'>((resolve) => setTimeout(() => resolve('window'), waitMs).unref());
+  // Already aborted (the signal came while the process was being started) counts too: an abort
+  // event that fired before this listener would never reach it.
   const interrupted = new Promise<'interrupted'>((resolve) => {
-    if (opts.signal) opts.signal.addEventListener('abort', () => resolve('interrupted'), { once: true });
+    if (opts.signal?.aborted) resolve('interrupted');
+    else opts.signal?.addEventListener('abort', () => resolve('interrupted'), { once: true });
   });
   const first = await Promise.race([exited, interrupted, ...(timer ? [timer] : [])]);
   clearInterval(beat);
   if (first === 'interrupted') {
     await endProcessGroup(child.pid ?? null);
-    return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM); the implementer was ended (log: ${logRel})`, 'agent-launch');
+    untrack();
+    return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM) while the implementer ran; it was ended (log: ${logRel})`, 'agent-launch');
   }
   if (first === 'window') {
     // Left running past the observation window: reported RUNNING, never inferred done. Nobody
     // heartbeats it now: its lease runs out unless another runner takes over (recover, resume).
+    untrack();
     child.unref();
     outcome.state = 'RUNNING';
     outcome.ok = true;
     return outcome;
   }
+  untrack();
   const { code, signal, spawnError } = first;
   outcome.exitCode = code;
+  // The implementer has exited; a signal now ends the attempt before its evidence is reported.
+  if (opts.signal?.aborted) return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM) after the implementer exited, before its evidence was reported (log: ${logRel})`, 'completion', { exitCode: code, signal });
   if (spawnError) return fail('SPAWN_FAILED', `could not start ${program}: ${spawnError.message}`, 'agent-launch');
   if (code !== 0) {
     return fail('AGENT_EXIT_NONZERO', `the implementer ${signal ? `was killed by ${signal}` : `exited with ${code}`} (log: ${logRel})`, 'completion', { exitCode: code, signal });
@@ -297,6 +335,8 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   try {
     const committed = cap(await committedChanges(worktreeAbs, base, head));
     const dirty = cap(await dirtyChanges(worktreeAbs));
+    // Last moment a signal ends the attempt: once the report is sent, the coordinator decides it atomically.
+    if (opts.signal?.aborted) return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM) while it collected the evidence; commit ${head} is kept on ${d.worktree.branch} (log: ${logRel})`, 'completion');
     const r = await client.graphs.complete(d.parentTaskId, d.subtaskId, {
       attempt: d.attempt,
       graphBaseCommit: base,

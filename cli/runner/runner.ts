@@ -66,12 +66,17 @@ async function preflightImplementers(ctx: RunnerContext, graph: TaskGraphRecord,
     if (!s) continue;
     resolveImplementer(ctx.root, s.implementer, registry.get(s.implementer), ctx.env);
     // The worktree and the runner's files must be possible before anything is claimed.
-    await checkWorktree(ctx.root, graph.id, id, base);
     const attempt = s.attempt + 1;
+    await checkWorktree(ctx.root, graph.id, id, base, attempt);
     for (const rel of [`runs/${graph.id}/${id}.json`, `logs/${graph.id}/${id}.${attempt}.log`, `specs/${graph.id}/${id}.${attempt}.md`]) {
       assertNoLinks(ctx.root, path.join(ctx.root, RUNTIME_DIR, ...rel.split('/')));
     }
   }
+}
+
+/** A signal that came before the claim: nothing is claimed, so nothing needs reporting. */
+function refuseIfInterrupted(ctx: RunnerContext): void {
+  if (ctx.signal?.aborted) throw new RunnerError('RUNNER_INTERRUPTED', 'the runner was interrupted (SIGINT/SIGTERM) before it claimed anything; nothing was claimed or started', 'dispatch');
 }
 
 async function executeAll(ctx: RunnerContext, dispatches: TaskGraphDispatch[], registry: Map<string, { adapter: string | null; command: string | null }>): Promise<Outcome[]> {
@@ -111,6 +116,7 @@ export async function runWave(ctx: RunnerContext, id: string) {
   const registry = await registryOf(ctx);
   const plan = await ctx.client.graphs.plan(id);
   await preflightImplementers(ctx, graph, plan.wave.selected, registry, base);
+  refuseIfInterrupted(ctx);
   const run = await ctx.client.graphs.run(id, { baseCommit: base, ...(ctx.sessionWaitMs != null ? { sessionWaitMs: ctx.sessionWaitMs } : {}) });
   const outcomes = await executeAll(ctx, run.dispatches, registry);
   const after = await ctx.client.graphs.get(id);
@@ -135,6 +141,7 @@ export async function dispatchOne(ctx: RunnerContext, id: string, subtaskId: str
   const base = await baseFor(ctx, graph);
   const registry = await registryOf(ctx);
   await preflightImplementers(ctx, graph, [subtaskId], registry, base);
+  refuseIfInterrupted(ctx);
   const claim = await ctx.client.graphs.claim(id, subtaskId, { baseCommit: base, ...(ctx.sessionWaitMs != null ? { sessionWaitMs: ctx.sessionWaitMs } : {}) });
   const [outcome] = await executeAll(ctx, [claim.dispatch], registry);
   const after = await ctx.client.graphs.get(id);
@@ -292,7 +299,7 @@ export async function integrate(ctx: RunnerContext, id: string) {
     const keep = `${w.branch}.${Date.now()}`;
     await git(ctx.root, ['branch', '-m', w.branch, keep]);
   }
-  await ensureWorktree(ctx.root, id, '__integration__', base);
+  await ensureWorktree(ctx.root, id, '__integration__', base, 1);
   const env = await committerEnv(ctx.root);
   const applied: { subtaskId: string; commit: string }[] = [];
   for (const s of sources) {

@@ -1,14 +1,23 @@
 /**
  * Runtime-owned worktrees (seed 002 "Subtask dispatch in an isolated Git worktree" steps 1–2;
- * seeds-notes §3.7, §3.10). The runner creates or reuses `.coord/worktrees/<parent>/<subtask>` on
- * branch `coord/<parent>/<subtask>` at the graph base, and removes only exactly that. Before doing
+ * seeds-notes §3.7, §3.10). The runner creates `.coord/worktrees/<parent>/<subtask>` on branch
+ * `coord/<parent>/<subtask>` at the graph base, and removes only exactly that. Before doing
  * anything it refuses unsafe ids and ref names, symlinks (or junctions) anywhere on the path,
  * paths that escape the repository, and existing folders git did not register as that worktree.
+ *
+ * Ownership is recorded, never inferred from a name (issue 35): when the runner creates a
+ * subtask's branch it writes `.coord/owned/<parent>/<subtask>.json` (the branch, the base, the
+ * attempt). A branch of that name without the record is the user's, and is refused before
+ * anything is claimed, with the command that moves it aside. Every attempt starts at the base:
+ * a new attempt on an owned branch keeps the previous tip under
+ * `refs/coord/attempts/<parent>/<subtask>/<attempt>` (so no commit is lost), moves the branch back
+ * to the base and checks it out in a fresh worktree; a registered worktree whose folder vanished
+ * is pruned by the runner itself.
  * The user's checkout is never staged, committed, reset or checked out: the only write outside
  * `.coord/` is one `/.coord/` line in the repository's `info/exclude`, which keeps the runner's
  * folder out of `git status`.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, appendFileSync } from 'node:fs';
+import { appendFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, gitOk, isAncestor, isSafeBranch, worktreeList } from './git.js';
 
@@ -86,41 +95,92 @@ async function registered(root: string, abs: string) {
   return (await worktreeList(root)).find((w) => w.path === real || w.path === abs);
 }
 
-/** How {@link ensureWorktree} will provide a worktree: reuse it, add it on its existing branch, or create both. */
-type WorktreePlan = 'reuse' | 'add-existing-branch' | 'create';
+/** The runner's record that it created a subtask's branch (see the file comment). */
+export interface Ownership {
+  branch: string;
+  base: string;
+  /** The attempt that last used the branch. */
+  attempt: number;
+  createdAt: string;
+}
+
+/** Where the ownership record of a subtask's branch is. */
+export const ownershipRel = (parentTaskId: string, subtaskId: string) => path.posix.join(RUNTIME_DIR, 'owned', parentTaskId, `${subtaskId}.json`);
+
+/** The runner's ownership record of the subtask's branch, or null when it did not create it. */
+export function readOwnership(root: string, parentTaskId: string, subtaskId: string): Ownership | null {
+  const w = ownedWorktree(root, parentTaskId, subtaskId);
+  const file = path.join(root, ...ownershipRel(parentTaskId, subtaskId).split('/'));
+  assertNoLinks(root, file);
+  if (!existsSync(file)) return null;
+  try {
+    const o = JSON.parse(readFileSync(file, 'utf8')) as Ownership;
+    return o && o.branch === w.branch && typeof o.attempt === 'number' ? o : null;
+  } catch {
+    return null;
+  }
+}
+
+function writeOwnership(root: string, parentTaskId: string, subtaskId: string, o: Ownership): void {
+  const file = path.join(root, ...ownershipRel(parentTaskId, subtaskId).split('/'));
+  mkdirSync(path.dirname(file), { recursive: true });
+  assertNoLinks(root, file);
+  writeFileSync(file, JSON.stringify(o, null, 2) + '\n');
+}
+
+/** Where a previous attempt's tip is kept when a new attempt starts over at the base. */
+export const attemptRef = (parentTaskId: string, subtaskId: string, attempt: number) => `refs/coord/attempts/${parentTaskId}/${subtaskId}/${attempt}`;
 
 /**
- * Checks, without changing anything, that the subtask's worktree can be created or reused at
- * `base` (the runner calls it before the coordinator claims anything). Reuse requires git to have
- * registered that exact folder on the expected branch, with a HEAD that descends from the base; an
- * existing branch must descend from the base; a registered path that is missing on disk needs an
- * explicit cleanup first. Throws RunnerError WORKTREE_CONFLICT naming what is in the way.
+ * How {@link ensureWorktree} will provide a worktree: `reuse` the owned worktree of this very
+ * attempt, `create` branch and worktree, or `restart` an owned branch at the base in a fresh
+ * worktree (keeping its previous tip when it moved).
  */
-export async function checkWorktree(root: string, parentTaskId: string, subtaskId: string, base: string): Promise<{ plan: WorktreePlan; w: ReturnType<typeof ownedWorktree> }> {
+type WorktreePlan = 'reuse' | 'create' | 'restart';
+
+/**
+ * Checks, without changing anything, that the subtask's worktree can be provided at `base` for
+ * `attempt` (the runner calls it before the coordinator claims anything; without `attempt`, for
+ * the next one). Throws RunnerError WORKTREE_CONFLICT naming what is in the way: a branch of the
+ * subtask's name the runner did not create (with the command to move it aside), a folder git did
+ * not register, a registered folder on another branch.
+ */
+export async function checkWorktree(root: string, parentTaskId: string, subtaskId: string, base: string, attempt?: number): Promise<{ plan: WorktreePlan; w: ReturnType<typeof ownedWorktree>; owned: Ownership | null }> {
   const w = ownedWorktree(root, parentTaskId, subtaskId);
   if (!(await isSafeBranch(root, w.branch))) throw new RunnerError('WORKTREE_CONFLICT', `unsafe branch name ${w.branch}`, 'worktree', { branch: w.branch });
   assertNoLinks(root, w.abs);
   const existing = await registered(root, w.abs);
+  const owned = readOwnership(root, parentTaskId, subtaskId);
+  const branchExists = await gitOk(root, ['show-ref', '--verify', '--quiet', w.ref]);
   if (existsSync(w.abs)) {
     if (!existing) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} exists but is not a worktree git registered: refusing a foreign folder`, 'worktree', { path: w.rel });
     if (existing.branch !== w.ref) {
       throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is on ${existing.branch ?? '(detached)'}, not ${w.ref}`, 'worktree', { path: w.rel, branch: existing.branch });
     }
+  }
+  if (branchExists && !owned) {
+    const aside = `${w.branch.replace(/^coord\//, '')}-mine`;
+    const command = `git branch -m ${w.branch} ${aside}`;
+    throw new RunnerError(
+      'WORKTREE_CONFLICT',
+      `branch ${w.branch} exists but Coord's runner did not create it (no ${ownershipRel(parentTaskId, subtaskId)}): it is never built on. ` +
+        `Move it aside with \`${command}\`${existing ? ` (after \`git worktree remove ${w.rel}\`)` : ''}, then run again`,
+      'worktree',
+      { branch: w.branch, command },
+    );
+  }
+  if (!branchExists) {
+    // The record outlived its branch (deleted by hand): start over as if new.
+    if (existing && existsSync(w.abs)) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered on ${w.ref}, which does not exist`, 'worktree', { path: w.rel });
+    return { plan: 'create', w, owned };
+  }
+  if (existing && existsSync(w.abs) && attempt !== undefined && owned!.attempt === attempt) {
     if (!(await isAncestor(root, base, existing.head ?? 'HEAD'))) {
       throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} HEAD does not descend from the graph base ${base}`, 'worktree', { path: w.rel });
     }
-    return { plan: 'reuse', w };
+    return { plan: 'reuse', w, owned };
   }
-  if (existing) {
-    throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered with git but missing on disk: run cleanup first`, 'worktree', { path: w.rel });
-  }
-  if (await gitOk(root, ['show-ref', '--verify', '--quiet', w.ref])) {
-    if (!(await isAncestor(root, base, w.ref))) {
-      throw new RunnerError('WORKTREE_CONFLICT', `branch ${w.branch} exists and does not descend from the graph base ${base}`, 'worktree', { branch: w.branch });
-    }
-    return { plan: 'add-existing-branch', w };
-  }
-  return { plan: 'create', w };
+  return { plan: 'restart', w, owned };
 }
 
 /**
@@ -146,16 +206,35 @@ async function worktreeAdmin<T>(fn: () => Promise<T>): Promise<T> {
   return next;
 }
 
-/** Creates or reuses the subtask's worktree at `base` (see {@link checkWorktree}). Returns it and whether it was created. */
-export async function ensureWorktree(root: string, parentTaskId: string, subtaskId: string, base: string) {
+/**
+ * Provides the subtask's worktree at `base` for `attempt` (see {@link checkWorktree}): creates it,
+ * reuses this attempt's own, or restarts an owned branch at the base (its previous tip kept under
+ * {@link attemptRef}, a vanished folder pruned). Records ownership. Returns the worktree and whether
+ * it was created.
+ */
+export async function ensureWorktree(root: string, parentTaskId: string, subtaskId: string, base: string, attempt: number) {
   await excludeRuntimeDir(root);
   return worktreeAdmin(async () => {
-    const { plan, w } = await checkWorktree(root, parentTaskId, subtaskId, base);
+    const { plan, w, owned } = await checkWorktree(root, parentTaskId, subtaskId, base, attempt);
+    const record = (createdAt: string) => writeOwnership(root, parentTaskId, subtaskId, { branch: w.branch, base, attempt, createdAt });
     if (plan === 'reuse') return { ...w, created: false };
     mkdirSync(path.dirname(w.abs), { recursive: true });
     assertNoLinks(root, w.abs);
-    if (plan === 'add-existing-branch') await git(root, ['worktree', 'add', '--quiet', w.abs, w.branch]);
-    else await git(root, ['worktree', 'add', '--quiet', '-b', w.branch, w.abs, base]);
+    if (plan === 'create') {
+      if (await registered(root, w.abs)) await git(root, ['worktree', 'prune']);
+      await git(root, ['worktree', 'add', '--quiet', '-b', w.branch, w.abs, base]);
+      record(new Date().toISOString());
+      return { ...w, created: true };
+    }
+    // restart: no worktree on the branch, the previous tip kept, the branch at the base, a fresh worktree.
+    const existing = await registered(root, w.abs);
+    if (existing && existsSync(w.abs)) await git(root, ['worktree', 'remove', '--force', w.abs]);
+    else if (existing) await git(root, ['worktree', 'prune']);
+    const tip = (await git(root, ['rev-parse', '--verify', `${w.ref}^{commit}`])).trim();
+    if (tip !== base) await git(root, ['update-ref', attemptRef(parentTaskId, subtaskId, owned!.attempt), tip]);
+    await git(root, ['branch', '--force', w.branch, base]);
+    await git(root, ['worktree', 'add', '--quiet', w.abs, w.branch]);
+    record(owned!.createdAt);
     return { ...w, created: true };
   });
 }

@@ -78,6 +78,7 @@ export const ERROR_CATALOGUE = {
   TASK_ALREADY_RUNNING: { status: 409, title: 'The subtask is already running' },
   AGENT_RUNTIME_ERROR: { status: 422, title: 'The completion evidence does not verify' },
   TASK_STATE_CONFLICT: { status: 409, title: 'The Task Graph state conflicts with the request' },
+  DISPATCH_INTERRUPTED: { status: 409, title: 'The dispatch was interrupted before this report' },
   INVALID_AGENT_CONFIG: { status: 409, title: 'The agents registry contradicts the graph' },
   agent_exists: { status: 409, title: 'The Agent is already registered' },
   // metagit RFC-0008 (seed 001).

@@ -313,7 +313,7 @@ it('8. authority: another Agent 403, an outsider 404, the dispatch session may a
   expect(done.body.state).toBe('SUCCEEDED');
 });
 
-it('9. an expired lease reads FAILED interrupted at once; heartbeat is 409; the next write records it once', async () => {
+it('9. an expired lease reads FAILED interrupted at once; heartbeat and a late complete are 409 DISPATCH_INTERRUPTED; the next write records it once', async () => {
   const id = await createGraph({ a: [], b: ['a'] }, { maxConcurrency: 1 });
   const d = (await run(id)).get('a')!;
   await t.sql`update todos set progress_at = now() - interval '2 hours' where id = ${d.todoId}`;
@@ -329,10 +329,13 @@ it('9. an expired lease reads FAILED interrupted at once; heartbeat is 409; the 
   expect(subtaskOf(graph, 'b').state).toBe('BLOCKED');
   expect(await cursor(t.admin, id)).toBe(before);
 
-  // The runner's heartbeat is refused: the lease is gone, nothing is revived.
+  // The runner's heartbeat and its late report are refused as interrupted, with the next step: the lease is gone, nothing is revived.
   const hb = await implementer(t, d).post(`/v1/graphs/${id}/subtasks/a/heartbeat`, { attempt: d.attempt });
   expect(hb.status, JSON.stringify(hb.body)).toBe(409);
-  expect(hb.body.code).toBe('TASK_STATE_CONFLICT');
+  expect(hb.body).toMatchObject({ code: 'DISPATCH_INTERRUPTED', recoverable: true, details: { attempt: d.attempt } });
+  expect(hb.body.detail).toContain(`coord graph resume ${id} a`);
+  const late = await t.admin.post(`/v1/graphs/${id}/subtasks/a/complete`, { attempt: d.attempt, ...evidence(base, ['src/a/x.ts']) });
+  expect([late.status, late.body.code, late.body.stage]).toEqual([409, 'DISPATCH_INTERRUPTED', 'completion']);
   expect(subtaskOf(await record(id), 'a').state).toBe('FAILED');
 
   // A following write records it durably, with exactly one RUNNING → FAILED event.

@@ -4549,7 +4549,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+                /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4595,7 +4595,7 @@ export interface paths {
         put?: never;
         /**
          * Complete with IMPLEMENTATION_DONE evidence (and Scope Audit v1)
-         * @description Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits the reported paths against the subtask’s write intent (seeds-notes §3.9) with the map’s policy: observe/warn → SUCCEEDED (warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 `AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed).
+         * @description Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits the reported paths against the subtask’s write intent (seeds-notes §3.9) with the map’s policy: observe/warn → SUCCEEDED (warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 `AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed). A report for an attempt already recorded interrupted (lease expired, runner reported dead) is 409 `DISPATCH_INTERRUPTED`: resume, then dispatch again.
          */
         post: {
             parameters: {
@@ -4663,7 +4663,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+                /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;
@@ -4795,7 +4795,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+                /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
                 409: {
                     headers: {
                         [name: string]: unknown;

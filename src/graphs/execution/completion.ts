@@ -24,7 +24,7 @@ import { markStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { auditScope, driftReason, type ReportedChange, type ScopeEvidence } from '../contract/index.js';
-import { isCommitId } from '../contract/execution.js';
+import { INTERRUPTED_CODE, isCommitId } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
 import type { GraphRow, SubtaskRow } from '../graphs.view.js';
 import { requireActor } from './authority.js';
@@ -66,6 +66,18 @@ function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undef
       subtaskId: row.subtask_id,
       details: { attempt: row.attempt ?? 0 },
     });
+  }
+  if (state.state === 'FAILED' && (row.interrupted || (row.last_error as { code?: string } | null)?.code === INTERRUPTED_CODE)) {
+    // The dispatch was recorded interrupted (its lease ran out, or a runner reported its process
+    // dead) before this report arrived: the report is late, not wrong (issue 35).
+    const n = row.attempt ?? 0;
+    refuse(
+      'DISPATCH_INTERRUPTED',
+      stage,
+      `Task Graph subtask ${id}/${row.subtask_id}: attempt ${n} was recorded interrupted before this report arrived, so it cannot ${act}; nothing changed. ` +
+        `Resume it (\`coord graph resume ${id} ${row.subtask_id}\`, POST /v1/graphs/${id}/subtasks/${row.subtask_id}/resume) and dispatch it again: attempt ${n + 1} starts at the graph base, and the runner keeps this attempt's commits under refs/coord/attempts/.`,
+      { parentTaskId: id, subtaskId: row.subtask_id, recoverable: true, details: { state: state.state, attempt: n } },
+    );
   }
   if (state.state !== 'RUNNING') {
     const hint = state.state === 'FAILED' && row.status === 'blocked' ? ' (its dispatch was interrupted or failed; resume it, then dispatch again)' : '';

@@ -49,7 +49,7 @@ export const COMPLETE_BODY_LIMIT = 2 * 10_000 * (2 * 4096 + 64) + 64 * 1024;
 const tags = ['graph execution'];
 
 /** The error responses of an execution route: catalogue problems plus the contract's 409. */
-function errors(conflicts: ('TASK_STATE_CONFLICT' | 'TASK_ALREADY_RUNNING' | 'INVALID_AGENT_CONFIG')[], ...codes: ErrorCode[]) {
+function errors(conflicts: ('TASK_STATE_CONFLICT' | 'DISPATCH_INTERRUPTED' | 'TASK_ALREADY_RUNNING' | 'INVALID_AGENT_CONFIG')[], ...codes: ErrorCode[]) {
   return {
     ...problemResponses('graph_not_found', 'forbidden', ...codes),
     409: TaskGraphConflictProblem.describe(`Problem codes: ${[...conflicts].sort().join(', ')}`),
@@ -110,7 +110,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
           '`interrupted` at once and refused here (409): resume it and dispatch again.',
         params: SubtaskParams,
         body: HeartbeatBody.nullish(),
-        response: { 200: HeartbeatResult, ...errors(['TASK_STATE_CONFLICT'], 'TASK_NOT_FOUND') },
+        response: { 200: HeartbeatResult, ...errors(['TASK_STATE_CONFLICT', 'DISPATCH_INTERRUPTED'], 'TASK_NOT_FOUND') },
       },
     },
     async (req) => heartbeatSubtask(ctx(req), req.params.id, req.params.sid, req.body ?? {}),
@@ -128,10 +128,11 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
           'the reported paths against the subtask’s write intent (seeds-notes §3.9) with the map’s policy: observe/warn → SUCCEEDED ' +
           '(warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no ' +
           'audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 ' +
-          '`AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed).',
+          '`AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed). A report for an ' +
+          'attempt already recorded interrupted (lease expired, runner reported dead) is 409 `DISPATCH_INTERRUPTED`: resume, then dispatch again.',
         params: SubtaskParams,
         body: CompleteBody,
-        response: { 200: CompleteResult, ...errors(['TASK_STATE_CONFLICT'], 'TASK_NOT_FOUND', 'AGENT_RUNTIME_ERROR', 'payload_too_large') },
+        response: { 200: CompleteResult, ...errors(['TASK_STATE_CONFLICT', 'DISPATCH_INTERRUPTED'], 'TASK_NOT_FOUND', 'AGENT_RUNTIME_ERROR', 'payload_too_large') },
       },
     },
     async (req) => completeSubtask(ctx(req), req.params.id, req.params.sid, req.body),
@@ -148,7 +149,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
           'BLOCKED. A repeat with the same code changes nothing (`changed: false`).',
         params: SubtaskParams,
         body: FailBody,
-        response: { 200: FailResult, ...errors(['TASK_STATE_CONFLICT'], 'TASK_NOT_FOUND') },
+        response: { 200: FailResult, ...errors(['TASK_STATE_CONFLICT', 'DISPATCH_INTERRUPTED'], 'TASK_NOT_FOUND') },
       },
     },
     async (req) => failSubtask(ctx(req), req.params.id, req.params.sid, req.body),

@@ -84,7 +84,7 @@ export const sweepPrincipal = (teamId: string): Principal => systemPrincipal('sw
 
 /** A contract refusal at `stage` as a problem with the contract's members (seeds-notes §3.12). */
 export function refuse(
-  code: 'TASK_STATE_CONFLICT' | 'TASK_ALREADY_RUNNING' | 'TASK_NOT_FOUND' | 'AGENT_RUNTIME_ERROR' | 'INVALID_AGENT_CONFIG',
+  code: 'TASK_STATE_CONFLICT' | 'DISPATCH_INTERRUPTED' | 'TASK_ALREADY_RUNNING' | 'TASK_NOT_FOUND' | 'AGENT_RUNTIME_ERROR' | 'INVALID_AGENT_CONFIG',
   stage: string,
   message: string,
   facts: { parentTaskId: string; subtaskId?: string | null; recoverable?: boolean; details?: Record<string, unknown> },
