@@ -69,15 +69,15 @@ export function runCoordProcess(args: string[], opts: { env: NodeJS.ProcessEnv; 
   return runProcess(process.execPath, [BIN, ...args], { env: opts.env, cwd: opts.cwd ?? REPO, input: opts.input });
 }
 
-/** Spawns a long-running `coord` (e.g. `events follow`) and lets the test read its output as it comes. */
-export function spawnCoord(args: string[], opts: { env: NodeJS.ProcessEnv }): {
+/** Spawns a long-running `coord` (e.g. `events follow`; `bin`: another build of it, default the run's) and lets the test read its output as it comes. */
+export function spawnCoord(args: string[], opts: { env: NodeJS.ProcessEnv; bin?: string }): {
   child: ChildProcess;
   out: () => string;
   err: () => string;
   waitFor: (pred: (stdout: string) => boolean, ms?: number) => Promise<void>;
   exited: Promise<number>;
 } {
-  const child = spawn(process.execPath, [builtCoord(), ...args], { env: opts.env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [opts.bin ?? builtCoord(), ...args], { env: opts.env, cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const waiters = new Set<() => void>();

@@ -13,6 +13,7 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { REPO_ROOT, runProcess } from '../helpers/process.js';
 import { cleanEnv, tempHome } from '../cli/helpers.js';
 import { committingScript, userRepo } from './runner.helpers.js';
+import { attemptsSuite } from './attempts.suite.js';
 
 let t: TestApp;
 let dir: string;
@@ -99,3 +100,6 @@ describe('npm run demo', () => {
     expect(r.stdout).toContain('Your checkout: untouched');
   }, 120_000);
 });
+
+// The runner's attempt rules (issue 35) hold for the packed CLI too.
+describe('the packed CLI', () => attemptsSuite(() => coord));
