@@ -15,7 +15,7 @@
  * `recover` can tell whether it is still alive); nothing is inferred from its files.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { CoordError, type CoordClient, type TaskGraphDispatch } from '@coord/sdk';
 import { committedChanges, dirtyChanges, git, headCommit, isAncestor, type Change } from './git.js';
@@ -80,15 +80,46 @@ export function readRunRecord(root: string, parentTaskId: string, subtaskId: str
   }
 }
 
-/** Whether the process group of `pid` (an implementer spawned detached: its own group) has a live process. */
+/**
+ * Whether the process group of `pid` (an implementer spawned detached: its own group) has a live
+ * process. A zombie is not alive: an implementer's child that outlived it is reparented, and where
+ * nothing reaps orphans (a container whose first process is not an init) it stays a zombie in the
+ * group forever, which `kill(-pid, 0)` cannot tell from a live process. On Linux the group's
+ * members are read from /proc; elsewhere the signal test decides.
+ */
 export function processAlive(pid: number | null): boolean {
   if (!pid) return false;
   try {
     process.kill(-pid, 0);
-    return true;
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
+  const members = groupMembers(pid);
+  return members === undefined || members.some((m) => m.state !== 'Z');
+}
+
+/** The processes of group `pgid` with their states, from /proc (undefined where there is no /proc). */
+function groupMembers(pgid: number): { pid: number; state: string }[] | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const out: { pid: number; state: string }[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so split after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(fields[2]) === pgid) out.push({ pid: Number(e), state: fields[0] });
+  }
+  return out;
 }
 
 /**

@@ -119,7 +119,8 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
   const relative = program.includes('/') && !path.isAbsolute(program);
   const executable = relative ? (which(path.resolve(root, program), env) ? program : null) : which(program, env);
   if (!executable) {
-    throw new RunnerError('EXECUTABLE_NOT_FOUND', `Agent "${agent}": executable "${program}" (${adapter} adapter, ${source}) was not found on PATH`, 'agent-resolution', {
+    const where = program.includes('/') ? (relative ? `at ${path.resolve(root, program)} (relative to the repository root)` : 'at that path') : 'on PATH';
+    throw new RunnerError('EXECUTABLE_NOT_FOUND', `Agent "${agent}": executable "${program}" (${adapter} adapter, ${source}) was not found ${where}, or is not executable`, 'agent-resolution', {
       agent,
       executable: program,
       commandSource: source,

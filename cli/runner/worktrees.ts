@@ -7,7 +7,9 @@
  *
  * Ownership is recorded, never inferred from a name (issue 35): when the runner creates a
  * subtask's branch it writes `.coord/owned/<parent>/<subtask>.json` (the branch, the base, the
- * attempt). A branch of that name without the record is the user's, and is refused before
+ * attempt, a random id) and the same id into the branch's own git configuration
+ * (`branch.<name>.coordOwner`), which git deletes with the branch. A branch of that name without
+ * both is the user's, even one recreated under a name the runner once used, and is refused before
  * anything is claimed, with the command that moves it aside. Every attempt starts at the base:
  * a new attempt on an owned branch keeps the previous tip under
  * `refs/coord/attempts/<parent>/<subtask>/<attempt>` (so no commit is lost), moves the branch back
@@ -18,6 +20,7 @@
  * folder out of `git status`.
  */
 import { appendFileSync, existsSync, lstatSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { git, gitOk, isAncestor, isSafeBranch, worktreeList } from './git.js';
 
@@ -97,6 +100,8 @@ async function registered(root: string, abs: string) {
 
 /** The runner's record that it created a subtask's branch (see the file comment). */
 export interface Ownership {
+  /** Random; also in the branch's git configuration, which dies with the branch. */
+  id: string;
   branch: string;
   base: string;
   /** The attempt that last used the branch. */
@@ -107,18 +112,27 @@ export interface Ownership {
 /** Where the ownership record of a subtask's branch is. */
 export const ownershipRel = (parentTaskId: string, subtaskId: string) => path.posix.join(RUNTIME_DIR, 'owned', parentTaskId, `${subtaskId}.json`);
 
-/** The runner's ownership record of the subtask's branch, or null when it did not create it. */
-export function readOwnership(root: string, parentTaskId: string, subtaskId: string): Ownership | null {
+/** The key of the branch configuration that carries the ownership id. */
+const ownerKey = (branch: string) => `branch.${branch}.coordOwner`;
+
+/**
+ * The runner's ownership record of the subtask's branch, or null when it did not create the
+ * branch that exists now (no record, or the branch's configuration does not carry its id).
+ */
+export async function readOwnership(root: string, parentTaskId: string, subtaskId: string): Promise<Ownership | null> {
   const w = ownedWorktree(root, parentTaskId, subtaskId);
   const file = path.join(root, ...ownershipRel(parentTaskId, subtaskId).split('/'));
   assertNoLinks(root, file);
   if (!existsSync(file)) return null;
+  let o: Ownership;
   try {
-    const o = JSON.parse(readFileSync(file, 'utf8')) as Ownership;
-    return o && o.branch === w.branch && typeof o.attempt === 'number' ? o : null;
+    o = JSON.parse(readFileSync(file, 'utf8')) as Ownership;
   } catch {
     return null;
   }
+  if (!o || o.branch !== w.branch || typeof o.attempt !== 'number' || typeof o.id !== 'string') return null;
+  const marked = (await git(root, ['config', '--get', ownerKey(w.branch)], { allowExit: [1] })).trim();
+  return marked === o.id ? o : null;
 }
 
 function writeOwnership(root: string, parentTaskId: string, subtaskId: string, o: Ownership): void {
@@ -150,7 +164,7 @@ export async function checkWorktree(root: string, parentTaskId: string, subtaskI
   if (!(await isSafeBranch(root, w.branch))) throw new RunnerError('WORKTREE_CONFLICT', `unsafe branch name ${w.branch}`, 'worktree', { branch: w.branch });
   assertNoLinks(root, w.abs);
   const existing = await registered(root, w.abs);
-  const owned = readOwnership(root, parentTaskId, subtaskId);
+  const owned = await readOwnership(root, parentTaskId, subtaskId);
   const branchExists = await gitOk(root, ['show-ref', '--verify', '--quiet', w.ref]);
   if (existsSync(w.abs)) {
     if (!existing) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} exists but is not a worktree git registered: refusing a foreign folder`, 'worktree', { path: w.rel });
@@ -216,14 +230,16 @@ export async function ensureWorktree(root: string, parentTaskId: string, subtask
   await excludeRuntimeDir(root);
   return worktreeAdmin(async () => {
     const { plan, w, owned } = await checkWorktree(root, parentTaskId, subtaskId, base, attempt);
-    const record = (createdAt: string) => writeOwnership(root, parentTaskId, subtaskId, { branch: w.branch, base, attempt, createdAt });
+    const record = (createdAt: string, id: string) => writeOwnership(root, parentTaskId, subtaskId, { id, branch: w.branch, base, attempt, createdAt });
     if (plan === 'reuse') return { ...w, created: false };
     mkdirSync(path.dirname(w.abs), { recursive: true });
     assertNoLinks(root, w.abs);
     if (plan === 'create') {
       if (await registered(root, w.abs)) await git(root, ['worktree', 'prune']);
       await git(root, ['worktree', 'add', '--quiet', '-b', w.branch, w.abs, base]);
-      record(new Date().toISOString());
+      const id = randomUUID();
+      await git(root, ['config', ownerKey(w.branch), id]);
+      record(new Date().toISOString(), id);
       return { ...w, created: true };
     }
     // restart: no worktree on the branch, the previous tip kept, the branch at the base, a fresh worktree.
@@ -234,7 +250,7 @@ export async function ensureWorktree(root: string, parentTaskId: string, subtask
     if (tip !== base) await git(root, ['update-ref', attemptRef(parentTaskId, subtaskId, owned!.attempt), tip]);
     await git(root, ['branch', '--force', w.branch, base]);
     await git(root, ['worktree', 'add', '--quiet', w.abs, w.branch]);
-    record(owned!.createdAt);
+    record(owned!.createdAt, owned!.id);
     return { ...w, created: true };
   });
 }

@@ -334,6 +334,7 @@ it('9. an expired lease reads FAILED interrupted at once; heartbeat and a late c
   expect(hb.status, JSON.stringify(hb.body)).toBe(409);
   expect(hb.body).toMatchObject({ code: 'DISPATCH_INTERRUPTED', recoverable: true, details: { attempt: d.attempt } });
   expect(hb.body.detail).toContain(`coord graph resume ${id} a`);
+  expect(hb.body.detail).toContain(`POST /v1/graphs/${id}/resume with {"subtaskId": "a"}`);
   const late = await t.admin.post(`/v1/graphs/${id}/subtasks/a/complete`, { attempt: d.attempt, ...evidence(base, ['src/a/x.ts']) });
   expect([late.status, late.body.code, late.body.stage]).toEqual([409, 'DISPATCH_INTERRUPTED', 'completion']);
   expect(subtaskOf(await record(id), 'a').state).toBe('FAILED');

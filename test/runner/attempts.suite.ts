@@ -168,6 +168,29 @@ export function attemptsSuite(bin: () => string): void {
     });
   });
 
+  describe('a branch recreated under the runner’s name', () => {
+    it('is the user’s: after the runner’s branch was deleted and a user branch of that name made, the next attempt is refused, not reset', async () => {
+      const { repo, id, sid, cli } = await setup('flaky');
+      const branch = `coord/${id}/${sid}`;
+      expect((await cli.json(['graph', 'run', id, '--root', repo])).body.outcomes[0]).toMatchObject({ attempt: 1, state: 'FAILED' });
+      git(repo, 'worktree', 'remove', '--force', path.join(repo, '.coord', 'worktrees', id, sid));
+      git(repo, 'branch', '-D', branch);
+      const wt = path.join(repo, '..', `${path.basename(repo)}-mine-wt`);
+      cleanups.push(wt);
+      git(repo, 'worktree', 'add', '-q', '-b', branch, wt, 'HEAD');
+      writeFileSync(path.join(wt, 'mine.txt'), 'mine\n');
+      git(wt, 'add', '-A');
+      git(wt, '-c', 'user.name=U', '-c', 'user.email=u@example.invalid', 'commit', '-qm', 'my own work');
+      git(repo, 'worktree', 'remove', wt);
+      const mine = git(repo, 'rev-parse', branch);
+      expect((await cli.json(['graph', 'resume', id, sid, '--root', repo])).code).toBe(0);
+      const r = await cli.json(['graph', 'run', id, '--root', repo]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('did not create it');
+      expect(git(repo, 'rev-parse', branch)).toBe(mine);
+    });
+  });
+
   describe('signals at any phase of an attempt', () => {
     /** Starts `coord graph run` with the git shim stopping at `pause`; returns it and the files it uses. */
     async function runPausedAt(pause: string, implementer: keyof typeof AGENTS = 'marker') {

@@ -75,7 +75,7 @@ function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undef
       'DISPATCH_INTERRUPTED',
       stage,
       `Task Graph subtask ${id}/${row.subtask_id}: attempt ${n} was recorded interrupted before this report arrived, so it cannot ${act}; nothing changed. ` +
-        `Resume it (\`coord graph resume ${id} ${row.subtask_id}\`, POST /v1/graphs/${id}/subtasks/${row.subtask_id}/resume) and dispatch it again: attempt ${n + 1} starts at the graph base, and the runner keeps this attempt's commits under refs/coord/attempts/.`,
+        `Resume it (\`coord graph resume ${id} ${row.subtask_id}\`, or POST /v1/graphs/${id}/resume with {"subtaskId": "${row.subtask_id}"}) and dispatch it again: attempt ${n + 1} starts at the graph base, and the runner keeps this attempt's commits under refs/coord/attempts/.`,
       { parentTaskId: id, subtaskId: row.subtask_id, recoverable: true, details: { state: state.state, attempt: n } },
     );
   }
