@@ -1,0 +1,27 @@
+/**
+ * The committed schema (src/db/schema.sql) is what the committed migrations give (issue 36): a
+ * migration that changes the schema must come with `npm run db:schema`, so the schema in force is
+ * always readable in one file and every change to it shows in review.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { dumpSchema } from '../../src/db/schema-dump.js';
+import { createTestDatabase } from '../helpers/db.js';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+beforeAll(async () => {
+  db = await createTestDatabase();
+});
+afterAll(async () => db?.drop());
+
+it('src/db/schema.sql is the schema a freshly migrated database has (run npm run db:schema after a migration)', async () => {
+  const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+  try {
+    const committed = readFileSync(path.resolve(import.meta.dirname, '../../src/db/schema.sql'), 'utf8');
+    expect(await dumpSchema(sql)).toBe(committed);
+  } finally {
+    await sql.end();
+  }
+});
