@@ -21,6 +21,7 @@ const UNIT = [
   'test/scenarios/scenarios.plan.test.ts',
   'test/sdk/sdk.drift.test.ts',
   'test/sdk/sdk.follow.test.ts',
+  'test/architecture/**/*.test.ts',
 ];
 const E2E = [
   'test/cli/**/*.test.ts',

@@ -32,7 +32,7 @@ import { Logger, run as runGraphile, runMigrations as migrateGraphile } from 'gr
 import type { Pool } from 'undici';
 import { startCpu, type CpuPerCycle } from './lib/cpu.js';
 import { PrincipalCache } from '../src/auth/principal-cache.js';
-import { principalForToken } from '../src/auth/tokens.js';
+import { principalForToken } from '../src/auth/principals.repo.js';
 import { testConfig } from '../src/config.js';
 import { openDb, type Sql } from '../src/db/client.js';
 import { claimNext, transitionTodo, type Ctx } from '../src/todos/todos.service.js';

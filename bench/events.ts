@@ -13,7 +13,7 @@ import type { Sql } from '../src/db/client.js';
 import { withTx } from '../src/db/tx.js';
 import { systemActor } from '../src/auth/actor.js';
 import { appendEvents, streamKey } from '../src/events/events.repo.js';
-import { DEFAULT_TEAM } from '../src/teams/teams.table.js';
+import { DEFAULT_TEAM } from '../src/db/schema/teams.js';
 import { openMany, openSse, type SseStream } from './lib/sse.js';
 import { round, summarize, type Summary } from './lib/stats.js';
 

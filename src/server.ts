@@ -10,7 +10,7 @@ import path from 'node:path';
 import { buildApp } from './app.js';
 import { lastDrain } from './http/drain.js';
 import { isDatabaseUnavailable } from './http/error-handler.js';
-import { bootstrapAdmin } from './auth/tokens.js';
+import { bootstrapAdmin } from './tokens/tokens.bootstrap.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
 import { openDb, postgresDriverPatched } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';

@@ -5,8 +5,19 @@
  * (the two together: a worker loop).
  */
 import { CoordError, Forbidden, LeaseExpired, NotFound } from './errors.js';
-import type { TodosApi } from './todos.js';
-import type { NextInput, TodoItem } from './types.js';
+import type { ClaimResult, DoneTodoInput, NextInput, TodoItem } from './types.js';
+
+/**
+ * The calls of `client.todos` (todos.ts `TodosApi`) that the claim loops make. Declared here so the
+ * loops depend on these five methods, not on the whole todos client, which builds on this file.
+ */
+export interface TodosApi {
+  claim(id: string): Promise<TodoItem>;
+  next(opts?: NextInput, init?: { signal?: AbortSignal }): Promise<ClaimResult>;
+  heartbeat(id: string): Promise<TodoItem>;
+  block(id: string, note?: string): Promise<TodoItem>;
+  done(id: string, opts?: DoneTodoInput): Promise<TodoItem>;
+}
 
 /** Options of `withClaim`. */
 export interface WithClaimOptions<T> {

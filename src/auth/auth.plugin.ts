@@ -3,7 +3,8 @@ import type { Sql } from '../db/client.js';
 import { DomainError } from '../http/errors.js';
 import type { AuthFailures } from '../http/rate-limit.js';
 import type { PrincipalCache } from './principal-cache.js';
-import { hashToken, principalForToken } from './tokens.js';
+import { hashToken } from '../lib/ids.js';
+import { principalForToken } from './principals.repo.js';
 
 /** Where the auth hook reports each authenticated session call (sessions.liveness.ts batches them into `last_seen_at`). */
 export interface SeenSink {

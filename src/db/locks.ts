@@ -1,5 +1,5 @@
 import type { Db } from './client.js';
-import { DEFAULT_TEAM } from '../teams/teams.table.js';
+import { DEFAULT_TEAM } from './schema/teams.js';
 
 /**
  * Transaction-scoped advisory locks keyed by a hashed, namespaced name (never a magic number).

@@ -1,6 +1,6 @@
 import type postgres from 'postgres';
-import { ringCommitted } from '../events/doorbell.js';
-import { declareEventWriter } from '../events/events.repo.js';
+import { ringCommitted } from './doorbell.js';
+import { declareEventWriter } from './event-writer.js';
 import type { Sql } from './client.js';
 
 /** SQLSTATEs worth retrying a whole transaction for: serialization failure, deadlock. */
@@ -43,7 +43,7 @@ export async function withTx<T>(
         return Promise.all([declareEventWriter(tx), fn(tx)]).then(([, out]) => out);
       };
       const result = (await (mode ? sql.begin(mode, body) : sql.begin(body))) as T;
-      // Committed: ring the topics its events went to (src/events/doorbell.ts).
+      // Committed: ring the topics its events went to (doorbell.ts).
       if (txRef) ringCommitted(sql, txRef);
       return result;
     } catch (err) {

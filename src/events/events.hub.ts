@@ -9,7 +9,7 @@
  * cost one query per wake-up, not 500.
  */
 import type { Sql } from '../db/client.js';
-import { setDoorbell } from './doorbell.js';
+import { setDoorbell } from '../db/doorbell.js';
 import { readAfter, streamKey, type Cursor, type EventRow } from './events.repo.js';
 
 export interface Subscriber {

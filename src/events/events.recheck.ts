@@ -12,7 +12,8 @@
  * tokens ({@link principalsForHashes}), then the scope rule once per distinct (principal, scope).
  * A stream is re-checked within one interval plus the pass's own time, as before.
  */
-import { hashToken, principalsForHashes } from '../auth/tokens.js';
+import { hashToken } from '../lib/ids.js';
+import { principalsForHashes } from '../auth/principals.repo.js';
 import type { Principal } from '../auth/principal.js';
 import type { Sql } from '../db/client.js';
 import { accessToScope, type TeamScope } from '../scopes/scopes.js';

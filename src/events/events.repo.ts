@@ -15,14 +15,15 @@
  * touches no event, used to hold every reader back until it ended). An event writer is a
  * transaction that holds a lock on this database's `events` table, and it takes that lock before
  * its transaction id exists: a statement that inserts into `events` locks the table before it
- * writes anything, a transaction of `withTx` locks it first ({@link declareEventWriter}), and the
+ * writes anything, a transaction of `withTx` locks it first (`declareEventWriter`, src/db/event-writer.ts), and the
  * claim functions lock it first (migrations/0019). So a transaction that already has an id and
  * holds no such lock can never write an event under that id, and readers pass over it.
  */
 import type { EmitEvents } from '../config.js';
 import type { Db } from '../db/client.js';
 import type { Actor } from '../auth/actor.js';
-import { noteTopics } from './doorbell.js';
+import { noteTopics } from '../db/doorbell.js';
+import { assertEventWriter } from '../db/event-writer.js';
 
 export interface EventInput {
   topic: string;
@@ -151,31 +152,6 @@ export const HORIZON = `(
   select coalesce(min(x.x), pg_snapshot_xmax(pg_current_snapshot()))
     from pg_snapshot_xip(pg_current_snapshot()) x(x)
    where x.x not in (select b.x from bystanders b))`;
-
-/**
- * Declares the transaction `tx` an event writer before it writes anything (see the file comment):
- * it locks `events` in ROW EXCLUSIVE mode (what an insert takes; it blocks no other writer or
- * reader), sent without waiting, so it travels with the transaction's first statement and adds no
- * round trip. `withTx` calls it for every transaction it runs.
- */
-export function declareEventWriter(tx: Db): Promise<unknown> {
-  declared.add(tx);
-  return tx`lock table events in row exclusive mode`.execute();
-}
-
-/** Transactions that declared themselves event writers. */
-const declared = new WeakSet<object>();
-
-/**
- * Throws when `db` is a transaction that did not declare itself an event writer before its first
- * write: an event it wrote could sort below a horizon a reader had already passed. A pool (each
- * statement its own transaction) needs no declaration: the insert locks `events` first.
- */
-function assertEventWriter(db: Db): void {
-  if ('savepoint' in db && !declared.has(db)) {
-    throw new Error('events are written in a transaction of withTx (src/db/tx.ts), which declares it an event writer first');
-  }
-}
 
 /** A reader's position: the `(tx, id)` of the last delivered event. */
 export interface Cursor {

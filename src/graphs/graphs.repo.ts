@@ -12,9 +12,16 @@
  */
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
+import { teamLock } from '../db/locks.js';
 import { fail } from '../http/errors.js';
 import { isTaskId } from './contract/ids.js';
 import type { GraphRow, SubtaskRow } from './graphs.view.js';
+
+/** The todo scope of a graph: `graph:<parentTaskId>`. */
+export const graphScope = (id: string) => `graph:${id}`;
+
+/** The advisory lock every writer of graph `id` of team `teamId` holds (src/db/locks.ts `teamLock`). */
+export const graphLock = (teamId: string, id: string) => teamLock(teamId, graphScope(id));
 
 /** 404 `graph_not_found`, with the id bounded. */
 export function graphNotFound(id: string): never {

@@ -16,17 +16,10 @@
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { registerScopeKind } from '../scopes/scopes.js';
-import { teamLock } from '../db/locks.js';
 import { isTaskId } from './contract/ids.js';
 import { getTodo } from '../todos/todos.service.js';
 import { nextGraphSubtask } from './execution/dispatch.js';
-import { visibleTo } from './graphs.repo.js';
-
-/** The todo scope of a graph: `graph:<parentTaskId>`. */
-export const graphScope = (id: string) => `graph:${id}`;
-
-/** The advisory lock every writer of graph `id` of team `teamId` holds (src/db/locks.ts `teamLock`). */
-export const graphLock = (teamId: string, id: string) => teamLock(teamId, graphScope(id));
+import { graphScope, visibleTo } from './graphs.repo.js';
 
 /**
  * Whether `p` may read graph `id` and act in its scope (one indexed probe). Users: in scope with

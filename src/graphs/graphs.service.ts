@@ -44,7 +44,7 @@ import { taskGraphInvalid } from './contract/failure.js';
 import { AGENT_ID_PATTERN, TASK_ID_PATTERN, isAgentId, isTaskId } from './contract/ids.js';
 import { isPlainObject, ownValue, truncateUtf8 } from './contract/text.js';
 import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './graphs.repo.js';
-import { graphLock, graphScope } from './graphs.scope.js';
+import { graphLock, graphScope } from './graphs.repo.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
 import { actorOf } from '../auth/actor.js';
 

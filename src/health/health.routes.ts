@@ -7,7 +7,7 @@ import type { Sql } from '../db/client.js';
 import { MIGRATIONS_DIR, migrationsApplied } from '../db/migrate.js';
 import { Problem, problemBody } from '../http/problem.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { judgeSweeps, readSweepRuns, STALE_AFTER_INTERVALS, SWEEPS } from '../sweeps/sweeps.health.js';
+import { judgeSweeps, readSweepRuns, STALE_AFTER_INTERVALS, SWEEPS } from '../metrics/sweeps.health.js';
 
 const expectedMigrations = () => readdirSync(MIGRATIONS_DIR).filter((f) => f.endsWith('.sql')).length;
 

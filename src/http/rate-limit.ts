@@ -15,7 +15,7 @@
  */
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hashToken } from '../auth/tokens.js';
+import { hashToken } from '../lib/ids.js';
 import type { Config } from '../config.js';
 import { DomainError } from './errors.js';
 

@@ -1,5 +1,5 @@
 /**
- * The `idempotency_keys` statements (table: idempotency.table.ts). Every time comparison uses the
+ * The `idempotency_keys` statements (table: src/db/schema/idempotency.ts). Every time comparison uses the
  * database clock (`now()`), so replicas with skewed clocks agree on what has expired. Rows are
  * found by the key's hash and hold the answer sealed (idempotency.seal.ts); nothing here sees the
  * raw key or the answer in the clear.

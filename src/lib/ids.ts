@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 
 /**
  * Public ids carry a type prefix (design brief §9): `td-` todo items, `s-` sessions, `u-` users,
@@ -14,4 +14,9 @@ export function newId(prefix: IdPrefix): string {
 /** A bearer token: `coord_` + 43 base64url characters (256 random bits). Shown once, stored hashed. */
 export function newToken(): string {
   return `coord_${randomBytes(32).toString('base64url')}`;
+}
+
+/** sha256(token) as hex. Tokens carry 256 random bits, so a fast hash is the right tool. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
 }

@@ -25,7 +25,7 @@
 import type postgres from 'postgres';
 import { lockXact, teamLock } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
-import { noteTopics } from '../events/doorbell.js';
+import { noteTopics } from '../db/doorbell.js';
 import { appendEvents, auditTopic, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';

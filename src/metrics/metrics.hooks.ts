@@ -7,7 +7,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { Sql } from '../db/client.js';
 import { observeTxStart } from '../db/tx.js';
-import { observeSweeps } from '../sweeps/sweeps.health.js';
+import { observeSweeps } from './sweeps.health.js';
 import type { Metrics } from './metrics.js';
 
 /** The routes whose outcome `coord_claim_requests_total` counts, by their `operation` label. */

@@ -19,7 +19,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Sql } from '../db/client.js';
-import { judgeSweeps, readSweepRuns, STALE_AFTER_INTERVALS } from '../sweeps/sweeps.health.js';
+import { judgeSweeps, readSweepRuns, STALE_AFTER_INTERVALS } from './sweeps.health.js';
 
 let processRegistry: Registry | undefined;
 

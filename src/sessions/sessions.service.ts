@@ -8,7 +8,7 @@ import { insertFirstToken } from '../tokens/tokens.repo.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
-import { noteTopics } from '../events/doorbell.js';
+import { noteTopics } from '../db/doorbell.js';
 import { SESSION_STOPPED } from '../events/events.hub.js';
 import { appendEvents, appendTeamEvents, auditTopic, emitsFor, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';

@@ -19,10 +19,10 @@ import { sweepStrandedNodes } from '../metagit/metagit.service.js';
 import { silentSessions } from '../sessions/sessions.liveness.js';
 import { stopSilentSession } from '../sessions/sessions.service.js';
 import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
-import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
+import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 import { systemActor } from '../auth/actor.js';
 
-export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from './sweeps.health.js';
+export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 
 const BATCH = 1000;
 

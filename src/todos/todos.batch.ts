@@ -11,7 +11,7 @@ import type { EmitEvents } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import type { Actor } from '../auth/actor.js';
 import { GroupCommit } from '../db/group-commit.js';
-import { ringAfterCommit } from '../events/doorbell.js';
+import { ringAfterCommit } from '../db/doorbell.js';
 import { emitsFor, streamKey, topicOf } from '../events/events.repo.js';
 import type { TeamScope } from '../scopes/scopes.js';
 import { derivedColumns, freeClaimSql, itemColumns, leaseColumns, storedColumns, takesOverExpiredClaims, type TodoRow } from './todos.view.js';

@@ -15,13 +15,13 @@
  *   the cycle check.
  */
 import { STOPPED_OR_UNKNOWN, unauthorized } from '../auth/auth.plugin.js';
-import { activeSessionPrincipal } from '../auth/tokens.js';
+import { activeSessionPrincipal } from '../auth/principals.repo.js';
 import type { Principal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { lockXact, teamLock } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
-import { ringAfterCommit } from '../events/doorbell.js';
+import { ringAfterCommit } from '../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf, type EventInput } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';

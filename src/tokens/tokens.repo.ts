@@ -4,18 +4,12 @@
  * Graph dispatch) issues its first token through `insertTokens`, in the transaction that creates
  * the principal.
  */
-import { createHash } from 'node:crypto';
 import type { Actor } from '../auth/actor.js';
 import type { Db } from '../db/client.js';
-import { noteTopics } from '../events/doorbell.js';
+import { noteTopics } from '../db/doorbell.js';
 import { appendEvents, auditTopic } from '../events/events.repo.js';
 import { TOKEN_REVOKED } from '../events/events.hub.js';
-import { newId, newToken } from '../lib/ids.js';
-
-/** sha256(token) as hex. Tokens carry 256 random bits, so a fast hash is the right tool. */
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+import { hashToken, newId, newToken } from '../lib/ids.js';
 
 /** The name of the token a principal is created with (and of the tokens the 0015 upgrade carried over). */
 export const FIRST_TOKEN_NAME = 'default';

@@ -20,7 +20,8 @@ import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';
 import { fail } from '../http/errors.js';
 import { newToken } from '../lib/ids.js';
-import { hashToken, insertTokens, noteTokensRevoked, recordTokenEvents } from './tokens.repo.js';
+import { hashToken } from '../lib/ids.js';
+import { insertTokens, noteTokensRevoked, recordTokenEvents } from './tokens.repo.js';
 
 /** Unrevoked tokens one principal may hold (expired ones count until revoked). */
 export const MAX_TOKENS_PER_PRINCIPAL = 100;

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapAdmin } from '../../src/auth/tokens.js';
+import { bootstrapAdmin } from '../../src/tokens/tokens.bootstrap.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { sweepLeases } from '../../src/sweeps/sweeps.js';
 import { addItem, startTestApp, type Client, type TestApp } from '../helpers/app.js';

@@ -1,11 +1,11 @@
 /**
- * The post-commit doorbell (src/events/doorbell.ts): a burst of commits shares one NOTIFY, and one
+ * The post-commit doorbell (src/db/doorbell.ts): a burst of commits shares one NOTIFY, and one
  * replica's rings are at least RING_INTERVAL_MS apart, while its own feeds are woken at once.
  * The Bell is the doorbell's own seam (the hub supplies the real one); no database is involved.
  */
 import { describe, expect, it } from 'vitest';
 import type { Sql } from '../../src/db/client.js';
-import { RING_INTERVAL_MS, ringAfterCommit, setDoorbell } from '../../src/events/doorbell.js';
+import { RING_INTERVAL_MS, ringAfterCommit, setDoorbell } from '../../src/db/doorbell.js';
 
 describe('doorbell', () => {
   it('should coalesce rings, keep sends RING_INTERVAL_MS apart, lose no topic and wake local feeds at once', async () => {

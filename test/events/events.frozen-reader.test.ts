@@ -10,7 +10,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.js';
 import { appendEvents } from '../../src/events/events.repo.js';
-import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
+import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { parsePrometheus } from '../helpers/prometheus.js';
 import { openSse } from '../helpers/sse.js';

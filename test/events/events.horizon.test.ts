@@ -8,7 +8,7 @@
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.js';
-import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
+import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
 import { appendEvents, readAfter, START, type Cursor } from '../../src/events/events.repo.js';
 import { addItem, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';

@@ -4,7 +4,7 @@
  * has not succeeded within 3 × sweep_interval.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { judgeSweeps, type SweepRun } from '../../src/sweeps/sweeps.health.js';
+import { judgeSweeps, type SweepRun } from '../../src/metrics/sweeps.health.js';
 import { runSweep, SweepFailed, SWEEPS } from '../../src/sweeps/sweeps.js';
 import { addItem, startTestApp, type TestApp } from '../helpers/app.js';
 import { parsePrometheus } from '../helpers/prometheus.js';

@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.js';
-import { createUser } from '../../src/auth/tokens.js';
+import { createUser } from '../../src/tokens/tokens.bootstrap.js';
 import { testConfig, type Config, type TodoConfig } from '../../src/config.js';
 import { openDb, type Sql } from '../../src/db/client.js';
 import { startSweeper, type Sweeper } from '../../src/sweeps/boss.js';

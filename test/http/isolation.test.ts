@@ -29,7 +29,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../../scripts/gen-openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { createUser } from '../../src/auth/tokens.js';
+import { createUser } from '../../src/tokens/tokens.bootstrap.js';
 import { operations, send, type Answer, type FuzzRequest, type Operation } from './openapi-fuzz.js';
 import { admin, buildWorld, fingerprint, InjectClient, newSession, registerWorldAgents, worldGraph, type Caller, type World } from './world.js';
 

@@ -5,7 +5,7 @@
  */
 import { createClient, RateLimited } from '@coord/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/auth/tokens.js';
+import { createUser } from '../../src/tokens/tokens.bootstrap.js';
 import { ConfigError, loadConfig, RATE_LIMIT_DEFAULT, AUTH_FAILURE_LIMIT_DEFAULT } from '../../src/config.js';
 import { addItem, Client, startTestApp, type Res, type TestApp } from '../helpers/app.js';
 import { parsePrometheus } from '../helpers/prometheus.js';

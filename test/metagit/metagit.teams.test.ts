@@ -7,9 +7,9 @@
  * team, writing its events there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/auth/tokens.js';
+import { createUser } from '../../src/tokens/tokens.bootstrap.js';
 import { sweepStrandedNodes } from '../../src/metagit/metagit.service.js';
-import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
+import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
 import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
 
 const B = 'tm-b'; // sorts before DEFAULT_TEAM ('tm-default') in the SQL checks below

@@ -7,7 +7,7 @@
  */
 import { createClient, Forbidden, NotFound, Conflict, type CoordError } from '@coord/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
+import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
 import { startTestApp, type Client, type Res, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;

@@ -9,9 +9,9 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/auth/tokens.js';
+import { createUser } from '../../src/tokens/tokens.bootstrap.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
-import { DEFAULT_TEAM } from '../../src/teams/teams.table.js';
+import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, migrateAsRelease } from '../helpers/db.js';
 import { openSse } from '../helpers/sse.js';

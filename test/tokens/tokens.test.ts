@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bootstrapAdmin } from '../../src/auth/tokens.js';
+import { bootstrapAdmin } from '../../src/tokens/tokens.bootstrap.js';
 import { startReplica, startTestApp, type TestApp } from '../helpers/app.js';
 import { openSse } from '../helpers/sse.js';
 

@@ -18,7 +18,7 @@
  * evidence, and its dependents read BLOCKED. `fail` is FAILED with the runner's error; siblings
  * are never touched. Either way the dispatch's session is stopped: its attempt is over.
  */
-import { noteTopics } from '../../events/doorbell.js';
+import { noteTopics } from '../../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';

@@ -35,7 +35,7 @@ import { INTERRUPTED_CODE, runtimeWorktree, subtaskTransitions, type SubtaskTran
 import { isTaskId } from '../contract/ids.js';
 import { displayValue } from '../contract/text.js';
 import { graphNotFound, loadSubtaskRows, loadVisibleGraph } from '../graphs.repo.js';
-import { graphLock } from '../graphs.scope.js';
+import { graphLock } from '../graphs.repo.js';
 import { interruptedReason, storedSubtasks, toRecord, type GraphRecordView, type GraphRow, type SubtaskRow } from '../graphs.view.js';
 import { actorOf } from '../../auth/actor.js';
 

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { foreignKey, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
-import { todos } from '../todos/todos.table.js';
-import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
+import { todos } from './todos.js';
+import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** Configured Agents (Task Graph v1: implementer, planner and reviewer identities must be configured). */
 export const agents = pgTable('agents', {

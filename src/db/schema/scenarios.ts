@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { boolean, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
-import { todos } from '../todos/todos.table.js';
-import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
+import { todos } from './todos.js';
+import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** A scenario: a shared list `scenario:<id>` with an orchestrator and named members (seed 000 "In scenarios"). */
 export const scenarios = pgTable('scenarios', {

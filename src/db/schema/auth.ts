@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
-import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
+import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** Operators ("the human" of the todo seed): override authority everywhere, cannot claim. Their tokens are in `tokens`. */
 export const users = pgTable(

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
+import { DEFAULT_TEAM, teams } from './teams.js';
 import { check, index, integer, jsonb, pgTable, primaryKey, smallint, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
 
 /**

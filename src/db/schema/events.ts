@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { DEFAULT_TEAM } from '../teams/teams.table.js';
+import { DEFAULT_TEAM } from './teams.js';
 import { bigserial, customType, index, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
 
 const xid8 = customType<{ data: string }>({ dataType: () => 'xid8' });

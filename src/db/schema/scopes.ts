@@ -1,5 +1,5 @@
 import { integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
-import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
+import { DEFAULT_TEAM, teams } from './teams.js';
 
 /**
  * One row per scope that has ever held an item: the position counter (seed: position = scope

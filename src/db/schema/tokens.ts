@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import { check, index, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
-import { users } from '../auth/auth.table.js';
-import { sessions } from '../sessions/sessions.table.js';
+import { users } from './auth.js';
+import { sessions } from './sessions.js';
 
 /**
  * Bearer tokens (issue 21). Each belongs to exactly one principal: an operator (`userId`) or a

@@ -8,7 +8,7 @@
  * trip. A lost ring (a crash between commit and ring, or a writer that is not Coord) costs
  * latency, never an event: the hub's poll backstop finds it.
  */
-import type { Db, Sql } from '../db/client.js';
+import type { Db, Sql } from './client.js';
 
 export interface Bell {
   /** Sends one NOTIFY per topic (one statement). */

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { check, index, integer, pgTable, text, timestamp, type AnyPgColumn } from 'drizzle-orm/pg-core';
-import { DEFAULT_TEAM, teams } from '../teams/teams.table.js';
+import { DEFAULT_TEAM, teams } from './teams.js';
 
 /**
  * Agent sessions. `rootId` is the subtree root, walked once at registration as the todo seed says
