@@ -503,20 +503,6 @@ AS $function$
    ORDER BY id
 $function$;
 
-CREATE OR REPLACE FUNCTION public.coord_done_many(p_ids text[], p_actors text[], p_override boolean, p_lease_ms double precision, p_emit text, p_graph boolean)
- RETURNS SETOF todos
- LANGUAGE sql
-AS $function$
-  SELECT * FROM coord_done_many(p_ids, p_actors, p_override, p_lease_ms, p_emit, p_graph, NULL::jsonb[]);
-$function$;
-
-CREATE OR REPLACE FUNCTION public.coord_done_many(p_ids text[], p_actors text[], p_override boolean, p_lease_ms double precision, p_emit text, p_graph boolean, p_results jsonb[])
- RETURNS SETOF todos
- LANGUAGE sql
-AS $function$
-  SELECT * FROM coord_done_many(p_ids, p_actors, p_override, p_lease_ms, p_emit, p_graph, p_results, NULL::text[], NULL::text[], NULL::text[]);
-$function$;
-
 CREATE OR REPLACE FUNCTION public.coord_done_many(p_ids text[], p_actors text[], p_override boolean, p_lease_ms double precision, p_emit text, p_graph boolean, p_results jsonb[], p_by_kinds text[], p_by_ids text[], p_by_tokens text[])
  RETURNS SETOF todos
  LANGUAGE plpgsql
@@ -585,91 +571,6 @@ BEGIN
     LEFT JOIN todos t ON t.id = x.id AND t.id = ANY (done_ids)
    ORDER BY q.ord;
 END;
-$function$;
-
-CREATE OR REPLACE FUNCTION public.coord_next_many(p_scope text, p_actors text[], p_emit boolean)
- RETURNS TABLE(o_item todos, o_retry boolean)
- LANGUAGE plpgsql
- SET plan_cache_mode TO 'force_generic_plan'
-AS $function$
-DECLARE
-  n int := coalesce(array_length(p_actors, 1), 0);
-  live text[];
-  cand_ids text[];
-  cand_assignees text[];
-  k int;
-  taken boolean[];
-  matched text[];
-  i int;
-  j int;
-BEGIN
-  IF n = 0 THEN
-    RETURN;
-  END IF;
-  SELECT coalesce(array_agg(s.id), '{}') INTO live
-    FROM (SELECT id FROM sessions WHERE id = ANY (p_actors) AND status = 'active' ORDER BY id FOR SHARE) s;
-  SELECT coalesce(array_agg(c.id ORDER BY c.position, c.id), '{}'),
-         coalesce(array_agg(c.assignee ORDER BY c.position, c.id), '{}')
-    INTO cand_ids, cand_assignees
-    FROM (SELECT t.id, t.assignee, t.position FROM todos t
-           WHERE t.scope = p_scope AND t.status = 'todo' AND t.owner IS NULL AND t.unfinished_deps = 0
-             AND (t.assignee IS NULL OR t.assignee = ANY (live))
-             AND cardinality(live) > 0
-           ORDER BY t.position, t.id
-           LIMIT n
-           FOR UPDATE SKIP LOCKED) c;
-  k := cardinality(cand_ids);
-  taken := array_fill(false, ARRAY[k]);
-  matched := array_fill(NULL::text, ARRAY[n]);
-  FOR i IN 1 .. n LOOP
-    CONTINUE WHEN NOT (p_actors[i] = ANY (live));
-    FOR j IN 1 .. k LOOP
-      IF NOT taken[j] AND (cand_assignees[j] IS NULL OR cand_assignees[j] = p_actors[i]) THEN
-        taken[j] := true;
-        matched[i] := cand_ids[j];
-        EXIT;
-      END IF;
-    END LOOP;
-  END LOOP;
-  -- The rows are found by primary key (`id = ANY`); the position of each in `matched` is its
-  -- request, and so its actor.
-  RETURN QUERY
-  WITH c AS (
-    UPDATE todos t SET status = 'in-progress', owner = p_actors[array_position(matched, t.id)],
-                       revision = t.revision + 1, updated_at = now(), progress_at = now()
-     WHERE t.id = ANY (matched) AND t.status = 'todo' AND t.owner IS NULL AND t.unfinished_deps = 0
-    RETURNING t AS claimed, array_position(matched, t.id) AS ord),
-  ev AS (
-    INSERT INTO events (topic, event, subject_id, payload)
-    SELECT 'todo:' || (c.claimed).scope, 'claimed', (c.claimed).id,
-           jsonb_build_object('event', 'claimed', 'id', (c.claimed).id, 'scope', (c.claimed).scope,
-                              'status', 'in-progress', 'owner', (c.claimed).owner, 'revision', (c.claimed).revision)
-      FROM c WHERE p_emit ORDER BY c.ord)
-  SELECT c.claimed, (c.ord IS NULL AND k > 0 AND p_actors[q.ord] = ANY (live))
-    FROM generate_series(1, n) q(ord) LEFT JOIN c ON c.ord = q.ord
-   ORDER BY q.ord;
-END;
-$function$;
-
-CREATE OR REPLACE FUNCTION public.coord_next_many(p_scope text, p_actors text[], p_emit boolean, p_lease_ms double precision)
- RETURNS TABLE(o_item todos, o_retry boolean)
- LANGUAGE sql
-AS $function$
-  SELECT * FROM coord_next_many(p_scope, p_actors, p_emit, p_lease_ms, NULL::int, NULL::text[], NULL::text[], false);
-$function$;
-
-CREATE OR REPLACE FUNCTION public.coord_next_many(p_scope text, p_actors text[], p_emit boolean, p_lease_ms double precision, p_min_priority integer, p_tags_all text[], p_tags_any text[], p_assigned_only boolean)
- RETURNS TABLE(o_item todos, o_retry boolean)
- LANGUAGE sql
-AS $function$
-  SELECT * FROM coord_next_many(p_scope, p_actors, p_emit, p_lease_ms, p_min_priority, p_tags_all, p_tags_any, p_assigned_only, NULL::text[]);
-$function$;
-
-CREATE OR REPLACE FUNCTION public.coord_next_many(p_scope text, p_actors text[], p_emit boolean, p_lease_ms double precision, p_min_priority integer, p_tags_all text[], p_tags_any text[], p_assigned_only boolean, p_tokens text[])
- RETURNS TABLE(o_item todos, o_retry boolean)
- LANGUAGE sql
-AS $function$
-  SELECT * FROM coord_next_many('tm-default', p_scope, p_actors, p_emit, p_lease_ms, p_min_priority, p_tags_all, p_tags_any, p_assigned_only, p_tokens);
 $function$;
 
 CREATE OR REPLACE FUNCTION public.coord_next_many(p_team text, p_scope text, p_actors text[], p_emit boolean, p_lease_ms double precision, p_min_priority integer, p_tags_all text[], p_tags_any text[], p_assigned_only boolean, p_tokens text[])

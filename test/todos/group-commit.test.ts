@@ -191,7 +191,7 @@ describe('group commit against Postgres', () => {
     await add(root.client, 'open 2');
     const rows = await t.sql<{ id: string | null; owner: string | null; retry: boolean }[]>`
       select (f.o_item).id, (f.o_item).owner, f.o_retry as retry
-        from coord_next_many(${`session:${root.id}`}, ${[a.id, b.id, c.id]}::text[], true) with ordinality f(o_item, o_retry, ord)
+        from coord_next_many('tm-default', ${`session:${root.id}`}, ${[a.id, b.id, c.id]}::text[], true, 0, null::int, null::text[], null::text[], false, null::text[]) with ordinality f(o_item, o_retry, ord)
        order by f.ord`;
     // a: the first item it may take (i1 is reserved for b); b: its own i1; c: its own i3.
     expect(rows).toEqual([
@@ -211,13 +211,13 @@ describe('group commit against Postgres', () => {
     const open = await add(root.client, 'open');
     const rows = await t.sql<{ id: string | null; retry: boolean }[]>`
       select (f.o_item).id, f.o_retry as retry
-        from coord_next_many(${`session:${root.id}`}, ${[a.id, b.id]}::text[], true) with ordinality f(o_item, o_retry, ord)
+        from coord_next_many('tm-default', ${`session:${root.id}`}, ${[a.id, b.id]}::text[], true, 0, null::int, null::text[], null::text[], false, null::text[]) with ordinality f(o_item, o_retry, ord)
        order by f.ord`;
     expect(rows[0]).toEqual({ id: null, retry: true }); // both locked rows were b's; `open` lay beyond
     expect(rows[1].retry).toBe(false);
     const r = await a.client.post('/v1/todos/next');
     expect(r.body).toMatchObject({ claimed: true, item: { id: open.id, owner: a.id } });
-    const none = await t.sql`select (f.o_item).id, f.o_retry as retry from coord_next_many(${`session:${root.id}`}, ${[a.id]}::text[], true) f(o_item, o_retry)`;
+    const none = await t.sql`select (f.o_item).id, f.o_retry as retry from coord_next_many('tm-default', ${`session:${root.id}`}, ${[a.id]}::text[], true, 0, null::int, null::text[], null::text[], false, null::text[]) f(o_item, o_retry)`;
     expect(none).toEqual([{ id: null, retry: false }]); // nothing eligible at all: no retry
   });
 
@@ -257,12 +257,12 @@ describe('group commit against Postgres', () => {
     expect((await a.client.post(`/v1/todos/${x.id}/claim`)).status).toBe(200);
     expect((await b.client.post(`/v1/todos/${y.id}/claim`)).status).toBe(200);
     const rows = await t.sql<{ id: string | null; status: string | null }[]>`
-      select t.id, t.status from coord_done_many(${[x.id, y.id, 'td-missing']}::text[], ${[a.id, a.id, a.id]}::text[], false, 1800000::float8, 'all', false) with ordinality t
+      select t.id, t.status from coord_done_many(${[x.id, y.id, 'td-missing']}::text[], ${[a.id, a.id, a.id]}::text[], false, 1800000::float8, 'all', false, null::jsonb[], null::text[], null::text[], null::text[]) with ordinality t
        order by t.ordinality`;
     // y is b's: a's done of it does not match; a missing id does not match either.
     expect(rows).toEqual([{ id: x.id, status: 'done' }, { id: null, status: null }, { id: null, status: null }]);
     const again = await t.sql<{ id: string | null }[]>`
-      select t.id from coord_done_many(${[y.id]}::text[], ${[b.id]}::text[], false, 1800000::float8, 'all', false) t`;
+      select t.id from coord_done_many(${[y.id]}::text[], ${[b.id]}::text[], false, 1800000::float8, 'all', false, null::jsonb[], null::text[], null::text[], null::text[]) t`;
     expect(again).toEqual([{ id: y.id }]);
     const dep = (await root.client.get(`/v1/todos/${d.id}`)).body.item;
     expect(dep).toMatchObject({ status: 'todo', ready: true, blockedBy: [], revision: 2 });
@@ -273,7 +273,7 @@ describe('group commit against Postgres', () => {
     const d2 = await add(root.client, 'd2', { dependsOn: [x2.id, y2.id] });
     await a.client.post(`/v1/todos/${x2.id}/claim`);
     await b.client.post(`/v1/todos/${y2.id}/claim`);
-    await t.sql`select t.id from coord_done_many(${[x2.id, y2.id]}::text[], ${[a.id, b.id]}::text[], false, 1800000::float8, 'all', false) t`;
+    await t.sql`select t.id from coord_done_many(${[x2.id, y2.id]}::text[], ${[a.id, b.id]}::text[], false, 1800000::float8, 'all', false, null::jsonb[], null::text[], null::text[], null::text[]) t`;
     const ev = await t.sql<{ event: string; subject_id: string; tx: string }[]>`
       select event, subject_id, tx::text as tx from events
        where topic = ${`todo:session:${root.id}`} and subject_id = any(${[x2.id, y2.id, d2.id]}::text[]) and event in ('done', 'unblocked')

@@ -120,7 +120,7 @@ describe('next takes expired claims over', () => {
     // A batch (the group-commit function): expired `second`, then ready `third`, then nothing.
     const rows = await t.sql<{ id: string | null; owner: string | null; revision: number | null }[]>`
       select (f.o_item).id, (f.o_item).owner, (f.o_item).revision
-        from coord_next_many(${`session:${root.id}`}, ${[kids[2].id, kids[3].id, kids[1].id]}::text[], true, 60000::float8)
+        from coord_next_many('tm-default', ${`session:${root.id}`}, ${[kids[2].id, kids[3].id, kids[1].id]}::text[], true, 60000::float8, null::int, null::text[], null::text[], false, null::text[])
              with ordinality f(o_item, o_retry, ord)
        order by f.ord`;
     expect(rows).toEqual([

@@ -122,9 +122,9 @@ describe('next filters', () => {
         const { root, me, items } = await world(specs);
         // k requests of one actor in one batch: the batch hands them the first k, in order.
         const rows = await t.sql<{ id: string | null }[]>`
-          select (f.o_item).id from coord_next_many(${`session:${root.id}`}, ${Array(k).fill(me.id)}::text[], false, 0,
+          select (f.o_item).id from coord_next_many('tm-default', ${`session:${root.id}`}, ${Array(k).fill(me.id)}::text[], false, 0,
             ${f.minPriority ?? null}::int, ${f.tags?.length ? f.tags : null}::text[], ${f.anyTags?.length ? f.anyTags : null}::text[],
-            ${!!f.assignedToMe}) with ordinality f(o_item, o_retry, ord) order by f.ord`;
+            ${!!f.assignedToMe}, null::text[]) with ordinality f(o_item, o_retry, ord) order by f.ord`;
         expect(rows.map((r) => r.id).filter((id) => id !== null)).toEqual(reference(items, f, me.id).slice(0, k));
       }),
       { numRuns: scaled(25, 5) },
@@ -153,13 +153,13 @@ describe('next filters', () => {
     expect(new Set(got)).toEqual(wanted);
   });
 
-  it('should refuse filters in a scope with its own claim order, and keep the old 4-argument function meaning the same', async () => {
+  it('should refuse filters in a scope with its own claim order, and give the unfiltered batch function the priority order', async () => {
     const root = await t.session();
     const me = await t.session({ parentId: root.id, by: root.client });
     const hi = (await root.client.post('/v1/todos', { title: 'hi', priority: 1 })).body.item;
     await root.client.post('/v1/todos', { title: 'lo' });
     const [row] = await t.sql<{ id: string }[]>`
-      select (f.o_item).id from coord_next_many(${`session:${root.id}`}, ${[me.id]}::text[], false, 0) f`;
+      select (f.o_item).id from coord_next_many('tm-default', ${`session:${root.id}`}, ${[me.id]}::text[], false, 0, null::int, null::text[], null::text[], false, null::text[]) f`;
     expect(row.id).toBe(hi.id);
     const r = await me.client.post('/v1/todos/next', { scope: 'graph:nope', tags: ['x'] });
     expect([400, 403, 404, 422]).toContain(r.status);
