@@ -9,22 +9,17 @@
  * Everything here is plain data: no class instances, so values survive
  * `JSON.stringify` and deep equality unchanged.
  */
+import type { z } from 'zod';
+import type { ScopePolicySchema, SubtaskStateSchema, TaskGraphStateSchema } from './schemas.js';
 
-/** Graph (parent) states, seeds-notes §3.3. */
-export type TaskGraphState = 'CREATED' | 'RUNNING' | 'REVIEWING' | 'APPROVED' | 'ERROR' | 'STOPPED';
+/** Graph (parent) states (seed 002): the values of {@link TaskGraphStateSchema}. */
+export type TaskGraphState = z.output<typeof TaskGraphStateSchema>;
 
-/** Subtask states, seeds-notes §3.3. PENDING/READY/WAITING are always re-derived. */
-export type SubtaskState =
-  | 'PENDING'
-  | 'READY'
-  | 'WAITING'
-  | 'RUNNING'
-  | 'SUCCEEDED'
-  | 'FAILED'
-  | 'BLOCKED'
-  | 'STOPPED';
+/** Subtask states (seed 002): the values of {@link SubtaskStateSchema}. PENDING/READY/WAITING are always re-derived. */
+export type SubtaskState = z.output<typeof SubtaskStateSchema>;
 
-export type ScopePolicy = 'observe' | 'warn' | 'strict';
+/** Intent Map scope policies (seed 002): the values of {@link ScopePolicySchema}. */
+export type ScopePolicy = z.output<typeof ScopePolicySchema>;
 
 export type ValidationStage = 'graph-validation' | 'intent-map-validation';
 
