@@ -1,24 +1,21 @@
 /**
- * Duration arguments (`30s`, `5m`, `1h30m`, `1500ms`, `2d`) in milliseconds: the units and syntax of
- * the server's `[todo]` durations (src/lib/duration.ts, seed 000 "Configuration"), restated because
- * the CLI package ships without the server's sources. A bare number is milliseconds.
+ * Duration arguments (`30s`, `5m`, `1h30m`, `1500ms`, `2d`) in whole milliseconds. The syntax and
+ * units are the server's (src/lib/duration.ts, seed 000 "Configuration"), imported rather than
+ * restated: that file is pure and dependency-free, and scripts/pack.mjs compiles it into the CLI
+ * package with the rest of the CLI's imports (as `dist/src/lib/duration.js`), so the installed CLI
+ * parses exactly what the server does. What the CLI adds: a bare number is milliseconds, the result
+ * is rounded, and a bad value is commander's InvalidArgumentError.
  */
 import { InvalidArgumentError } from 'commander';
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+import { parseDuration } from '../src/lib/duration.js';
 
 /** Parses `text` into whole milliseconds; a commander argument parser (throws InvalidArgumentError). */
 export function durationMs(text: string): number {
   const s = text.trim();
   if (/^\d+$/.test(s)) return Number(s);
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/gy;
-  let total = 0;
-  let consumed = 0;
-  let m: RegExpExecArray | null;
-  while ((m = re.exec(s)) !== null) {
-    total += Number(m[1]) * UNIT_MS[m[2]];
-    consumed = re.lastIndex;
+  try {
+    return Math.round(parseDuration(s));
+  } catch {
+    throw new InvalidArgumentError(`"${text}" is not a duration (use e.g. 30s, 5m, 1h30m, 1500ms)`);
   }
-  if (consumed === 0 || consumed !== s.length) throw new InvalidArgumentError(`"${text}" is not a duration (use e.g. 30s, 5m, 1h30m, 1500ms)`);
-  return Math.round(total);
 }

@@ -48,7 +48,8 @@ writeFileSync(
 cpSync(path.join(ROOT, 'sdk', 'README.md'), path.join(sdkDir, 'README.md'));
 
 // @coord/cli: cli/ and mcp/ (the MCP tool set `coord mcp` serves) → dist, with a plain-JavaScript
-// bin (no TypeScript loader at run time).
+// bin (no TypeScript loader at run time). tsc also emits the dependency-free server helpers the CLI
+// imports (src/lib/duration.ts, one duration syntax for server and CLI) under dist/src/.
 const cliDir = path.join(OUT, 'pkg', 'cli');
 tsc([...compilerFlags, '--rootDir', '.', '--outDir', path.join(cliDir, 'dist'), ...listTs('cli'), ...listTs('mcp')]);
 mkdirSync(path.join(cliDir, 'bin'), { recursive: true });

@@ -8,32 +8,27 @@
  * sees its subtree root's list and the scenario, graph and metagit lists it is in. A scope the
  * caller may not read is never counted, named or hinted at.
  */
+import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 import { accessToScope, defaultScope } from './scopes.js';
 
-/** One scope the caller may read, with its stored-status counts. */
-export interface ScopeSummary {
-  /** The canonical scope string (`session:<root>`, `scenario:<id>`, `graph:<id>`, `metagit:<id>`). */
-  scope: string;
-  /** The part before the colon. */
-  kind: string;
-  /** A human name where the scope has one (a scenario's name); otherwise the part after the colon. */
-  name: string;
-  /** Items in the scope (every stored status). */
-  total: number;
-  /** Stored `done`. */
-  done: number;
-  /** Stored `in-progress` (claimed). */
-  inProgress: number;
-  /** Stored `blocked` (an owner blocked it; items waiting on dependencies are counted in `todo`). */
-  blocked: number;
-  /** Stored `todo` (ready or waiting on a dependency). */
-  todo: number;
-  /** Whether the caller holds override authority here (may reopen, assign and block others' items). */
-  override: boolean;
-}
+/** One scope the caller may read, with its stored-status counts: the `ScopeSummary` of the HTTP API, defined once here. */
+export const ScopeSummary = z
+  .object({
+    scope: z.string().describe('The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>`'),
+    kind: z.string().describe('The part before the colon: `session`, `scenario`, `graph` or `metagit`'),
+    name: z.string().describe('A scenario’s name; otherwise the part after the colon'),
+    total: z.number().int().describe('Items in the scope, sub-items included'),
+    done: z.number().int().describe('Stored `done`'),
+    inProgress: z.number().int().describe('Stored `in-progress` (claimed)'),
+    blocked: z.number().int().describe('Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`)'),
+    todo: z.number().int().describe('Stored `todo`: ready, or waiting on a dependency'),
+    override: z.boolean().describe('Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000)'),
+  })
+  .meta({ id: 'ScopeSummary', description: 'A list the caller may read, with stored-status counts' });
+export type ScopeSummary = z.output<typeof ScopeSummary>;
 
 interface Row {
   scope: string;

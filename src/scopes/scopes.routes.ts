@@ -7,21 +7,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
-import { listScopes } from './scopes.list.js';
-
-export const ScopeSummary = z
-  .object({
-    scope: z.string().describe('The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>`'),
-    kind: z.string().describe('The part before the colon: `session`, `scenario`, `graph` or `metagit`'),
-    name: z.string().describe('A scenario’s name; otherwise the part after the colon'),
-    total: z.number().int().describe('Items in the scope, sub-items included'),
-    done: z.number().int().describe('Stored `done`'),
-    inProgress: z.number().int().describe('Stored `in-progress` (claimed)'),
-    blocked: z.number().int().describe('Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`)'),
-    todo: z.number().int().describe('Stored `todo`: ready, or waiting on a dependency'),
-    override: z.boolean().describe('Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000)'),
-  })
-  .meta({ id: 'ScopeSummary', description: 'A list the caller may read, with stored-status counts' });
+import { listScopes, ScopeSummary } from './scopes.list.js';
 
 export const ScopeList = z
   .object({ scopes: z.array(ScopeSummary).describe('In scope order'), nextCursor: z.string().nullable() })

@@ -2,10 +2,12 @@
  * How a stored todo row reads: the effective status (seed 000 "Dependencies"; seeds-notes §1.3),
  * `blockedBy`, the WHY BLOCKED reason, and the lease deadline from the database clock.
  */
+import type { z } from 'zod';
 import type { Db } from '../db/client.js';
+import type { TodoItem as TodoItemSchema, TodoStatus } from './todos.schemas.js';
 import type postgres from 'postgres';
 
-export type StoredStatus = 'todo' | 'in-progress' | 'done' | 'blocked';
+export type StoredStatus = z.output<typeof TodoStatus>;
 
 /** A row as selected by `itemColumns`. */
 export interface TodoRow {
@@ -35,35 +37,8 @@ export interface TodoRow {
   lease_expired: boolean;
 }
 
-/** The wire shape of an item (camelCase; optional members omitted when empty). */
-export interface TodoItem {
-  id: string;
-  scope: string;
-  title: string;
-  note?: string;
-  /** Effective status: a stored todo waiting on dependencies reads `blocked`; a free claim reads `todo` or `blocked`. */
-  status: StoredStatus;
-  /** True when `claim` would take it: stored `todo` and unowned, or a free claim (its lease expired), every dependency done. */
-  ready: boolean;
-  owner?: string;
-  assignee?: string;
-  parentId?: string;
-  tags: string[];
-  dependsOn: string[];
-  blockedBy: string[];
-  whyBlocked?: string;
-  revision: number;
-  position: number;
-  /** Higher is claimed first by `next` (issue 19); default 0. */
-  priority: number;
-  createdBy: string;
-  createdAt: string;
-  updatedAt: string;
-  leaseExpiresAt?: string;
-  leaseExpired?: boolean;
-  /** What `done` handed on: a string or any JSON value; present only while done with a result. */
-  result?: unknown;
-}
+/** The wire shape of an item (camelCase; optional members omitted when empty): the output of the `TodoItem` schema (todos.schemas.ts), its one definition. */
+export type TodoItem = z.output<typeof TodoItemSchema>;
 
 /**
  * SQL (over alias `t`) for the sorted ids of `t`'s unfinished dependencies: `blockedBy`. The

@@ -16,15 +16,14 @@ import type {
   TaskGraphFrontier,
   TaskGraphState,
 } from './types.js';
+import { SubtaskStateSchema, TaskGraphStateSchema } from './schemas.js';
 import { boundReason, compareByteOrder, sortByteOrder } from './text.js';
 
-export const TASK_GRAPH_STATES: readonly TaskGraphState[] = Object.freeze([
-  'CREATED', 'RUNNING', 'REVIEWING', 'APPROVED', 'ERROR', 'STOPPED',
-]);
+/** Every graph state, in the order of {@link TaskGraphStateSchema} (its one definition). */
+export const TASK_GRAPH_STATES: readonly TaskGraphState[] = Object.freeze([...TaskGraphStateSchema.options]);
 
-export const SUBTASK_STATES: readonly SubtaskState[] = Object.freeze([
-  'PENDING', 'READY', 'WAITING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'BLOCKED', 'STOPPED',
-]);
+/** Every subtask state, in the order of {@link SubtaskStateSchema} (its one definition). */
+export const SUBTASK_STATES: readonly SubtaskState[] = Object.freeze([...SubtaskStateSchema.options]);
 
 /** A prerequisite in one of these states blocks its dependents. */
 const BLOCKING_PREREQUISITE_STATES: ReadonlySet<string> = new Set(['FAILED', 'BLOCKED', 'STOPPED']);

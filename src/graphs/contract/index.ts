@@ -37,16 +37,9 @@ export {
   TASK_GRAPH_STATES,
 } from './frontier.js';
 export { planGraph, deriveWave, checkSubtaskClaim } from './plan.js';
-export {
-  auditScope,
-  checkScopeEvidence,
-  driftReason,
-  matchesWriteIntentPattern,
-  pathCoveredByWriteIntent,
-  SCOPE_AUDIT_LIST_LIMIT,
-  SCOPE_AUDIT_MAX_CHANGES,
-  SCOPE_AUDIT_MAX_PATH_BYTES,
-} from './scope-audit.js';
+export { matchesWriteIntentPattern, pathCoveredByWriteIntent } from './glob.js';
+export { auditScope, SCOPE_AUDIT_LIST_LIMIT, SCOPE_AUDIT_MAX_CHANGES, SCOPE_AUDIT_MAX_PATH_BYTES } from './scope-audit.js';
+export { checkScopeEvidence, driftReason } from './evidence-check.js';
 export type {
   ReportedChange,
   ScopeAuditError,

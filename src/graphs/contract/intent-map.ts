@@ -15,6 +15,7 @@ import type {
   ValidateIntentMapResult,
   WriteIntentConflict,
 } from './types.js';
+import { ScopePolicySchema } from './schemas.js';
 import { ContractFailure, fail as failAt, type FailureOptions } from './failure.js';
 import {
   compareByteOrder,
@@ -28,7 +29,7 @@ import {
 } from './text.js';
 
 export const INTENT_MAP_SCHEMA_VERSION = 1;
-export const INTENT_MAP_SCOPE_POLICIES: readonly ScopePolicy[] = Object.freeze(['observe', 'warn', 'strict']);
+export const INTENT_MAP_SCOPE_POLICIES: readonly ScopePolicy[] = Object.freeze([...ScopePolicySchema.options]);
 export const INTENT_MAP_DEFAULT_SCOPE_POLICY: ScopePolicy = 'warn';
 /** 1 MiB of serialised JSON. */
 export const INTENT_MAP_MAX_INPUT_BYTES = 1024 * 1024;

@@ -9,22 +9,17 @@
  * Everything here is plain data: no class instances, so values survive
  * `JSON.stringify` and deep equality unchanged.
  */
+import type { z } from 'zod';
+import type { ScopePolicySchema, SubtaskStateSchema, TaskGraphStateSchema, TaskGraphV1Schema } from './schemas.js';
 
-/** Graph (parent) states, seeds-notes §3.3. */
-export type TaskGraphState = 'CREATED' | 'RUNNING' | 'REVIEWING' | 'APPROVED' | 'ERROR' | 'STOPPED';
+/** Graph (parent) states (seed 002): the values of {@link TaskGraphStateSchema}. */
+export type TaskGraphState = z.output<typeof TaskGraphStateSchema>;
 
-/** Subtask states, seeds-notes §3.3. PENDING/READY/WAITING are always re-derived. */
-export type SubtaskState =
-  | 'PENDING'
-  | 'READY'
-  | 'WAITING'
-  | 'RUNNING'
-  | 'SUCCEEDED'
-  | 'FAILED'
-  | 'BLOCKED'
-  | 'STOPPED';
+/** Subtask states (seed 002): the values of {@link SubtaskStateSchema}. PENDING/READY/WAITING are always re-derived. */
+export type SubtaskState = z.output<typeof SubtaskStateSchema>;
 
-export type ScopePolicy = 'observe' | 'warn' | 'strict';
+/** Intent Map scope policies (seed 002): the values of {@link ScopePolicySchema}. */
+export type ScopePolicy = z.output<typeof ScopePolicySchema>;
 
 export type ValidationStage = 'graph-validation' | 'intent-map-validation';
 
@@ -56,25 +51,8 @@ export type ContractResult<T, E> = { ok: true; value: T } | { ok: false; error: 
 // Task Graph v1 input (seed 002 "Input"; seeds-notes §3.1)
 // ---------------------------------------------------------------------------
 
-export interface TaskGraphV1Input {
-  schemaVersion: 1;
-  parentTask: {
-    id: string;
-    title: string;
-    planner: string;
-    reviewer: string;
-    spec?: string;
-    implementer?: string;
-  };
-  subtasks: Array<{
-    id: string;
-    implementer: string;
-    spec: string;
-    title?: string;
-    dependsOn?: string[];
-  }>;
-  maxConcurrency: number;
-}
+/** The normalised Task Graph v1 document: the output of {@link TaskGraphV1Schema}, its one definition. */
+export type TaskGraphV1Input = z.output<typeof TaskGraphV1Schema>;
 
 /** Configured Agent membership: a Set or array of ids or `{ id }` records, or `{ agents: [...] }` (§3.2 step 12). */
 export type ConfiguredAgents =
