@@ -27,7 +27,7 @@ import { LastSeenTracker } from './sessions/sessions.liveness.js';
 import { sessionsRoutes } from './sessions/sessions.routes.js';
 import { groupCommitStats } from './todos/todos.batch.js';
 import { todosRoutes } from './todos/todos.routes.js';
-import { extraModules } from './modules.js';
+import { extraModules, wireModules } from './modules.js';
 
 type OpenApiDoc = {
   paths?: Record<string, Record<string, { responses?: Record<string, { description?: string; content?: Record<string, unknown> }> }>>;
@@ -88,6 +88,8 @@ function trustedProxies(v: string[] | number): string[] | ((address: string, hop
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const { sql, config } = deps;
+  // Scope kinds and session-stop hooks of the domain modules (src/modules.ts).
+  wireModules();
   const app = Fastify({
     logger: config.logLevel === 'silent' ? false : { level: config.logLevel, ...(deps.logStream ? { stream: deps.logStream } : {}) },
     bodyLimit: config.bodyLimit,

@@ -12,7 +12,6 @@ import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
 import type { Ctx } from '../todos/todos.service.js';
 import { INTENT_MAP_MAX_INPUT_BYTES, TASK_GRAPH_MAX_INPUT_BYTES } from './contract/index.js';
-import './graphs.scope.js';
 import {
   AgentEnvelope,
   AgentList,

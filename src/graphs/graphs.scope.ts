@@ -15,7 +15,7 @@
  */
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
-import { registerScopeKind } from '../scopes/scopes.js';
+import type { ScopeKind } from '../scopes/scopes.js';
 import { isTaskId } from './contract/ids.js';
 import { getTodo } from '../todos/todos.service.js';
 import { nextGraphSubtask } from './execution/dispatch.js';
@@ -35,7 +35,8 @@ export async function graphAccess(db: Db, p: Principal, id: string): Promise<{ i
   return { inScope: row !== undefined, override: false };
 }
 
-registerScopeKind('graph', {
+/** The `graph:` scope kind; buildApp registers it (src/modules.ts `wireModules`). */
+export const graphScopeKind: ScopeKind = {
   async resolve(db, teamId, name) {
     if (!isTaskId(name)) return undefined;
     const [row] = await db<{ id: string }[]>`select id from graphs where team_id = ${teamId} and id = ${name}`;
@@ -48,4 +49,4 @@ registerScopeKind('graph', {
     return { claimed: true, item: await getTodo(ctx, dispatch.todoId), dispatch };
   },
   // No refusal: the contract names none, so an outsider gets 404, as GET /v1/graphs/{id} answers.
-});
+};

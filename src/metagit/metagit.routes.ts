@@ -12,7 +12,6 @@ import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
 import { StoredText } from '../http/text.js';
 import type { Ctx } from '../todos/todos.service.js';
-import './metagit.scope.js';
 import {
   bindAcl,
   blockNode,

@@ -3,14 +3,14 @@
  * scope `metagit:<graphId>`, so the todo views (list, export, the topic `todo:metagit:<id>`) show
  * them. In scope: users, and the sessions of the creating session's subtree. Override: users. The
  * generic todo routes read and stream the nodes but refuse to move them (`managed_by_graph`);
- * `next` in the scope starts the first ready node. Importing this module registers the kind.
+ * `next` in the scope starts the first ready node. buildApp registers the kind (src/modules.ts `wireModules`).
  */
-import { registerScopeKind } from '../scopes/scopes.js';
+import type { ScopeKind } from '../scopes/scopes.js';
 import { getTodo } from '../todos/todos.service.js';
 import { SLUG_ID } from './metagit.outline.js';
 import { nextNode } from './metagit.service.js';
 
-registerScopeKind('metagit', {
+export const metagitScopeKind: ScopeKind = {
   async resolve(db, teamId, name) {
     if (!SLUG_ID.test(name)) return undefined;
     const [row] = await db<{ id: string }[]>`select id from task_graphs where team_id = ${teamId} and id = ${name}`;
@@ -28,4 +28,4 @@ registerScopeKind('metagit', {
     if (!todoId) return { claimed: false };
     return { claimed: true, item: await getTodo(ctx, todoId) };
   },
-});
+};

@@ -35,7 +35,7 @@ import { type Principal, systemPrincipal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { unstorable } from '../http/text.js';
-import { onSessionStopped } from '../sessions/sessions.service.js';
+import type { StopHook } from '../sessions/sessions.service.js';
 import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
 import { actorOf } from '../auth/actor.js';
 import { completeContractRow } from '../todos/todos.batch.js';
@@ -298,11 +298,12 @@ export async function sweepStrandedNodes(sql: Sql, config: Config): Promise<numb
 }
 
 // A stopped session's started nodes come back at once, with their events.
-onSessionStopped(async (sql, config, sessionId) => {
+// buildApp registers it (src/modules.ts `wireModules`).
+export const metagitStopHook: StopHook = async (sql, config, sessionId) => {
   const graphs = await sql<{ team_id: string; id: string }[]>`
     select distinct team_id, substr(scope, 9) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'metagit:%'`;
   for (const g of graphs) await withTaskGraph({ sql, config, principal: ON_STOP(g.team_id) }, g.id, async () => ({ result: null }));
-});
+};
 
 // ---------------------------------------------------------------------------------------------
 // Intents

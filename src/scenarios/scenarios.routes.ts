@@ -21,7 +21,6 @@ import {
   ScenarioParams,
   ScenarioStatus,
 } from './scenarios.schemas.js';
-import './scenarios.scope.js';
 import { createScenario, getScenario, listScenarios, publishResult, renderStatusText, scenarioStatus, type ScenarioCtx } from './scenarios.service.js';
 
 const tags = ['scenarios'];

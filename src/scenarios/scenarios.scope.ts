@@ -13,7 +13,7 @@
  */
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
-import { registerScopeKind } from '../scopes/scopes.js';
+import type { ScopeKind } from '../scopes/scopes.js';
 
 /** The scope string of a scenario id. */
 export const scenarioScope = (id: string) => `scenario:${id}`;
@@ -52,10 +52,11 @@ export async function scenarioAccess(db: Db, p: Principal, scenarioId: string): 
 export const scenarioNotFound = (nameOrId: string) =>
   `scenario "${nameOrId}" not found, or not authorized for its todo list (its orchestrator, its members and its team’s operators read it)`;
 
-registerScopeKind('scenario', {
+/** The `scenario:` scope kind; buildApp registers it (src/modules.ts `wireModules`). */
+export const scenarioScopeKind: ScopeKind = {
   async resolve(db, teamId, name) {
     const id = await findScenarioId(db, teamId, name);
     return id ? { scope: scenarioScope(id), key: id } : undefined;
   },
   access: scenarioAccess,
-});
+};

@@ -50,9 +50,18 @@ export function scopeKindOf(scope: string): ScopeKind | undefined {
   return kinds.get(scope.slice(0, scope.indexOf(':')));
 }
 
-/** Registers a scope kind (called once per module at import time). */
+/**
+ * Registers a scope kind under `kind` (the prefix before `:`). Called by buildApp only
+ * (src/modules.ts `wireModules`); the registry is process-wide and registering the same kind
+ * again replaces it, so building many apps in one process is harmless.
+ */
 export function registerScopeKind(kind: string, impl: ScopeKind): void {
   kinds.set(kind, impl);
+}
+
+/** The registered kind names (tests read them). */
+export function registeredScopeKinds(): string[] {
+  return [...kinds.keys()];
 }
 
 /** The caller's default scope: its subtree root's list. Users have none. */

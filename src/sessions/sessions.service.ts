@@ -280,16 +280,22 @@ async function runStopHooks(sql: Sql, config: Config, ids: readonly string[]): P
   }
 }
 
-type StopHook = (sql: Sql, config: Config, sessionId: string) => Promise<unknown>;
-const stopHooks: StopHook[] = [];
+export type StopHook = (sql: Sql, config: Config, sessionId: string) => Promise<unknown>;
+const stopHooks = new Set<StopHook>();
 
 /**
  * Registers work to do after a session stop commits (Task Graph: record the stopped session's
- * RUNNING dispatches as FAILED `interrupted` at once, with their events). Called at import time;
- * a subtree stop calls it once per stopped session.
+ * RUNNING dispatches as FAILED `interrupted` at once, with their events). Called by buildApp only
+ * (src/modules.ts `wireModules`); registering the same hook again is a no-op (the registry is
+ * process-wide). A subtree stop runs every hook once per stopped session.
  */
 export function onSessionStopped(hook: StopHook): void {
-  stopHooks.push(hook);
+  stopHooks.add(hook);
+}
+
+/** How many stop hooks are registered (tests read it). */
+export function stopHookCount(): number {
+  return stopHooks.size;
 }
 
 async function stopSessionTx(

@@ -27,7 +27,7 @@ import { lockXact } from '../../db/locks.js';
 import { withTx } from '../../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../../events/events.repo.js';
 import { DomainError } from '../../http/errors.js';
-import { markStopped, onSessionStopped } from '../../sessions/sessions.service.js';
+import { markStopped, type StopHook } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { deriveFrontier, deriveParentState, type DerivedSubtaskState, type TaskGraphState } from '../contract/index.js';
@@ -292,8 +292,9 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
 }
 
 // A stopped session's RUNNING dispatches are recorded at once, not at the next sweep.
-onSessionStopped(async (sql, config, sessionId) => {
+// buildApp registers it (src/modules.ts `wireModules`).
+export const graphStopHook: StopHook = async (sql, config, sessionId) => {
   const graphs = await sql<{ team_id: string; id: string }[]>`
     select distinct team_id, substr(scope, 7) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'graph:%'`;
   for (const g of graphs) await withLockedGraph({ sql, config, principal: sweepPrincipal(g.team_id) }, g.id, async () => ({ result: null }));
-});
+};
