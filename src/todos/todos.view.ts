@@ -112,9 +112,26 @@ export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
 export function leaseColumns(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     case when t.status = 'in-progress' and ${leaseMs}::float8 > 0
-         then t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) end as lease_expires_at,
-    (t.status = 'in-progress' and ${leaseMs}::float8 > 0
-         and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()) as lease_expired`;
+         then ${leaseEndSql(sql, leaseMs)} end as lease_expires_at,
+    (t.status = 'in-progress' and ${leaseExpiredSql(sql, leaseMs)}) as lease_expired`;
+}
+
+/**
+ * The end of a claim's lease, a timestamptz: the last-progress `column` (default `t.progress_at`)
+ * plus `leaseMs` (`claim_lease`, in ms). The one TypeScript spelling of the lease deadline (seed 000:
+ * a claim that stops making progress comes back); the database functions `coord_next_many` and
+ * `coord_done_many` (src/db/schema.sql) carry the same rule in SQL and must agree with it.
+ */
+export function leaseEndSql(sql: Db, leaseMs: number, column: postgres.PendingQuery<postgres.Row[]> = sql`t.progress_at`): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${column} + make_interval(secs => ${leaseMs}::float8 / 1000))`;
+}
+
+/**
+ * SQL boolean: a lease is set (`leaseMs` > 0) and its end ({@link leaseEndSql}) has passed by the
+ * database clock. Says nothing of status or scope: see {@link freeClaimSql} for a free claim.
+ */
+export function leaseExpiredSql(sql: Db, leaseMs: number, column?: postgres.PendingQuery<postgres.Row[]>): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${leaseMs}::float8 > 0 and ${leaseEndSql(sql, leaseMs, column)} <= now())`;
 }
 
 /**
@@ -141,8 +158,7 @@ export function isFreeClaim(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired
  * the lists and the sweep agree on. `leaseMs` is `claim_lease` in ms (0: no lease, never true).
  */
 export function freeClaimSql(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
-  return sql`(t.status = 'in-progress' and ${leaseMs}::float8 > 0
-              and t.progress_at <= now() - make_interval(secs => ${leaseMs}::float8 / 1000)
+  return sql`(t.status = 'in-progress' and ${leaseExpiredSql(sql, leaseMs)}
               and t.scope not like 'graph:%' and t.scope not like 'metagit:%')`;
 }
 
