@@ -31,7 +31,7 @@ const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf, type TeamScope } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession, type NextFilters } from './todos.batch.js';
-import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, leaseExpiredSql, selectItems, teamScopeOf, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, leaseExpiredSql, selfManagedScopeSql, selectItems, teamScopeOf, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 import { actorOf, type Actor } from '../auth/actor.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -643,7 +643,7 @@ async function guardedTransition(tx: Db, id: string, to: Target, note: string | 
            progress_at = case when ${to} = 'blocked' then t.progress_at else null end
       from (select id, status as old_status from todos where id = ${id} for update) o
      where t.id = o.id
-       and t.scope not like 'graph:%' and t.scope not like 'metagit:%'
+       and ${selfManagedScopeSql(tx)}
        and t.status = any(${PRE[to]}::text[])
        and (${override} or t.owner = ${self})
        and not (t.owner is not distinct from ${self} and t.status = 'in-progress' and ${leaseExpiredSql(tx, leaseMs)})

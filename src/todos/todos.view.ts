@@ -140,7 +140,22 @@ export function leaseExpiredSql(sql: Db, leaseMs: number, column?: postgres.Pend
  * and a metagit node (`metagit:`) is left to its contract; neither is ever taken over.
  */
 export function takesOverExpiredClaims(scope: string): boolean {
-  return !scope.startsWith('graph:') && !scope.startsWith('metagit:');
+  return !isContractScope(scope);
+}
+
+/**
+ * True for a scope whose items move only through their contract's routes: a Task Graph v1 graph
+ * (`graph:<id>`, seed 002) or a metagit task graph (`metagit:<id>`, seed 001). {@link selfManagedScopeSql}
+ * is its SQL twin; the database functions coord_next_many and coord_done_many (src/db/schema.sql)
+ * carry the same rule and must agree.
+ */
+export function isContractScope(scope: string): boolean {
+  return scope.startsWith('graph:') || scope.startsWith('metagit:');
+}
+
+/** SQL boolean, the negation of {@link isContractScope} over `column` (default `t.scope`). */
+export function selfManagedScopeSql(sql: Db, column: postgres.PendingQuery<postgres.Row[]> = sql`t.scope`): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${column} not like 'graph:%' and ${column} not like 'metagit:%')`;
 }
 
 /**
@@ -159,7 +174,7 @@ export function isFreeClaim(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired
  */
 export function freeClaimSql(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
   return sql`(t.status = 'in-progress' and ${leaseExpiredSql(sql, leaseMs)}
-              and t.scope not like 'graph:%' and t.scope not like 'metagit:%')`;
+              and ${selfManagedScopeSql(sql)})`;
 }
 
 /**
