@@ -16,6 +16,7 @@ import { teamLock } from '../db/locks.js';
 import { fail } from '../http/errors.js';
 import { isTaskId } from './contract/ids.js';
 import type { GraphRow, SubtaskRow } from './graphs.view.js';
+import { leaseEndSql, leaseExpiredSql } from '../todos/todos.view.js';
 
 /** The todo scope of a graph: `graph:<parentTaskId>`. */
 export const graphScope = (id: string) => `graph:${id}`;
@@ -76,10 +77,10 @@ export async function loadSubtaskRows(db: Db, teamId: string, id: string, leaseM
            gs.attempt, gs.session_id, ss.status as session_status, gs.dispatched_by, gs.dispatched_at,
            gs.implementation_commit, gs.scope_evidence, gs.last_error, gs.cleanup,
            case when t.status = 'in-progress' and ${leaseMs}::float8 > 0
-                then t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) end as lease_expires_at,
+                then ${leaseEndSql(db, leaseMs)} end as lease_expires_at,
            case when t.status <> 'in-progress' then null
                 when os.status is distinct from 'active' then 'session-stopped'
-                when ${leaseMs}::float8 > 0 and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()
+                when ${leaseExpiredSql(db, leaseMs)}
                 then 'lease-expired' end as interrupted
       from graph_subtasks gs
       join todos t on t.id = gs.todo_id

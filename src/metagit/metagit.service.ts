@@ -39,6 +39,7 @@ import type { StopHook } from '../sessions/sessions.service.js';
 import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
 import { actorOf } from '../auth/actor.js';
 import { completeContractRow } from '../todos/todos.batch.js';
+import { leaseExpiredSql } from '../todos/todos.view.js';
 
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
 
@@ -268,7 +269,7 @@ async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: Gr
       select t.id, case when os.status is distinct from 'active' then 'session-stopped' else 'lease-expired' end as cause
         from todos t left join sessions os on os.id = t.owner
        where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'in-progress'
-         and (os.status is distinct from 'active' or (${ms}::float8 > 0 and t.progress_at + make_interval(secs => ${ms}::float8 / 1000) <= now()))
+         and (os.status is distinct from 'active' or ${leaseExpiredSql(tx, ms)})
        for update of t),
     u as (
       update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
@@ -291,7 +292,7 @@ export async function sweepStrandedNodes(sql: Sql, config: Config): Promise<numb
   const graphs = await sql<{ team_id: string; id: string; n: number }[]>`
     select t.team_id, substr(t.scope, 9) as id, count(*)::int as n from todos t left join sessions os on os.id = t.owner
      where t.status = 'in-progress' and t.scope like 'metagit:%'
-       and (os.status is distinct from 'active' or (${ms}::float8 > 0 and t.progress_at + make_interval(secs => ${ms}::float8 / 1000) <= now()))
+       and (os.status is distinct from 'active' or ${leaseExpiredSql(sql, ms)})
      group by 1, 2 limit 1000`;
   for (const g of graphs) await withTaskGraph({ sql, config, principal: SYSTEM(g.team_id) }, g.id, async () => ({ result: null }));
   return graphs.reduce((a, g) => a + g.n, 0);

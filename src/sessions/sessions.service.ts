@@ -14,7 +14,7 @@ import { appendEvents, appendTeamEvents, auditTopic, emitsFor, topicOf, type Eve
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
-import { BLOCKED_BY_SQL, eventPayload } from '../todos/todos.view.js';
+import { BLOCKED_BY_SQL, eventPayload, selfManagedScopeSql } from '../todos/todos.view.js';
 import { holdingFor, type Holding } from './sessions.holding.js';
 import { ALIVE_SQL, SILENT_SQL } from './sessions.liveness.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
@@ -409,7 +409,7 @@ export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<
   const rows = await tx<{ id: string; team_id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
     with x as (
       select id, owner from todos
-       where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and scope not like 'graph:%' and scope not like 'metagit:%'
+       where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and ${selfManagedScopeSql(tx, tx`scope`)}
        order by id for update)
     update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
       from x

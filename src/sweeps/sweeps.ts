@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendTeamEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
-import { BLOCKED_BY_SQL, eventPayload, freeClaimSql } from '../todos/todos.view.js';
+import { BLOCKED_BY_SQL, eventPayload, freeClaimSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { sweepPrincipal, withLockedGraph } from '../graphs/execution/locked.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
@@ -129,7 +129,7 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
       const cands = await tx<{ id: string }[]>`
         select id from todos
          where status = 'done' and updated_at <= now() - make_interval(secs => ${retentionMs}::float8 / 1000)
-           and scope not like 'graph:%' and scope not like 'metagit:%'
+           and ${selfManagedScopeSql(tx, tx`scope`)}
          order by updated_at limit ${BATCH} for update skip locked`;
       if (cands.length === 0) return { n: 0, candidates: 0 };
       const ids = cands.map((c) => c.id);
@@ -176,7 +176,7 @@ export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise
     select distinct t.team_id, substr(t.scope, 7) as id from todos t left join sessions s on s.id = t.owner
      where t.status = 'in-progress' and t.scope like 'graph:%'
        and (s.status is distinct from 'active'
-            or (${leaseMs}::float8 > 0 and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()))
+            or ${leaseExpiredSql(sql, leaseMs)})
      limit ${BATCH}`;
   let total = 0;
   for (const g of graphs) {

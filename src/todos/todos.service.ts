@@ -31,7 +31,7 @@ const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf, type TeamScope } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession, type NextFilters } from './todos.batch.js';
-import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, selectItems, teamScopeOf, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, leaseExpiredSql, selfManagedScopeSql, selectItems, teamScopeOf, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
 import { actorOf, type Actor } from '../auth/actor.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -643,11 +643,10 @@ async function guardedTransition(tx: Db, id: string, to: Target, note: string | 
            progress_at = case when ${to} = 'blocked' then t.progress_at else null end
       from (select id, status as old_status from todos where id = ${id} for update) o
      where t.id = o.id
-       and t.scope not like 'graph:%' and t.scope not like 'metagit:%'
+       and ${selfManagedScopeSql(tx)}
        and t.status = any(${PRE[to]}::text[])
        and (${override} or t.owner = ${self})
-       and not (t.owner is not distinct from ${self} and t.status = 'in-progress' and ${leaseMs}::float8 > 0
-                and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now())
+       and not (t.owner is not distinct from ${self} and t.status = 'in-progress' and ${leaseExpiredSql(tx, leaseMs)})
     returning t.id, t.scope, o.old_status`;
   return r ? { row: r, oldStatus: r.old_status } : undefined;
 }
@@ -665,7 +664,7 @@ export async function heartbeatTodo(ctx: Ctx, id: string): Promise<TodoItem> {
         with h as (
           update todos set progress_at = now()
            where id = ${id} and owner = ${self} and status = 'in-progress'
-             and not (${leaseMs}::float8 > 0 and progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now())
+             and not ${leaseExpiredSql(ctx.sql, leaseMs, ctx.sql`progress_at`)}
           returning *)
         select ${itemColumns(ctx.sql, leaseMs)} from h t`
     : [];

@@ -87,9 +87,26 @@ export function storedColumns(sql: Db): postgres.PendingQuery<postgres.Row[]> {
 export function leaseColumns(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
   return sql`
     case when t.status = 'in-progress' and ${leaseMs}::float8 > 0
-         then t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) end as lease_expires_at,
-    (t.status = 'in-progress' and ${leaseMs}::float8 > 0
-         and t.progress_at + make_interval(secs => ${leaseMs}::float8 / 1000) <= now()) as lease_expired`;
+         then ${leaseEndSql(sql, leaseMs)} end as lease_expires_at,
+    (t.status = 'in-progress' and ${leaseExpiredSql(sql, leaseMs)}) as lease_expired`;
+}
+
+/**
+ * The end of a claim's lease, a timestamptz: the last-progress `column` (default `t.progress_at`)
+ * plus `leaseMs` (`claim_lease`, in ms). The one TypeScript spelling of the lease deadline (seed 000:
+ * a claim that stops making progress comes back); the database functions `coord_next_many` and
+ * `coord_done_many` (src/db/schema.sql) carry the same rule in SQL and must agree with it.
+ */
+export function leaseEndSql(sql: Db, leaseMs: number, column: postgres.PendingQuery<postgres.Row[]> = sql`t.progress_at`): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${column} + make_interval(secs => ${leaseMs}::float8 / 1000))`;
+}
+
+/**
+ * SQL boolean: a lease is set (`leaseMs` > 0) and its end ({@link leaseEndSql}) has passed by the
+ * database clock. Says nothing of status or scope: see {@link freeClaimSql} for a free claim.
+ */
+export function leaseExpiredSql(sql: Db, leaseMs: number, column?: postgres.PendingQuery<postgres.Row[]>): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${leaseMs}::float8 > 0 and ${leaseEndSql(sql, leaseMs, column)} <= now())`;
 }
 
 /**
@@ -98,7 +115,22 @@ export function leaseColumns(sql: Db, leaseMs: number): postgres.PendingQuery<po
  * and a metagit node (`metagit:`) is left to its contract; neither is ever taken over.
  */
 export function takesOverExpiredClaims(scope: string): boolean {
-  return !scope.startsWith('graph:') && !scope.startsWith('metagit:');
+  return !isContractScope(scope);
+}
+
+/**
+ * True for a scope whose items move only through their contract's routes: a Task Graph v1 graph
+ * (`graph:<id>`, seed 002) or a metagit task graph (`metagit:<id>`, seed 001). {@link selfManagedScopeSql}
+ * is its SQL twin; the database functions coord_next_many and coord_done_many (src/db/schema.sql)
+ * carry the same rule and must agree.
+ */
+export function isContractScope(scope: string): boolean {
+  return scope.startsWith('graph:') || scope.startsWith('metagit:');
+}
+
+/** SQL boolean, the negation of {@link isContractScope} over `column` (default `t.scope`). */
+export function selfManagedScopeSql(sql: Db, column: postgres.PendingQuery<postgres.Row[]> = sql`t.scope`): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${column} not like 'graph:%' and ${column} not like 'metagit:%')`;
 }
 
 /**
@@ -116,9 +148,8 @@ export function isFreeClaim(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired
  * the lists and the sweep agree on. `leaseMs` is `claim_lease` in ms (0: no lease, never true).
  */
 export function freeClaimSql(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
-  return sql`(t.status = 'in-progress' and ${leaseMs}::float8 > 0
-              and t.progress_at <= now() - make_interval(secs => ${leaseMs}::float8 / 1000)
-              and t.scope not like 'graph:%' and t.scope not like 'metagit:%')`;
+  return sql`(t.status = 'in-progress' and ${leaseExpiredSql(sql, leaseMs)}
+              and ${selfManagedScopeSql(sql)})`;
 }
 
 /**

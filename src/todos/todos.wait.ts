@@ -31,7 +31,7 @@ import type { Sql } from '../db/client.js';
 import { headCursor, streamKey, topicOf, type EventRow } from '../events/events.repo.js';
 import type { TeamScope } from '../scopes/scopes.js';
 import { claimNextIn, nextTarget, refuseStoppedSession, transitionTodo, type Ctx, type NextInput } from './todos.service.js';
-import type { TodoItem } from './todos.view.js';
+import { isContractScope, type TodoItem } from './todos.view.js';
 
 /** Events that cannot make an item eligible (a batch's own claims wake nobody). */
 const NOT_A_WAKE = new Set(['claimed']);
@@ -229,6 +229,6 @@ export async function waitForNext(
  * interruption rules record them).
  */
 async function handBack(ctx: Ctx, item: TodoItem): Promise<void> {
-  if (item.scope.startsWith('graph:') || item.scope.startsWith('metagit:')) return;
+  if (isContractScope(item.scope)) return;
   await transitionTodo(ctx, item.id, 'todo', undefined, undefined, 'waiter-gone').catch(() => undefined);
 }

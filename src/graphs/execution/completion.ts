@@ -22,7 +22,7 @@ import { noteTopics } from '../../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
-import { eventPayload } from '../../todos/todos.view.js';
+import { eventPayload, leaseEndSql } from '../../todos/todos.view.js';
 import { auditScope, driftReason, type ReportedChange, type ScopeEvidence } from '../contract/index.js';
 import { INTERRUPTED_CODE, isCommitId } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
@@ -117,7 +117,7 @@ export async function heartbeatSubtask(ctx: Ctx, id: string, subtaskId: string, 
     const ms = ctx.config.todo.claimLeaseMs;
     const [t] = await g.tx<{ lease_expires_at: Date | null }[]>`
       update todos set progress_at = now() where id = ${row.todo_id} and status = 'in-progress'
-      returning case when ${ms}::float8 > 0 then progress_at + make_interval(secs => ${ms}::float8 / 1000) end as lease_expires_at`;
+      returning case when ${ms}::float8 > 0 then ${leaseEndSql(g.tx, ms, g.tx`progress_at`)} end as lease_expires_at`;
     return { result: { leaseExpiresAt: t?.lease_expires_at ? t.lease_expires_at.toISOString() : null, attempt: row.attempt ?? 0 } };
   });
   return { ok: true as const, parentTaskId: id, subtaskId, ...out.result, claimLeaseMs: ctx.config.todo.claimLeaseMs };
