@@ -88,7 +88,7 @@ export const API_TOOLS: readonly ApiTool[] = [
   t('graph_record_stop', 'graph-runner', 'POST', '/v1/graphs/{id}/stop', 'Coordinator only: stop the graph or one subtask (their sessions end); the runner removes worktrees.'),
   t('graph_record_cleanup', 'graph-runner', 'POST', '/v1/graphs/{id}/cleanup', 'Coordinator only: record the runner’s cleanup outcomes.'),
   t('metagit_task_create', 'metagit', 'POST', '/v1/task-graphs', 'Create a metagit task graph and its root intent (title, goal, acceptance, graphId?).'),
-  t('metagit_task_expand', 'metagit', 'POST', '/v1/task-graphs/{id}/expand', 'Add nodes from an indented outline (string) or a list of {title, nodeId?, dependsOn?}; deterministic, all or nothing.', { rename: { id: 'graphId' } }),
+  t('metagit_task_expand', 'metagit', 'POST', '/v1/task-graphs/{id}/expand', 'Add nodes from an indented outline (string) or a list of {title, nodeId? (or node_id), dependsOn? (or depends_on)}; deterministic, all or nothing.', { rename: { id: 'graphId' } }),
   t('metagit_task_list', 'metagit', 'GET', '/v1/task-graphs', 'List task graphs (optionally by status).', { readOnly: true }),
   t('metagit_task_graph', 'metagit', 'GET', '/v1/task-graphs/{id}', 'A task graph with every node’s status.', { readOnly: true, rename: { id: 'graphId' } }),
   t('metagit_task_status', 'metagit', 'GET', '/v1/task-graphs/{id}/nodes/{nodeId}', 'One node’s status, dependencies and what it waits on.', { readOnly: true, rename: { id: 'graphId' } }),

@@ -4,7 +4,7 @@
  * `--node-id`, with `--graph-id` when more than one graph has that id (otherwise the CLI finds it).
  */
 import { readFileSync } from 'node:fs';
-import type { CoordClient, TaskGraph, TaskNode } from '@coord/sdk';
+import type { CoordClient, MetagitGraph, MetagitNode } from '@coord/sdk';
 import { Command } from 'commander';
 import { table, type Io } from '../output.js';
 import { act, UsageError, type Ctx } from '../runtime.js';
@@ -12,17 +12,17 @@ import { act, UsageError, type Ctx } from '../runtime.js';
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
-function nodeRows(nodes: (TaskNode & { graphId: string })[]): string[] {
+function nodeRows(nodes: (MetagitNode & { graphId: string })[]): string[] {
   return nodes.length === 0 ? ['No nodes.'] : table(['GRAPH', 'NODE', 'STATUS', 'DEPENDS ON', 'TITLE'], nodes.map((n) => [n.graphId, n.nodeId, n.status, n.dependsOn.join(',') || '-', n.title]));
 }
 
 /** Every graph the caller may see (all pages). */
-async function allGraphs(client: CoordClient): Promise<TaskGraph[]> {
-  const out: TaskGraph[] = [];
+async function allGraphs(client: CoordClient): Promise<MetagitGraph[]> {
+  const out: MetagitGraph[] = [];
   let cursor: string | undefined;
   for (;;) {
-    const page = await client.taskGraphs.list({ cursor });
-    for (const g of page.graphs) out.push(await client.taskGraphs.get(g.graphId));
+    const page = await client.metagit.list({ cursor });
+    for (const g of page.graphs) out.push(await client.metagit.get(g.graphId));
     if (!page.nextCursor) return out;
     cursor = page.nextCursor;
   }
@@ -66,7 +66,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .action(
       run<{ title: string; goal: string; acceptance?: string[]; objectiveId?: string; handoffId?: string; project?: string; repo?: string[]; graphId?: string }>(async (ctx) => {
         const o = ctx.opts;
-        const g = await ctx.client().taskGraphs.create({ graphId: o.graphId, title: o.title, goal: o.goal, acceptance: o.acceptance, objectiveId: o.objectiveId, handoffId: o.handoffId, project: o.project, repos: o.repo });
+        const g = await ctx.client().metagit.create({ graphId: o.graphId, title: o.title, goal: o.goal, acceptance: o.acceptance, objectiveId: o.objectiveId, handoffId: o.handoffId, project: o.project, repos: o.repo });
         ctx.out.result(`Created task graph ${g.graphId} (root intent ${g.rootIntentId})`, g);
       }),
     );
@@ -80,7 +80,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .action(
       run<{ graphId: string; fromOutline?: string }>(async (ctx) => {
         const text = ctx.opts.fromOutline ? readFileSync(ctx.opts.fromOutline, 'utf8') : await readStdin(ctx.io);
-        const r = await ctx.client().taskGraphs.expand(ctx.opts.graphId, text);
+        const r = await ctx.client().metagit.expand(ctx.opts.graphId, text);
         ctx.out.result([`Added ${r.added.length} nodes to ${ctx.opts.graphId}: ${r.added.map((n) => n.nodeId).join(', ')}`, ...nodeRows(r.added)], r);
       }),
     );
@@ -98,10 +98,10 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         if (ctx.opts.status && !statuses.includes(ctx.opts.status)) throw new UsageError(`--status must be one of ${statuses.join(', ')}`);
         const c = ctx.client();
         if (!ctx.opts.graphId && !ctx.opts.status) {
-          const graphs = (await c.taskGraphs.list()).graphs;
+          const graphs = (await c.metagit.list()).graphs;
           return ctx.out.result(graphs.length ? table(['GRAPH', 'STATUS', 'TITLE'], graphs.map((g) => [g.graphId, g.status, g.title])) : ['No task graphs.'], { graphs });
         }
-        const graphs = ctx.opts.graphId ? [await c.taskGraphs.get(ctx.opts.graphId)] : await allGraphs(c);
+        const graphs = ctx.opts.graphId ? [await c.metagit.get(ctx.opts.graphId)] : await allGraphs(c);
         const nodes = graphs.flatMap((g) => g.nodes).filter((n) => !ctx.opts.status || n.status === ctx.opts.status);
         ctx.out.result(nodeRows(nodes), { nodes });
       }),
@@ -116,7 +116,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .action(
       run<{ nodeId: string; graphId?: string }>(async (ctx) => {
         const c = ctx.client();
-        const n = await c.taskGraphs.node(await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId), ctx.opts.nodeId);
+        const n = await c.metagit.node(await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId), ctx.opts.nodeId);
         ctx.out.result([`${n.graphId}/${n.nodeId}: ${n.status}${n.blockerReason ? ` (${n.blockerReason})` : ''}`, `  ${n.title}`, `  depends on: ${n.dependsOn.join(', ') || '-'}`], n);
       }),
     );
@@ -129,7 +129,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .action(
       run<{ graphId?: string }>(async (ctx) => {
         const c = ctx.client();
-        const nodes = ctx.opts.graphId ? await c.taskGraphs.ready(ctx.opts.graphId) : (await allGraphs(c)).flatMap((g) => g.nodes.filter((n) => n.status === 'ready'));
+        const nodes = ctx.opts.graphId ? await c.metagit.ready(ctx.opts.graphId) : (await allGraphs(c)).flatMap((g) => g.nodes.filter((n) => n.status === 'ready'));
         ctx.out.result(nodeRows(nodes), { nodes });
       }),
     );
@@ -145,7 +145,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         run<{ nodeId: string; graphId?: string }>(async (ctx) => {
           const c = ctx.client();
           const id = await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId);
-          const { node: n, graph: g } = await c.taskGraphs[name](id, ctx.opts.nodeId);
+          const { node: n, graph: g } = await c.metagit[name](id, ctx.opts.nodeId);
           ctx.out.result(`${id}/${n.nodeId}: ${n.status}; ready now: ${g.readyNow.join(', ') || '-'}`, n);
         }),
       );
@@ -165,7 +165,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
       run<{ nodeId: string; reason: string; graphId?: string }>(async (ctx) => {
         const c = ctx.client();
         const id = await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId);
-        const n = (await c.taskGraphs.block(id, ctx.opts.nodeId, ctx.opts.reason)).node;
+        const n = (await c.metagit.block(id, ctx.opts.nodeId, ctx.opts.reason)).node;
         ctx.out.result(`${id}/${n.nodeId}: ${n.status} (${n.blockerReason})`, n);
       }),
     );
@@ -186,7 +186,7 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         const o = ctx.opts;
         const c = ctx.client();
         const id = await graphOf(c, o.nodeId, o.graphId);
-        const n = (await c.taskGraphs.bindAcl(id, o.nodeId, { agentId: o.agentId, branch: o.branch, leaseId: o.leaseId, worktreeId: o.worktreeId, pattern: o.pattern })).node;
+        const n = (await c.metagit.bindAcl(id, o.nodeId, { agentId: o.agentId, branch: o.branch, leaseId: o.leaseId, worktreeId: o.worktreeId, pattern: o.pattern })).node;
         const acl = n.acl as { commands: string[] };
         ctx.out.result([`Bound ${o.agentId} to ${id}/${n.nodeId}; suggested commands:`, ...acl.commands.map((x) => `  ${x}`)], n);
       }),

@@ -8,7 +8,7 @@ import { AdminApi } from './admin.js';
 import { AuditApi } from './audit.js';
 import { EventsApi } from './events.js';
 import { AgentsApi, GraphsApi } from './graphs.js';
-import { IntentsApi, TaskGraphsApi } from './metagit.js';
+import { IntentsApi, MetagitApi } from './metagit.js';
 import type { paths } from './generated/openapi.js';
 import { ScenariosApi } from './scenarios.js';
 import { ScopesApi } from './scopes.js';
@@ -39,7 +39,9 @@ export class CoordClient {
   /** The configured Agents that graphs name: register, list. */
   readonly agents: AgentsApi;
   /** metagit RFC-0008 task graphs: create, expand, ready, start, block, complete, cancel, bind-acl. */
-  readonly taskGraphs: TaskGraphsApi;
+  readonly metagit: MetagitApi;
+  /** @deprecated The former name of `metagit` (the same object); kept so existing callers still work. */
+  readonly taskGraphs: MetagitApi;
   /** metagit TaskIntents. */
   readonly intents: IntentsApi;
   /** Topic events: `log` (JSON pages) and `follow` (SSE that resumes). */
@@ -65,7 +67,8 @@ export class CoordClient {
     this.teams = new TeamsApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);
-    this.taskGraphs = new TaskGraphsApi(this.t);
+    this.metagit = new MetagitApi(this.t);
+    this.taskGraphs = this.metagit;
     this.intents = new IntentsApi(this.t);
     this.events = new EventsApi(this.t);
     this.admin = new AdminApi(this.t);

@@ -25,6 +25,26 @@ export interface OutlineItem {
   repository?: string;
 }
 
+/** The RFC's snake_case spelling of an outline item's field -> ours (seed 001 §TaskNode: `node_id`, `depends_on`). */
+export const OUTLINE_RFC_FIELDS = { node_id: 'nodeId', depends_on: 'dependsOn' } as const;
+
+/**
+ * One outline item (an object of a JSON list) with the RFC's snake_case field names (`node_id`,
+ * `depends_on`, seed 001) rewritten to ours (`nodeId`, `dependsOn`); other keys are kept as they are.
+ * Returns the field pair as an error string when an item spells the same field both ways
+ * (`"node_id" and "nodeId"`); never throws. Used by expand for JSON bodies and JSON-list text.
+ */
+export function normaliseOutlineItem(raw: Record<string, unknown>): { item: Record<string, unknown> } | { error: string } {
+  let item = raw;
+  for (const [rfc, ours] of Object.entries(OUTLINE_RFC_FIELDS)) {
+    if (!(rfc in item)) continue;
+    if (ours in item) return { error: `"${rfc}" and "${ours}" are the same field; give one` };
+    const { [rfc]: v, ...rest } = item;
+    item = { ...rest, [ours]: v };
+  }
+  return { item };
+}
+
 export interface ExpandedNode {
   nodeId: string;
   title: string;
@@ -95,10 +115,12 @@ export function expandOutline(outline: string | unknown[], existing: ReadonlySet
     items = [];
     const KEYS = new Set(['title', 'nodeId', 'dependsOn', 'project', 'repository']);
     for (const [i, raw] of outline.entries()) {
-      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, code: 'outline_invalid', message: `outline item ${i} must be an object {title, nodeId?, dependsOn?, project?, repository?}` };
-      const extra = Object.keys(raw).find((k) => !KEYS.has(k));
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, code: 'outline_invalid', message: `outline item ${i} must be an object {title, nodeId? (node_id?), dependsOn? (depends_on?), project?, repository?}` };
+      const norm = normaliseOutlineItem(raw as Record<string, unknown>);
+      if ('error' in norm) return { ok: false, code: 'outline_invalid', message: `outline item ${i}: ${norm.error}` };
+      const extra = Object.keys(norm.item).find((k) => !KEYS.has(k));
       if (extra !== undefined) return { ok: false, code: 'outline_invalid', message: `outline item ${i} has an unknown field "${extra.slice(0, 64)}"` };
-      const item = raw as OutlineItem;
+      const item = norm.item as unknown as OutlineItem;
       if (typeof item.title !== 'string') return { ok: false, code: 'outline_invalid', message: `outline item ${i} requires a title` };
       for (const key of ['project', 'repository'] as const) {
         if (item[key] !== undefined && (typeof item[key] !== 'string' || item[key]!.length > 300)) return { ok: false, code: 'outline_invalid', message: `outline item ${i}: ${key} must be a string of at most 300 characters` };

@@ -60,9 +60,9 @@ const Intent = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .meta({ id: 'TaskIntent' });
+  .meta({ id: 'MetagitIntent' });
 
-const NodeStatus = z.enum(['pending', 'ready', 'blocked', 'running', 'completed', 'cancelled']).meta({ id: 'TaskNodeStatus' });
+const NodeStatus = z.enum(['pending', 'ready', 'blocked', 'running', 'completed', 'cancelled']).meta({ id: 'MetagitNodeStatus' });
 
 const Node = z
   .object({
@@ -85,7 +85,7 @@ const Node = z
     createdAt: z.string(),
     updatedAt: z.string(),
   })
-  .meta({ id: 'TaskNode' });
+  .meta({ id: 'MetagitNode' });
 
 const Graph = z
   .object({
@@ -103,7 +103,7 @@ const Graph = z
     updatedAt: z.string(),
     revision: z.number().int(),
   })
-  .meta({ id: 'TaskGraph' });
+  .meta({ id: 'MetagitGraph' });
 
 const Params = z.object({ id: z.string().max(200).describe('The graph id') });
 const NodeParams = z.object({ id: z.string().max(200), nodeId: z.string().max(200) });
@@ -125,8 +125,8 @@ const GraphSummary = z
     updatedAt: z.string(),
     revision: z.number().int(),
   })
-  .meta({ id: 'TaskGraphSummaryAfterWrite' });
-const NodeResult = z.object({ node: Node, graph: GraphSummary }).meta({ id: 'TaskNodeResult' });
+  .meta({ id: 'MetagitGraphSummaryAfterWrite' });
+const NodeResult = z.object({ node: Node, graph: GraphSummary }).meta({ id: 'MetagitNodeResult' });
 
 /** The node and graph summary a transition answers. */
 async function nodeResult(p: Promise<{ graph: { nodes: { nodeId: string }[] }; summary: unknown }>, nodeId: string) {
@@ -134,19 +134,28 @@ async function nodeResult(p: Promise<{ graph: { nodes: { nodeId: string }[] }; s
   return { node: out.graph.nodes.find((n) => n.nodeId === nodeId)!, graph: out.summary } as never;
 }
 
-const OutlineItem = z.strictObject({
-  title: Text(2000),
-  nodeId: Slug.optional(),
-  dependsOn: z.array(z.string().max(200)).max(256).optional(),
-  project: Text(200).optional(),
-  repository: Text(300).optional(),
-});
+const NodeIdField = Slug.optional();
+const DependsOnField = z.array(z.string().max(200)).max(256).optional();
+/** An outline item; `node_id` / `depends_on` are the RFC's spellings (seed 001), normalised by `normaliseOutlineItem` in metagit.outline.ts. */
+const OutlineItem = z
+  .strictObject({
+    title: Text(2000),
+    nodeId: NodeIdField,
+    node_id: NodeIdField.describe('The RFC spelling of nodeId; give one of the two'),
+    dependsOn: DependsOnField,
+    depends_on: DependsOnField.describe('The RFC spelling of dependsOn; give one of the two'),
+    project: Text(200).optional(),
+    repository: Text(300).optional(),
+  })
+  .refine((o) => !(o.nodeId !== undefined && o.node_id !== undefined) && !(o.dependsOn !== undefined && o.depends_on !== undefined), {
+    message: 'nodeId/node_id and dependsOn/depends_on are the same fields; give one spelling of each',
+  });
 
 // Bodies with a component id are made once per process: zod's global registry keys components by
 // id, so a second copy (a second app in one process) would render as a different component.
-const CreateTaskIntent = z.strictObject({ intentId: Slug.optional(), ...IntentFields }).meta({ id: 'CreateTaskIntent' });
-const CreateTaskGraph = z.strictObject({ graphId: Slug.optional().describe('Default: 12 random hex'), ...IntentFields }).meta({ id: 'CreateTaskGraph' });
-const ExpandTaskGraph = z.strictObject({ outline: z.union([Text(1024 * 1024), z.array(OutlineItem).max(1000)]) }).meta({ id: 'ExpandTaskGraph' });
+const CreateTaskIntent = z.strictObject({ intentId: Slug.optional(), ...IntentFields }).meta({ id: 'CreateMetagitIntent' });
+const CreateTaskGraph = z.strictObject({ graphId: Slug.optional().describe('Default: 12 random hex'), ...IntentFields }).meta({ id: 'CreateMetagitGraph' });
+const ExpandTaskGraph = z.strictObject({ outline: z.union([Text(1024 * 1024), z.array(OutlineItem).max(1000)]) }).meta({ id: 'ExpandMetagitGraph' });
 
 /** Registers the metagit routes (listed in `src/modules.ts`). */
 export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
@@ -259,7 +268,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         tags,
         summary: 'Expand from an outline (metagit `task expand`)',
         description:
-          'An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`. Deterministic: slug ids, `-2`, `-3`, … for repeats and for ' +
+          'An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`; the RFC spellings `node_id` and `depends_on` are accepted too. Deterministic: slug ids, `-2`, `-3`, … for repeats and for ' +
           'collisions with existing nodes (references in the batch follow the renamed node); each outline line depends on the nearest shallower line. All nodes and ' +
           'edges commit together or not at all; unknown ids and cycles are refused naming the ids.',
         params: Params,

@@ -111,6 +111,22 @@ describe('expand (§2.4, deterministic)', () => {
     // Text that starts with `[` but is not a JSON list is an outline.
     expect((await expand(id, '[WIP] Root\n  Child')).body.added.map((n: any) => n.nodeId)).toEqual(['wip-root', 'child']);
   });
+
+  it('accepts the RFC spellings node_id and depends_on beside nodeId and dependsOn, in a body list and in JSON text', async () => {
+    const id = await graph();
+    const rfc = await expand(id, [{ title: 'Base', node_id: 'base' }, { title: 'Top', node_id: 'top', depends_on: ['base'] }]);
+    expect(rfc.status).toBe(200);
+    expect(rfc.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['base', []], ['top', ['base']]]);
+    const camel = await expand(id, [{ title: 'Side', nodeId: 'side', dependsOn: ['top'] }]);
+    expect(camel.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['side', ['top']]]);
+    const text = await expand(id, '[{"title": "Tail", "node_id": "tail", "depends_on": ["side"]}]');
+    expect(text.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['tail', ['side']]]);
+    // One field spelled both ways is refused, in either form, and writes nothing.
+    const both = await expand(id, [{ title: 'X', nodeId: 'x', node_id: 'x' }]);
+    expect([both.status, both.body.code]).toEqual([400, 'validation_failed']);
+    expect((await expand(id, '[{"title": "Y", "dependsOn": [], "depends_on": []}]')).body.code).toBe('validation_failed');
+    expect((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes.length).toBe(4);
+  });
 });
 
 describe('transitions where upstream misbehaves (§2.9)', () => {

@@ -5526,7 +5526,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            intents: components["schemas"]["TaskIntent"][];
+                            intents: components["schemas"]["MetagitIntent"][];
                             nextCursor: string | null;
                         };
                     };
@@ -5583,7 +5583,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["CreateTaskIntentInput"];
+                    "application/json": components["schemas"]["CreateMetagitIntentInput"];
                 };
             };
             responses: {
@@ -5594,7 +5594,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            intent: components["schemas"]["TaskIntent"];
+                            intent: components["schemas"]["MetagitIntent"];
                         };
                     };
                 };
@@ -5687,7 +5687,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            intent: components["schemas"]["TaskIntent"];
+                            intent: components["schemas"]["MetagitIntent"];
                         };
                     };
                 };
@@ -5842,7 +5842,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["CreateTaskGraphInput"];
+                    "application/json": components["schemas"]["CreateMetagitGraphInput"];
                 };
             };
             responses: {
@@ -5853,7 +5853,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            graph: components["schemas"]["TaskGraph"];
+                            graph: components["schemas"]["MetagitGraph"];
                         };
                     };
                 };
@@ -5946,7 +5946,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            graph: components["schemas"]["TaskGraph"];
+                            graph: components["schemas"]["MetagitGraph"];
                         };
                     };
                 };
@@ -6033,7 +6033,7 @@ export interface paths {
                     content: {
                         "application/json": {
                             graphId: string;
-                            nodes: components["schemas"]["TaskNode"][];
+                            nodes: components["schemas"]["MetagitNode"][];
                         };
                     };
                 };
@@ -6124,7 +6124,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            graph: components["schemas"]["TaskGraph"];
+                            graph: components["schemas"]["MetagitGraph"];
                         };
                     };
                 };
@@ -6222,7 +6222,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            graph: components["schemas"]["TaskGraph"];
+                            graph: components["schemas"]["MetagitGraph"];
                         };
                     };
                 };
@@ -6299,7 +6299,7 @@ export interface paths {
         put?: never;
         /**
          * Expand from an outline (metagit `task expand`)
-         * @description An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`. Deterministic: slug ids, `-2`, `-3`, … for repeats and for collisions with existing nodes (references in the batch follow the renamed node); each outline line depends on the nearest shallower line. All nodes and edges commit together or not at all; unknown ids and cycles are refused naming the ids.
+         * @description An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`; the RFC spellings `node_id` and `depends_on` are accepted too. Deterministic: slug ids, `-2`, `-3`, … for repeats and for collisions with existing nodes (references in the batch follow the renamed node); each outline line depends on the nearest shallower line. All nodes and edges commit together or not at all; unknown ids and cycles are refused naming the ids.
          */
         post: {
             parameters: {
@@ -6316,7 +6316,7 @@ export interface paths {
             };
             requestBody: {
                 content: {
-                    "application/json": components["schemas"]["ExpandTaskGraphInput"];
+                    "application/json": components["schemas"]["ExpandMetagitGraphInput"];
                 };
             };
             responses: {
@@ -6328,8 +6328,8 @@ export interface paths {
                     content: {
                         "application/json": {
                             /** @description The new nodes, in outline order */
-                            added: components["schemas"]["TaskNode"][];
-                            graph: components["schemas"]["TaskGraphSummaryAfterWrite"];
+                            added: components["schemas"]["MetagitNode"][];
+                            graph: components["schemas"]["MetagitGraphSummaryAfterWrite"];
                         };
                     };
                 };
@@ -6440,7 +6440,7 @@ export interface paths {
                     };
                     content: {
                         "application/json": {
-                            node: components["schemas"]["TaskNode"];
+                            node: components["schemas"]["MetagitNode"];
                         };
                     };
                 };
@@ -6534,7 +6534,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["TaskNodeResult"];
+                        "application/json": components["schemas"]["MetagitNodeResult"];
                     };
                 };
                 /** @description Problem codes: invalid_idempotency_key, validation_failed */
@@ -6643,7 +6643,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["TaskNodeResult"];
+                        "application/json": components["schemas"]["MetagitNodeResult"];
                     };
                 };
                 /** @description Problem codes: invalid_idempotency_key, validation_failed */
@@ -6752,7 +6752,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["TaskNodeResult"];
+                        "application/json": components["schemas"]["MetagitNodeResult"];
                     };
                 };
                 /** @description Problem codes: invalid_idempotency_key, validation_failed */
@@ -6861,7 +6861,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["TaskNodeResult"];
+                        "application/json": components["schemas"]["MetagitNodeResult"];
                     };
                 };
                 /** @description Problem codes: invalid_idempotency_key, validation_failed */
@@ -6963,7 +6963,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["TaskNodeResult"];
+                        "application/json": components["schemas"]["MetagitNodeResult"];
                     };
                 };
                 /** @description Problem codes: invalid_idempotency_key, validation_failed */
@@ -7085,7 +7085,7 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": components["schemas"]["TaskNodeResult"];
+                        "application/json": components["schemas"]["MetagitNodeResult"];
                     };
                 };
                 /** @description Problem codes: validation_failed */
@@ -8366,6 +8366,60 @@ export interface components {
             /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
             reason?: string;
         };
+        CreateMetagitGraph: {
+            /** @description Default: 12 random hex */
+            graphId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateMetagitGraphInput: {
+            /** @description Default: 12 random hex */
+            graphId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateMetagitIntent: {
+            intentId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
+        CreateMetagitIntentInput: {
+            intentId?: string;
+            /** @description Trimmed; required */
+            title: string;
+            /** @description Trimmed; required */
+            goal: string;
+            /** @description Acceptance criteria */
+            acceptance?: string[];
+            project?: string;
+            repos?: string[];
+            objectiveId?: string;
+            handoffId?: string;
+        };
         CreateScenario: {
             name: string;
             /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
@@ -8377,60 +8431,6 @@ export interface components {
             /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
             orchestrator?: string;
             members: components["schemas"]["NewScenarioMemberInput"][];
-        };
-        CreateTaskGraph: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskGraphInput: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskIntent: {
-            intentId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateTaskIntentInput: {
-            intentId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
         };
         CreatedScenario: {
             scenario: components["schemas"]["Scenario"];
@@ -8554,20 +8554,28 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        ExpandTaskGraph: {
+        ExpandMetagitGraph: {
             outline: string | {
                 title: string;
                 nodeId?: string;
+                /** @description The RFC spelling of nodeId; give one of the two */
+                node_id?: string;
                 dependsOn?: string[];
+                /** @description The RFC spelling of dependsOn; give one of the two */
+                depends_on?: string[];
                 project?: string;
                 repository?: string;
             }[];
         };
-        ExpandTaskGraphInput: {
+        ExpandMetagitGraphInput: {
             outline: string | {
                 title: string;
                 nodeId?: string;
+                /** @description The RFC spelling of nodeId; give one of the two */
+                node_id?: string;
                 dependsOn?: string[];
+                /** @description The RFC spelling of dependsOn; give one of the two */
+                depends_on?: string[];
                 project?: string;
                 repository?: string;
             }[];
@@ -8658,6 +8666,184 @@ export interface components {
                 writeIntent: string[];
             }[];
         };
+        MetagitGraph: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /**
+             * @description completed when every node is completed; cancelled after a cancel
+             * @enum {string}
+             */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description By position (expand order) */
+            nodes: components["schemas"]["MetagitNode"][];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        MetagitGraphInput: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /**
+             * @description completed when every node is completed; cancelled after a cancel
+             * @enum {string}
+             */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description By position (expand order) */
+            nodes: components["schemas"]["MetagitNodeInput"][];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        MetagitGraphSummaryAfterWrite: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description The ready node ids after this change */
+            readyNow: string[];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        MetagitGraphSummaryAfterWriteInput: {
+            graphId: string;
+            title: string;
+            rootIntentId: string;
+            objectiveId: string | null;
+            handoffId: string | null;
+            /** @enum {string} */
+            status: "active" | "completed" | "cancelled";
+            scope: string;
+            counts: {
+                [key: string]: number;
+            };
+            /** @description The ready node ids after this change */
+            readyNow: string[];
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+            revision: number;
+        };
+        MetagitIntent: {
+            intentId: string;
+            title: string;
+            goal: string;
+            acceptance: string[];
+            project: string | null;
+            repos: string[];
+            objectiveId: string | null;
+            handoffId: string | null;
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+        };
+        MetagitIntentInput: {
+            intentId: string;
+            title: string;
+            goal: string;
+            acceptance: string[];
+            project: string | null;
+            repos: string[];
+            objectiveId: string | null;
+            handoffId: string | null;
+            createdBy: string;
+            createdAt: string;
+            updatedAt: string;
+        };
+        MetagitNode: {
+            graphId: string;
+            nodeId: string;
+            title: string;
+            /** @description A view of the engine row (metagit.service.ts header) */
+            status: components["schemas"]["MetagitNodeStatus"];
+            dependsOn: string[];
+            /** @description pending: the unfinished dependencies */
+            waitingOn: {
+                nodeId: string;
+                status: components["schemas"]["MetagitNodeStatus"];
+            }[];
+            /** @description blocked: the reason; pending on a cancelled dependency: names it */
+            blockerReason: string | null;
+            /** @description running/blocked: the session that started or blocked it */
+            owner: string | null;
+            intentId: string | null;
+            project: string | null;
+            repository: string | null;
+            agentId: string | null;
+            /** @description The ACL binding (bind-acl), or null */
+            acl: unknown;
+            priority: number;
+            /** @description The engine row in scope metagit:<graphId> */
+            todoId: string;
+            revision: number;
+            createdAt: string;
+            updatedAt: string;
+        };
+        MetagitNodeInput: {
+            graphId: string;
+            nodeId: string;
+            title: string;
+            /** @description A view of the engine row (metagit.service.ts header) */
+            status: components["schemas"]["MetagitNodeStatusInput"];
+            dependsOn: string[];
+            /** @description pending: the unfinished dependencies */
+            waitingOn: {
+                nodeId: string;
+                status: components["schemas"]["MetagitNodeStatusInput"];
+            }[];
+            /** @description blocked: the reason; pending on a cancelled dependency: names it */
+            blockerReason: string | null;
+            /** @description running/blocked: the session that started or blocked it */
+            owner: string | null;
+            intentId: string | null;
+            project: string | null;
+            repository: string | null;
+            agentId: string | null;
+            /** @description The ACL binding (bind-acl), or null */
+            acl: unknown;
+            priority: number;
+            /** @description The engine row in scope metagit:<graphId> */
+            todoId: string;
+            revision: number;
+            createdAt: string;
+            updatedAt: string;
+        };
+        MetagitNodeResult: {
+            node: components["schemas"]["MetagitNode"];
+            graph: components["schemas"]["MetagitGraphSummaryAfterWrite"];
+        };
+        MetagitNodeResultInput: {
+            node: components["schemas"]["MetagitNodeInput"];
+            graph: components["schemas"]["MetagitGraphSummaryAfterWriteInput"];
+        };
+        /** @enum {string} */
+        MetagitNodeStatus: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
+        /** @enum {string} */
+        MetagitNodeStatusInput: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
         NewScenarioMember: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
@@ -9248,28 +9434,6 @@ export interface components {
             /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
             stale: boolean;
         };
-        TaskGraph: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /**
-             * @description completed when every node is completed; cancelled after a cancel
-             * @enum {string}
-             */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description By position (expand order) */
-            nodes: components["schemas"]["TaskNode"][];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
         TaskGraphClaimResult: {
             /** @constant */
             ok: true;
@@ -9709,28 +9873,6 @@ export interface components {
             leaseExpiresAt: string | null;
             attempt: number;
             claimLeaseMs: number;
-        };
-        TaskGraphInput: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /**
-             * @description completed when every node is completed; cancelled after a cancel
-             * @enum {string}
-             */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description By position (expand order) */
-            nodes: components["schemas"]["TaskNodeInput"][];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
         };
         TaskGraphInspect: {
             graph: components["schemas"]["TaskGraphRecord"];
@@ -10856,44 +10998,6 @@ export interface components {
             updatedAt: string;
             revision: number;
         };
-        TaskGraphSummaryAfterWrite: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /** @enum {string} */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description The ready node ids after this change */
-            readyNow: string[];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
-        TaskGraphSummaryAfterWriteInput: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /** @enum {string} */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description The ready node ids after this change */
-            readyNow: string[];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
         TaskGraphSummaryInput: {
             id: string;
             parentTaskId: string;
@@ -11102,102 +11206,6 @@ export interface components {
                 [key: string]: string;
             };
         };
-        TaskIntent: {
-            intentId: string;
-            title: string;
-            goal: string;
-            acceptance: string[];
-            project: string | null;
-            repos: string[];
-            objectiveId: string | null;
-            handoffId: string | null;
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-        };
-        TaskIntentInput: {
-            intentId: string;
-            title: string;
-            goal: string;
-            acceptance: string[];
-            project: string | null;
-            repos: string[];
-            objectiveId: string | null;
-            handoffId: string | null;
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-        };
-        TaskNode: {
-            graphId: string;
-            nodeId: string;
-            title: string;
-            /** @description A view of the engine row (metagit.service.ts header) */
-            status: components["schemas"]["TaskNodeStatus"];
-            dependsOn: string[];
-            /** @description pending: the unfinished dependencies */
-            waitingOn: {
-                nodeId: string;
-                status: components["schemas"]["TaskNodeStatus"];
-            }[];
-            /** @description blocked: the reason; pending on a cancelled dependency: names it */
-            blockerReason: string | null;
-            /** @description running/blocked: the session that started or blocked it */
-            owner: string | null;
-            intentId: string | null;
-            project: string | null;
-            repository: string | null;
-            agentId: string | null;
-            /** @description The ACL binding (bind-acl), or null */
-            acl: unknown;
-            priority: number;
-            /** @description The engine row in scope metagit:<graphId> */
-            todoId: string;
-            revision: number;
-            createdAt: string;
-            updatedAt: string;
-        };
-        TaskNodeInput: {
-            graphId: string;
-            nodeId: string;
-            title: string;
-            /** @description A view of the engine row (metagit.service.ts header) */
-            status: components["schemas"]["TaskNodeStatusInput"];
-            dependsOn: string[];
-            /** @description pending: the unfinished dependencies */
-            waitingOn: {
-                nodeId: string;
-                status: components["schemas"]["TaskNodeStatusInput"];
-            }[];
-            /** @description blocked: the reason; pending on a cancelled dependency: names it */
-            blockerReason: string | null;
-            /** @description running/blocked: the session that started or blocked it */
-            owner: string | null;
-            intentId: string | null;
-            project: string | null;
-            repository: string | null;
-            agentId: string | null;
-            /** @description The ACL binding (bind-acl), or null */
-            acl: unknown;
-            priority: number;
-            /** @description The engine row in scope metagit:<graphId> */
-            todoId: string;
-            revision: number;
-            createdAt: string;
-            updatedAt: string;
-        };
-        TaskNodeResult: {
-            node: components["schemas"]["TaskNode"];
-            graph: components["schemas"]["TaskGraphSummaryAfterWrite"];
-        };
-        TaskNodeResultInput: {
-            node: components["schemas"]["TaskNodeInput"];
-            graph: components["schemas"]["TaskGraphSummaryAfterWriteInput"];
-        };
-        /** @enum {string} */
-        TaskNodeStatus: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
-        /** @enum {string} */
-        TaskNodeStatusInput: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
         /** @description A team: its operators, sessions and everything they make belong to it */
         Team: {
             /** @description `tm-…`; the server administrator’s team is `tm-default` */
