@@ -1,5 +1,5 @@
 /**
- * Task Graph v1 routes (design brief §7 "Graphs"; seed 002): the agents registry, validate,
+ * Task Graph v1 routes (docs/architecture.md §D7 "Graphs"; seed 002): the agents registry, validate,
  * create, list, status, inspect and plan. Execution (run, claim, complete, recover, …) is in
  * execution/; `advance` is the runner's loop (cli/runner/).
  * Each handler parses, calls one service function and maps the result; the rules live in
@@ -42,7 +42,7 @@ export const GRAPH_BODY_LIMIT = TASK_GRAPH_MAX_INPUT_BYTES + INTENT_MAP_MAX_INPU
 
 /**
  * The body of validate and create is documented as the contract's schemas but parsed as unknown:
- * the hand-written validators own the check order and the messages (seeds-notes §3.2).
+ * the hand-written validators own the check order and the messages (docs/seeds/task-graph-v1.md §2).
  */
 const rawBody: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as never);

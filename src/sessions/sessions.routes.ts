@@ -78,7 +78,7 @@ const HeartbeatResult = z
   })
   .meta({ id: 'SessionHeartbeat' });
 
-/** Session routes and `GET /v1/me` (design brief §7). */
+/** Session routes and `GET /v1/me` (docs/architecture.md §D7). */
 export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
   const { sql, config } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();

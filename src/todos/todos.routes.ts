@@ -58,7 +58,7 @@ function withEtag(reply: FastifyReply, item: TodoItem) {
 const tags = ['todos'];
 
 /**
- * Todo routes (design brief §7). Each handler parses, calls one service function and maps the
+ * Todo routes (docs/architecture.md §D7). Each handler parses, calls one service function and maps the
  * result; the rules live in todos.service.ts.
  */
 export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config; hub: EventHub; seen?: (sessionId: string) => void }) {

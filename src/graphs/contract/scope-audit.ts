@@ -4,7 +4,7 @@
  * (committed name-status diff base→commit, plus dirty porcelain v1 worktree
  * status) with the subtask's normalised Intent Map `writeIntent` and build the
  * bounded `scopeEvidence` object (seed 002 "Optional Intent Map v1 companion";
- * seeds-notes §3.5, §3.9).
+ * docs/seeds/task-graph-v1.md §5, §9).
  *
  * Pure, I/O-free and deterministic. Running git is the runner's job; this
  * module only judges what was reported, and fails closed
@@ -96,7 +96,7 @@ export interface ScopeDriftEvidence {
 }
 
 /**
- * The persisted `scopeEvidence` of a subtask (seeds-notes §3.9). Every list
+ * The persisted `scopeEvidence` of a subtask (docs/seeds/task-graph-v1.md §9). Every list
  * holds at most {@link SCOPE_AUDIT_LIST_LIMIT} entries; its count is the full
  * number (of reported change entries, or of distinct paths). A `*Truncated`
  * flag is true when its list was cut at 64 or when the reporter said it cut
@@ -136,7 +136,7 @@ export interface ScopeEvidence {
   driftEvidence: ScopeDriftEvidence | null;
 }
 
-/** The fail-closed refusal of a Scope Audit (seeds-notes §3.9, §3.12). */
+/** The fail-closed refusal of a Scope Audit (docs/seeds/task-graph-v1.md §9, §12). */
 export interface ScopeAuditError {
   code: 'TASK_STATE_CONFLICT';
   stage: 'scope-audit';
@@ -156,7 +156,7 @@ export const SCOPE_AUDIT_MAX_CHANGES = 10_000;
 export const SCOPE_AUDIT_MAX_PATH_BYTES = 4096;
 
 // ---------------------------------------------------------------------------
-// Matcher (seeds-notes §3.9 "Matching")
+// Matcher (docs/seeds/task-graph-v1.md §9 "Matching")
 // ---------------------------------------------------------------------------
 
 const SLASH = 0x2f;
@@ -597,7 +597,7 @@ function codePointEscape(cp: number): string {
   return `\\u{${cp.toString(16)}}`;
 }
 
-/** The literal regex translation of §3.9 (flags `su`: code points, `.` matches every character). */
+/** The literal regex translation of docs/seeds/task-graph-v1.md §9 (flags `su`: code points, `.` matches every character). */
 function tokensToRegExp(tokens: readonly PatternToken[]): RegExp {
   let source = '^';
   for (const token of tokens) {
@@ -652,7 +652,7 @@ function preparePath(path: string): PreparedPath {
 }
 
 /**
- * The Scope Audit matcher (seeds-notes §3.9), for one normalised pattern and
+ * The Scope Audit matcher (docs/seeds/task-graph-v1.md §9), for one normalised pattern and
  * one valid repository-relative path.
  *
  * `**` + `/` = zero or more directories; other `**` = anything including `/`;
@@ -752,7 +752,7 @@ const HEX_COMMIT = /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
 const LOWER_HEX_COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const COMMITTED_STATUS = /^(?:[AMDT]|([RC])([0-9]{0,3}))$/;
 const DIRTY_STATUS = /^[ MTADRCU?!]{2}$/;
-/** Control characters other than TAB, which git allows in a path and seeds-notes treats as data. */
+/** Control characters other than TAB, which git allows in a path and the seed treats as data. */
 const REFUSED_CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F]/;
 const NUL_OR_REPLACEMENT = /[\u0000\uFFFD]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -939,7 +939,7 @@ function copyChange(change: ScopeEvidenceChange): ScopeEvidenceChange {
     : { status: change.status, oldPath: change.oldPath, path: change.path };
 }
 
-/** Build the evidence from validated facts; the only place evidence is computed (§3.9). */
+/** Build the evidence from validated facts; the only place evidence is computed (docs/seeds/task-graph-v1.md §9). */
 function deriveEvidence(facts: AuditFacts): ScopeEvidence {
   const covered = new Map<string, boolean>();
   const isCovered = (path: string): boolean => {
@@ -1069,7 +1069,7 @@ function audit(raw: unknown): ScopeEvidence {
 
 /**
  * Audit one subtask's reported changes against its normalised writeIntent
- * (seeds-notes §3.9). Never throws.
+ * (docs/seeds/task-graph-v1.md §9). Never throws.
  *
  * Refused, in this order, with `TASK_STATE_CONFLICT` at stage `scope-audit`
  * (recoverable; fail closed, never treated as success): a non-object input;
@@ -1180,7 +1180,7 @@ class EvidenceReader {
     return changes;
   }
 
-  /** §3.9: list length = count when ≤ 64, else exactly 64 with truncated true. */
+  /** docs/seeds/task-graph-v1.md §9: list length = count when ≤ 64, else exactly 64 with truncated true. */
   agreement(field: string, count: number, length: number, truncated: boolean): void {
     if (length !== Math.min(count, SCOPE_AUDIT_LIST_LIMIT)) this.fail(`${field} lists ${length} entries for a count of ${count}`);
     if (count > SCOPE_AUDIT_LIST_LIMIT && !truncated) this.fail(`${field} holds more than ${SCOPE_AUDIT_LIST_LIMIT} entries but is not marked truncated`);
@@ -1405,7 +1405,7 @@ function check(raw: unknown, expectedRaw: unknown): ScopeEvidence {
 }
 
 /**
- * Re-validate a persisted `scopeEvidence` object on load (seeds-notes §3.9).
+ * Re-validate a persisted `scopeEvidence` object on load (docs/seeds/task-graph-v1.md §9).
  * Never throws; returns a deep-frozen canonical copy (contract key order) or
  * a `TASK_STATE_CONFLICT` error at stage `scope-audit`.
  *
@@ -1435,7 +1435,7 @@ export function checkScopeEvidence(
 const DRIFT_REASON_PATHS = 3;
 
 /**
- * The visible `warn` reason (seeds-notes §3.9): `INTENT_SCOPE_DRIFT: ` plus
+ * The visible `warn` reason (docs/seeds/task-graph-v1.md §9): `INTENT_SCOPE_DRIFT: ` plus
  * the first up to three outside paths, comma-separated, and ` (+N more)` when
  * there are more; bounded with boundMessage. Null without drift.
  */

@@ -2,18 +2,18 @@
  * Task Graph v1 + Intent Map v1 contract types.
  *
  * These are the exact JSON shapes of the coordinate-agents contract (seed 002;
- * seeds-notes §3.1–§3.6). Task Graph v1 JSON keeps its contract names verbatim
- * (DESIGN §9): `subtask`, `dependsOn`, `implementer`, `maxConcurrency`,
+ * docs/seeds/task-graph-v1.md §1–§6). Task Graph v1 JSON keeps its contract names verbatim
+ * (docs/architecture.md §D9): `subtask`, `dependsOn`, `implementer`, `maxConcurrency`,
  * `frontier`, `wave`, `writeIntent`, `scopePolicy`.
  *
  * Everything here is plain data: no class instances, so values survive
  * `JSON.stringify` and deep equality unchanged.
  */
 
-/** Graph (parent) states, seeds-notes §3.3. */
+/** Graph (parent) states, docs/seeds/task-graph-v1.md §3. */
 export type TaskGraphState = 'CREATED' | 'RUNNING' | 'REVIEWING' | 'APPROVED' | 'ERROR' | 'STOPPED';
 
-/** Subtask states, seeds-notes §3.3. PENDING/READY/WAITING are always re-derived. */
+/** Subtask states, docs/seeds/task-graph-v1.md §3. PENDING/READY/WAITING are always re-derived. */
 export type SubtaskState =
   | 'PENDING'
   | 'READY'
@@ -37,7 +37,7 @@ export interface TaskGraphInvalidDetails {
 }
 
 /**
- * The stable, non-recoverable `TASK_GRAPH_INVALID` runtime error (seeds-notes §3.2, §3.12).
+ * The stable, non-recoverable `TASK_GRAPH_INVALID` runtime error (docs/seeds/task-graph-v1.md §2, §12).
  * `message` has control characters replaced by spaces and is at most 2048 characters.
  */
 export interface TaskGraphInvalid {
@@ -53,7 +53,7 @@ export interface TaskGraphInvalid {
 export type ContractResult<T, E> = { ok: true; value: T } | { ok: false; error: E };
 
 // ---------------------------------------------------------------------------
-// Task Graph v1 input (seed 002 "Input"; seeds-notes §3.1)
+// Task Graph v1 input (seed 002 "Input"; docs/seeds/task-graph-v1.md §1)
 // ---------------------------------------------------------------------------
 
 export interface TaskGraphV1Input {
@@ -76,7 +76,7 @@ export interface TaskGraphV1Input {
   maxConcurrency: number;
 }
 
-/** Configured Agent membership: a Set or array of ids or `{ id }` records, or `{ agents: [...] }` (§3.2 step 12). */
+/** Configured Agent membership: a Set or array of ids or `{ id }` records, or `{ agents: [...] }` (docs/seeds/task-graph-v1.md §2 step 12). */
 export type ConfiguredAgents =
   | ReadonlySet<string>
   | ReadonlyArray<string | { readonly id: string }>
@@ -87,7 +87,7 @@ export interface ValidateTaskGraphContext {
 }
 
 // ---------------------------------------------------------------------------
-// Normalised graph (seeds-notes §3.2 "Output" + durable facts view)
+// Normalised graph (docs/seeds/task-graph-v1.md §2 "Output" + durable facts view)
 // ---------------------------------------------------------------------------
 
 export interface NormalizedParentTask {
@@ -152,7 +152,7 @@ export interface NormalizedGraph {
 export type ValidateTaskGraphResult = ContractResult<NormalizedGraph, TaskGraphInvalid>;
 
 // ---------------------------------------------------------------------------
-// Intent Map v1 (seed 002 "Optional Intent Map v1 companion"; seeds-notes §3.5)
+// Intent Map v1 (seed 002 "Optional Intent Map v1 companion"; docs/seeds/task-graph-v1.md §5)
 // ---------------------------------------------------------------------------
 
 export interface IntentMapV1Input {
@@ -209,7 +209,7 @@ export interface WriteIntentConflict {
 }
 
 // ---------------------------------------------------------------------------
-// Frontier (seeds-notes §3.3)
+// Frontier (docs/seeds/task-graph-v1.md §3)
 // ---------------------------------------------------------------------------
 
 /** One subtask as stored: its state plus whether a BLOCKED state was set explicitly. */
@@ -274,7 +274,7 @@ export interface FrontierDerivation {
 }
 
 // ---------------------------------------------------------------------------
-// Graph Preflight / plan (seeds-notes §3.5 wave, §3.6 plan)
+// Graph Preflight / plan (docs/seeds/task-graph-v1.md §5 wave, docs/seeds/task-graph-v1.md §6 plan)
 // ---------------------------------------------------------------------------
 
 /** An agents-registry record as Coord stores it; adapter and command facts are optional. */
@@ -394,7 +394,7 @@ export interface TaskGraphPlan {
 }
 
 /**
- * A scheduling refusal at stage `graph-scheduling` (seeds-notes §3.3, §3.6, §3.7):
+ * A scheduling refusal at stage `graph-scheduling` (docs/seeds/task-graph-v1.md §3, §6, §7):
  * a contradictory or incomplete snapshot (never repaired), a missing registry
  * fact, or a claim guard that no longer holds under the graph lock.
  */

@@ -1,5 +1,5 @@
 /**
- * Task Graph v1 execution routes (design brief §7 "Graphs"; seed 002; seeds-notes §3.7–§3.11):
+ * Task Graph v1 execution routes (docs/architecture.md §D7 "Graphs"; seed 002; docs/seeds/task-graph-v1.md §7–§11):
  * run, fleet claim, heartbeat, complete, fail, recover, resume, stop, cleanup, integration,
  * review. Each handler parses, calls one service function and returns its result; the rules live
  * in this folder's services and the pure contract (`../contract/`).

@@ -1,6 +1,6 @@
 /**
- * Wire shapes of the Task Graph v1 execution routes (seed 002; seeds-notes §3.7–§3.11). Names are
- * the contract's (camelCase already; DESIGN §9); results keep the contract's `command` names
+ * Wire shapes of the Task Graph v1 execution routes (seed 002; docs/seeds/task-graph-v1.md §7–§11). Names are
+ * the contract's (camelCase already; docs/architecture.md §D9); results keep the contract's `command` names
  * (`task.graph-run`, `task.graph-recover`, …) so a runner can pass them through unchanged.
  */
 import { z } from 'zod';
