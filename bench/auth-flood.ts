@@ -1,5 +1,5 @@
 /**
- * A flood of bad tokens against a legitimate client (issue 34 #3). One client sends `GET /v1/me`
+ * A flood of bad tokens against a legitimate client. One client sends `GET /v1/me`
  * with its own token, one request at a time: first alone (quiet), then while an attacker (a
  * process of its own on the same machine, bench/lib/token-flood.ts) sends `flood` requests with
  * random tokens, `attackers` at a time. Two servers on

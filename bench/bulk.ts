@@ -1,5 +1,5 @@
 /**
- * Bulk add (issue 19): N items in one `POST /v1/todos/bulk` against the same N items as single
+ * Bulk add: N items in one `POST /v1/todos/bulk` against the same N items as single
  * `POST /v1/todos` calls (8 in flight, one keep-alive socket each), in the same run, on a server
  * of its own whose `list_limit` and body limit admit N items in one request. The goal: the bulk
  * request at least 20× faster than the single adds.

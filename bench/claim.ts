@@ -1,5 +1,5 @@
 /**
- * Claim-cycle throughput (issue 9, part 1): a backlog of ready items in one scope and N concurrent
+ * Claim-cycle throughput (part 1): a backlog of ready items in one scope and N concurrent
  * agents, each looping "claim the next item" → "complete it" until the backlog is empty or the
  * run's time cap is reached. Measured in the bench process (a separate process from the Coord
  * server): cycles per second, and the latency of the claim call (`next`, pg-boss `fetch`).
@@ -117,7 +117,7 @@ export class ClaimBench {
   }
 
   /**
-   * Scale-out (issue 22, goal 5): `coord-http` with its `n` agents spread round-robin over the
+   * Scale-out (goal 5): `coord-http` with its `n` agents spread round-robin over the
    * first `count` Coord servers (the main one, then the replicas): every server takes claims for
    * the same scope from the same Postgres, and the exactly-once check covers them all.
    */

@@ -1,5 +1,5 @@
 /**
- * Event delivery (issue 4): commit-to-delivery latency on one topic with 1, 100 and 500 SSE
+ * Event delivery: commit-to-delivery latency on one topic with 1, 100 and 500 SSE
  * subscribers, and how many events per second one replica delivers to 100 subscribers.
  *
  * The writer is the bench process itself, appending events with Coord's own `appendEvents` in a

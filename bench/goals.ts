@@ -1,5 +1,5 @@
 /**
- * Issue 22's five goals, each as one line of figures measured in the same run (printed first by
+ * The benchmark's five goals, each as one line of figures measured in the same run (printed first by
  * `npm run bench` and written to the results). A goal is `met: null` when its section did not
  * run or has no target (goals 4 and 5 are figures to watch, not thresholds).
  */
@@ -11,7 +11,7 @@ import { STREAMS_GOALS, type StreamsResult } from './streams.js';
 import { round } from './lib/stats.js';
 
 export interface Goal {
-  /** 1–5, as numbered in issue 22. */
+  /** 1–5, as bench/README.md numbers them. */
   goal: number;
   name: string;
   /** What was measured, in words and numbers. */

@@ -1,5 +1,5 @@
 /**
- * Task graph execution (issue 22, goal 4): the time per call of the Task Graph v1 execution
+ * Task graph execution (goal 4): the time per call of the Task Graph v1 execution
  * routes at their large sizes, over HTTP against the real server, printed as p50 / p99 per call
  * kind (client wall time on 127.0.0.1) beside the server's own mean for the same calls (from its
  * `coord_http_request_duration_seconds` histogram, read from `/metrics` before and after).
@@ -18,7 +18,7 @@
  *   by the owner, on one more graph of `wave` subtasks (a figure beside run's).
  * - **plan** (`GET /v1/graphs/{id}/plan`): Graph Preflight of a graph with every subtask READY and
  *   an Intent Map of disjoint wildcard patterns, so the wave derivation compares every candidate
- *   with every selected subtask, pattern by pattern. Issue 22 names 256 subtasks × 256 patterns;
+ *   with every selected subtask, pattern by pattern. The goal names 256 subtasks × 256 patterns;
  *   the contract caps an Intent Map at 4,096 patterns in all (and 1 MiB), so that map is refused
  *   (the section checks it is, through `POST /v1/graphs/validate`, and prints the refusal) and
  *   the two largest legal shapes are timed instead: 256 subtasks × 16 patterns and 16 × 256.

@@ -1,5 +1,5 @@
 /**
- * The ready set at scale (issue 3): a scope with 10,000 items and 20,000 dependency edges, timed
+ * The ready set at scale: a scope with 10,000 items and 20,000 dependency edges, timed
  * over HTTP: `next`, the first page of `status=todo`, and a `done` that readies 1,000 dependents.
  * The same shape at 2,000 items / 4,000 edges is the baseline: the aim is that none of these
  * grows with the size of the scope beyond its own work, so the large/small ratio should be ≈ 1.
@@ -10,7 +10,7 @@
  * good part of it is ready. Rows are written with SQL as Coord writes them, and the readiness
  * count (`unfinished_deps`) is derived from the edges; setup is not measured.
  *
- * Every second item carries the tag `gpu` and every fifth has priority 1 (issue 19).
+ * Every second item carries the tag `gpu` and every fifth has priority 1.
  *
  * Measured: 30 first pages (`GET /v1/todos?status=todo&limit=100`), 100 sequential `next` calls,
  * then 50 sequential filtered `next` calls (`tags: ["gpu"]`: half the ready set admitted), and 5 rounds of reopen → claim → `done` of the hub (each `done` readies the 1,000 dependents;

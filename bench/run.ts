@@ -129,7 +129,7 @@ interface Results {
   /** 1-minute load average before and after the run: other work on the machine skews absolute figures. */
   loadAverage: { before: number; after: number };
   settings: Record<string, unknown>;
-  /** Issue 22's goals measured by this run (a goal whose section did not run reads `not run`). */
+  /** The goals (bench/goals.ts) measured by this run (a goal whose section did not run reads `not run`). */
   goals: Goal[];
   claim: ClaimRun[];
   ratios: {
@@ -147,7 +147,7 @@ interface Results {
   readySet?: ReadySetResult;
   events?: EventsResult;
   bulk?: BulkResult;
-  /** Issue 34 #3: a legitimate client under a flood of bad tokens, with the failed-authentication limit on and off. */
+  /** A legitimate client under a flood of bad tokens, with the failed-authentication limit on and off. */
   auth?: AuthFloodResult;
   /** Goal 2: many open SSE streams on one server (bench/streams.ts). */
   streams?: StreamsResult;
@@ -471,7 +471,7 @@ const graphsTitle = (g: GraphsResult & { seconds: number }) =>
   `Task graph execution (goal 4): client time per call over HTTP, and the server's own mean (section ${g.seconds} s)`;
 const graphsRows = (g: GraphsResult) => g.calls.map((c) => [c.kind, c.what, c.client.n, c.client.p50, c.client.p99, c.client.max, c.serverMeanMs ?? '–']);
 const graphsNote = (g: GraphsResult) =>
-  `plan of ${g.refusedPlan.subtasks} subtasks × ${g.refusedPlan.patterns} patterns (issue 22's shape): refused by the contract, HTTP ${g.refusedPlan.status}: ${g.refusedPlan.message}`;
+  `plan of ${g.refusedPlan.subtasks} subtasks × ${g.refusedPlan.patterns} patterns (the goal's shape): refused by the contract, HTTP ${g.refusedPlan.status}: ${g.refusedPlan.message}`;
 
 const BULK_HEAD = ['how', 'p50', 'max', 'items/s'];
 function bulkRows(b: BulkResult): (string | number)[][] {
@@ -487,7 +487,7 @@ function report(r: Results): void {
   const out: string[] = [];
   out.push(`Coord benchmark ${r.date} (${r.mode}, ${r.durationSeconds} s) on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.postgres}, Node ${r.machine.node}`);
   out.push(`Postgres: fsync=off, synchronous_commit=off, full_page_writes=off for every contender. Load average ${r.loadAverage.before} before, ${r.loadAverage.after} after.`);
-  out.push('', 'Goals (issue 22)', table(GOAL_HEAD, goalRows(r.goals)));
+  out.push('', 'Goals', table(GOAL_HEAD, goalRows(r.goals)));
   if (r.claim.length) {
     out.push('', 'Claim cycle throughput (next → done until the backlog is empty; every run verified exactly-once)', table(CLAIM_HEAD, claimRows(r.claim)));
     out.push(
@@ -558,7 +558,7 @@ function markdown(r: Results): string {
       `${r.machine.memoryGiB} GiB, ${r.machine.postgres} with fsync=off for every contender, Node ${r.machine.node}; ` +
       `load average ${r.loadAverage.before} before / ${r.loadAverage.after} after (the machine is shared). Time cap per claim run: ${r.settings.capSecondsPerRun} s.`,
   );
-  out.push('', '**Goals (issue 22)**', '', mdTable(GOAL_HEAD, goalRows(r.goals)));
+  out.push('', '**Goals**', '', mdTable(GOAL_HEAD, goalRows(r.goals)));
   if (r.ratios.length) {
     const get = (c: Contender, n: number, b: number) => r.claim.find((x) => x.contender === c && x.n === n && x.backlog === b);
     out.push(

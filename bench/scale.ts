@@ -1,5 +1,5 @@
 /**
- * Big scopes (issue 22, goal 3): a scope of 1,000,000 items against one of 1,000, timed over
+ * Big scopes (goal 3): a scope of 1,000,000 items against one of 1,000, timed over
  * HTTP in the same run: `next` p99, the first list page, readiness and the export rate, each
  * within 2× of the small scope (the ratios big/small are printed with met / not met).
  *

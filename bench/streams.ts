@@ -1,5 +1,5 @@
 /**
- * Goal 2 of issue 22, "Streams": 10,000 open SSE streams on one replica with server RSS ≤ 400 MB,
+ * Benchmark goal 2, "Streams": 10,000 open SSE streams on one replica with server RSS ≤ 400 MB,
  * idle CPU under 2 % of a core, and commit-to-delivery p99 ≤ 50 ms to 1,000 subscribers of one
  * topic while the other 9,000 streams stay open.
  *
@@ -60,7 +60,7 @@ export const STREAMS_FULL: StreamsOptions = { streams: 10_000, latencySubscriber
 /** `--quick`: a tenth of the streams and subscribers (≈ 30 s). */
 export const STREAMS_QUICK: StreamsOptions = { streams: 1000, latencySubscribers: 100, otherTopics: 9, baselineSeconds: 5, idleSeconds: 15, latencyEvents: 60, intervalMs: 20 };
 
-/** Issue 22 goal 2's bounds. */
+/** Goal 2's bounds. */
 export const STREAMS_GOALS = {
   /** Server RSS with the streams open, bytes (400 MB). */
   rssBytes: 400e6,

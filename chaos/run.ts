@@ -1,5 +1,5 @@
 /**
- * `npm run chaos`: Coord under faults, checked against the database afterwards (issue 18).
+ * `npm run chaos`: Coord under faults, checked against the database afterwards.
  *
  * Three replicas (the real `src/server.ts`, each its own process) share one durable embedded
  * Postgres (`fsync` on: an acknowledged commit must survive a crash). `--agents` sessions loop

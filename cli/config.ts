@@ -1,5 +1,5 @@
 /**
- * Where the CLI finds its server and token (issue 8), highest precedence first:
+ * Where the CLI finds its server and token, highest precedence first:
  *   1. the `--url` / `--token` flags,
  *   2. the config file written by `coord login` (mode 0600): `$COORD_CLI_CONFIG`, else
  *      `$XDG_CONFIG_HOME/coord/config.json`, else `~/.config/coord/config.json`,

@@ -1,5 +1,5 @@
 /**
- * `coord`: the command-line tool for Coord (issue 8), built only on the SDK (`@coord/sdk`).
+ * `coord`: the command-line tool for Coord, built only on the SDK (`@coord/sdk`).
  *
  * `main(argv, io)` parses, runs one command and returns the exit code: 0 ok, 1 error (the server
  * refused, or could not be reached), 2 usage, 3 nothing to claim. It never calls process.exit and

@@ -1,6 +1,6 @@
 /**
  * What every command action gets: its options (global ones merged in), the output, and a client
- * built from the resolved configuration. Exit codes (issue 8): 0 ok, 1 error, 2 usage,
+ * built from the resolved configuration. Exit codes: 0 ok, 1 error, 2 usage,
  * 3 nothing to claim.
  */
 import { createClient, type CoordClient } from '@coord/sdk';

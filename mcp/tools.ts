@@ -1,5 +1,5 @@
 /**
- * Coord's operations as MCP tools (issue "MCP: Coord's operations as tools for agents"). One tool
+ * Coord's operations as MCP tools. One tool
  * set, two transports: every API tool is a route of the public API — its input schema is the
  * route's own parameters and body schema, taken from the OpenAPI document the routes generate, and
  * calling it calls the route (through `app.inject` on the server's `/mcp`, over HTTP in `coord mcp`).

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Builds the two packages an agent machine installs — `@coord/sdk` and `@coord/cli` (the `coord`
 // command and its runner) — as plain JavaScript with type declarations, and packs them with
-// `npm pack` into build/ (issue "installable where agents run"). Neither contains server code or
+// `npm pack` into build/. Neither contains server code or
 // depends on the server's packages. Usage: `npm run pack` (prints the tarball paths);
 // `npm run pack -- --out DIR` builds into DIR instead of build/ (the tests use a temp folder, so
 // two test runs in one checkout do not empty each other's).

@@ -1,5 +1,5 @@
 /**
- * `buildApp(deps)` registers everything and never listens (design brief §6): the server, the
+ * `buildApp(deps)` registers everything and never listens (docs/architecture.md §D6): the server, the
  * tests, the OpenAPI generator and the benchmarks all build the app this way.
  */
 import swagger from '@fastify/swagger';
@@ -102,7 +102,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     forceCloseConnections: 'idle',
     // The drain answers requests during close itself, as problem+json `shutting_down`.
     return503OnClosing: false,
-    // What the router and Node's HTTP parser refuse leaves as problem+json too (issue 18 #4).
+    // What the router and Node's HTTP parser refuse leaves as problem+json too.
     frameworkErrors,
     clientErrorHandler,
     // Per-request access logs cost the hot path; errors are still logged by the error handler.
@@ -150,7 +150,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   const startedAt = performance.now();
   const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) =>
-    // During a database outage every poll fails: one line each, without the stack (issue 18 #6).
+    // During a database outage every poll fails: one line each, without the stack.
     isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'event hub: database unavailable; polling on') : app.log.error({ err }, 'event hub read failed'),
   );
   let openStreams = () => 0;

@@ -4,7 +4,7 @@
  * Sources, highest precedence first: environment (`COORD_TODO_<KEY>` for the `[todo]` keys),
  * the TOML file (`COORD_CONFIG`, else `./coord.toml` when it exists), defaults.
  * The `[todo]` block carries the todo seed's keys, defaults and ceilings (seed 000 "Configuration",
- * seeds-notes §1.14). A bad value stops start-up with a message naming the key and the fix.
+ * docs/seeds/todo-list.md §14). A bad value stops start-up with a message naming the key and the fix.
  */
 import { isIP } from 'node:net';
 import { existsSync, readFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ export const MAX_TITLE_CEILING = 500;
 export const MAX_NOTE_CEILING = 2000;
 export const LIST_LIMIT_CEILING = 100_000;
 /**
- * Ceiling of `max_result` (Coord's key, issue 19): 1 MiB, the default JSON body limit, so a result
+ * Ceiling of `max_result` (Coord's key): 1 MiB, the default JSON body limit, so a result
  * within it always fits a request. Checked by the server only (the database holds any jsonb).
  */
 export const MAX_RESULT_CEILING = 1024 * 1024;
@@ -62,9 +62,9 @@ export interface Config {
   /** Cap on concurrently open SSE streams per replica (503 beyond). */
   maxStreams: number;
   /**
-   * Cap on one team's concurrently open SSE streams per replica (503 beyond; issue 21), so one
+   * Cap on one team's concurrently open SSE streams per replica (503 beyond), so one
    * team cannot take every stream of a shared replica. Default: half of `maxStreams`
-   * ({@link STREAMS_PER_TEAM_FRACTION}; issue 34 #4).
+   * ({@link STREAMS_PER_TEAM_FRACTION}).
    */
   maxStreamsPerTeam: number;
   /** SSE heartbeat comment interval in ms. */
@@ -72,7 +72,7 @@ export interface Config {
   /**
    * Longest life of one SSE stream in ms (0: no limit). At it the stream ends and the client
    * resumes with `Last-Event-ID`, gap-free: the bound on how long a reader that stopped reading
-   * but whose host still acknowledges TCP holds a stream on an idle topic (issue 34 #4).
+   * but whose host still acknowledges TCP holds a stream on an idle topic.
    */
   sseMaxAgeMs: number;
   /** How long event rows are kept, in ms (0 = forever). Cursors older than this get `resync`. */
@@ -107,7 +107,7 @@ export interface Config {
   /**
    * Failed authentications (a token that is refused) one client address may cause per
    * `authFailureWindowMs` on this replica before its further unknown tokens are refused with 429
-   * without asking the database (issue 34 #3); 0 turns the limit off.
+   * without asking the database; 0 turns the limit off.
    */
   authFailureLimit: number;
   /** The failed-authentication limit's window in ms (a fixed window per client address). */
@@ -120,7 +120,7 @@ export interface Config {
   trustProxy?: string[] | number;
   /**
    * How long an `Idempotency-Key` and its stored answer are kept, in ms (`COORD_IDEMPOTENCY_TTL`,
-   * default 24 h, 1 s – 30 d), on the database clock; after it the key is forgotten (issue 19).
+   * default 24 h, 1 s – 30 d), on the database clock; after it the key is forgotten.
    */
   idempotencyTtlMs: number;
   todo: TodoConfig;

@@ -1,5 +1,5 @@
 /**
- * `coord audit`: who did what (`GET /v1/audit`, operators only, issue 21), newest first, with
+ * `coord audit`: who did what (`GET /v1/audit`, operators only), newest first, with
  * the filters of the route. `--all` follows the pages to the end.
  */
 import type { AuditEntry, AuditQuery } from '@coord/sdk';

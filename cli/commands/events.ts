@@ -1,5 +1,5 @@
 /**
- * `coord events follow|log`: a topic's events (design brief §4). `follow` keeps going across
+ * `coord events follow|log`: a topic's events (docs/architecture.md §D4). `follow` keeps going across
  * disconnects and server restarts (the SDK reconnects with backoff and resumes from the last
  * event id) until interrupted, or until `--limit` events were printed.
  */

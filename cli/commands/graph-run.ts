@@ -1,6 +1,6 @@
 /**
  * `coord graph run|advance|dispatch|recover|resume|stop|cleanup|integrate|review`: the runner on
- * the agent's machine (seed 002; seeds-notes §3.7–§3.11). Each takes `--root <repository>`
+ * the agent's machine (seed 002; docs/seeds/task-graph-v1.md §7–§11). Each takes `--root <repository>`
  * (default: the current directory), prints the contract's result shape with `--json`, and exits
  * 0 when the result is `ok`, 1 otherwise (a failed subtask, a stop code other than COMPLETED or
  * MAX_WAVES_REACHED, a refusal), 2 on usage errors.

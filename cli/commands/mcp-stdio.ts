@@ -1,6 +1,6 @@
 /**
  * `coord mcp` (its command is in mcp.ts, which loads this module only when it runs, so the MCP SDK
- * costs nothing to the other commands): Coord's MCP tools over stdio, for an agent's MCP client to launch (issue "MCP").
+ * costs nothing to the other commands): Coord's MCP tools over stdio, for an agent's MCP client to launch.
  * The same tool set as the server's `/mcp` (mcp/server.ts), each API tool calling its route over
  * HTTP with this process's token (COORD_URL/COORD_TOKEN as for every command), plus the runner's
  * tools that need the local repository (`--root`): `coordinate_agents_task_graph_run`, `_advance`,

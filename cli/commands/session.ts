@@ -1,5 +1,5 @@
 /**
- * `coord session …`: register, list and stop agent sessions (design brief §2). A session's
+ * `coord session …`: register, list and stop agent sessions (docs/architecture.md §D2). A session's
  * token is shown once, by `create`.
  */
 import type { Session } from '@coord/sdk';

@@ -1,6 +1,6 @@
 /**
  * `coord task create|expand|list|status|ready|start|block|complete|cancel|reopen|bind-acl`:
- * metagit RFC-0008 from the shell, with the RFC's flags (seeds-notes §2.7). A node is named by
+ * metagit RFC-0008 from the shell, with the RFC's flags (docs/seeds/metagit.md §7). A node is named by
  * `--node-id`, with `--graph-id` when more than one graph has that id (otherwise the CLI finds it).
  */
 import { readFileSync } from 'node:fs';

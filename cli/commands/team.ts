@@ -1,6 +1,6 @@
 /**
  * `coord team …`: create teams (the server administrator), list and show them, and add operators
- * (`/v1/teams`, issue 21). A new operator's secret is printed only by `create` and
+ * (`/v1/teams`). A new operator's secret is printed only by `create` and
  * `add-operator`, once.
  */
 import type { Team, TeamDetail, TeamOperator, Token } from '@coord/sdk';

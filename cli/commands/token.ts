@@ -1,5 +1,5 @@
 /**
- * `coord token …`: list, create, rotate and revoke bearer tokens (`/v1/tokens`, issue 21). A
+ * `coord token …`: list, create, rotate and revoke bearer tokens (`/v1/tokens`). A
  * secret is printed only by `create` and `rotate`.
  */
 import type { Token } from '@coord/sdk';

@@ -1,5 +1,5 @@
 /**
- * The advance stop rule (seed 002 "Explicit bounded multi-wave advance"; seeds-notes §3.8), pure:
+ * The advance stop rule (seed 002 "Explicit bounded multi-wave advance"; docs/seeds/task-graph-v1.md §8), pure:
  * given the graph record and the fresh Graph Preflight before a wave, or the outcomes after one,
  * whether advance stops and with which code. The loop itself is in runner.ts.
  *
@@ -91,7 +91,7 @@ export function stopAfterWave(outcomes: { subtaskId: string; ok: boolean; state:
   return null;
 }
 
-/** What advance never does (the result says so; seeds-notes §3.8). */
+/** What advance never does (the result says so; docs/seeds/task-graph-v1.md §8). */
 export const ADVANCE_BOUNDARIES = {
   automaticRetry: false,
   recursiveDispatch: false,

@@ -1,6 +1,6 @@
 /**
  * Executes one dispatch on this machine (seed 002 "Subtask dispatch in an isolated Git worktree"
- * steps 2–5; seeds-notes §3.7): the worktree at the graph base, the implementer launched there
+ * steps 2–5; docs/seeds/task-graph-v1.md §7): the worktree at the graph base, the implementer launched there
  * with the dispatch's own `COORD_URL`/`COORD_TOKEN`, a heartbeat while it runs, its output in
  * `.coord/logs/<parent>/<subtask>.<attempt>.log`, and the evidence reported with the dispatch's
  * token when it exits.
@@ -25,7 +25,7 @@ import { assertNoLinks, ensureWorktree, ownedWorktree, RUNTIME_DIR, RunnerError 
 /** At most this many changes per list go to the coordinator (its bound); the rest is flagged truncated. */
 export const MAX_REPORTED_CHANGES = 10_000;
 
-/** What happened to one dispatch, as `run`/`advance`/`dispatch` report it (seeds-notes §3.7 outcomes). */
+/** What happened to one dispatch, as `run`/`advance`/`dispatch` report it (docs/seeds/task-graph-v1.md §7 outcomes). */
 export interface Outcome {
   subtaskId: string;
   ok: boolean;
@@ -125,7 +125,7 @@ function groupMembers(pgid: number): { pid: number; state: string }[] | undefine
 /**
  * The process groups of the implementers this process started and has not seen end. If the
  * runner exits anyway (a second Ctrl-C exits at once), they are killed on the way out, so an
- * implementer never outlives the runner that was interrupted (issue 35 #3).
+ * implementer never outlives the runner that was interrupted.
  */
 const liveImplementers = new Set<number>();
 let exitHookInstalled = false;

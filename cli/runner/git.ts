@@ -103,7 +103,7 @@ export interface Change {
 
 /**
  * `git diff --name-status -M -z base commit`: committed changes with rename detection at 50 %
- * (seeds-notes §3.9). NUL-delimited: `status\0path\0` or, for R/C, `status\0old\0new\0`.
+ * (docs/seeds/task-graph-v1.md §9). NUL-delimited: `status\0path\0` or, for R/C, `status\0old\0new\0`.
  */
 export async function committedChanges(cwd: string, base: string, commit: string): Promise<Change[]> {
   const out = await git(cwd, ['diff', '--name-status', '-M50%', '-z', '--no-ext-diff', base, commit, '--']);

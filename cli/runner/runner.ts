@@ -1,6 +1,6 @@
 /**
  * The runner: Task Graph v1 execution on the agent's machine, on the coordinator's API (seed 002;
- * seeds-notes §3.7–§3.11; design brief §8). The coordinator claims, checks and records; the runner
+ * docs/seeds/task-graph-v1.md §7–§11; docs/architecture.md §D8). The coordinator claims, checks and records; the runner
  * does the git and process work here and reports it. Every function takes the repository root,
  * the owner's client, and returns the contract's result shape (`command: task.graph-…`).
  *
@@ -106,7 +106,7 @@ function summary(outcomes: Outcome[]) {
 }
 
 /**
- * `coord graph run`: one wave (seeds-notes §3.7). Plans, checks every selected implementer can be
+ * `coord graph run`: one wave (docs/seeds/task-graph-v1.md §7). Plans, checks every selected implementer can be
  * launched here (before anything is claimed), claims the wave on the coordinator, then executes
  * the dispatches concurrently and reports each. Newly unlocked work waits for the next run.
  */
@@ -149,7 +149,7 @@ export async function dispatchOne(ctx: RunnerContext, id: string, subtaskId: str
 }
 
 /**
- * `coord graph advance --max-waves N` (seeds-notes §3.8): up to N waves, each from a fresh plan
+ * `coord graph advance --max-waves N` (docs/seeds/task-graph-v1.md §8): up to N waves, each from a fresh plan
  * through the run claim, stopping with the contract's stop code (advance.ts). Never retries,
  * integrates or reviews.
  */
@@ -266,7 +266,7 @@ async function committerEnv(root: string): Promise<NodeJS.ProcessEnv> {
 }
 
 /**
- * `coord graph integrate` (seeds-notes §3.11): when every subtask is SUCCEEDED, verifies each
+ * `coord graph integrate` (docs/seeds/task-graph-v1.md §11): when every subtask is SUCCEEDED, verifies each
  * source (its Runtime branch resolves to the verified commit, which descends from the base),
  * cherry-picks them in subtask-id order into `.coord/worktrees/<parent>/__integration__` on
  * `coord/<parent>/__integration__` at the base, and records the result. A conflict is recorded as
@@ -324,7 +324,7 @@ export async function integrate(ctx: RunnerContext, id: string) {
 }
 
 /**
- * `coord graph review --decision …` (seeds-notes §3.11): re-checks the aggregate here (the
+ * `coord graph review --decision …` (docs/seeds/task-graph-v1.md §11): re-checks the aggregate here (the
  * integration worktree's HEAD is the recorded aggregate commit, and it is clean) and records the
  * decision on the coordinator with the fingerprint it reviewed. Stale or dirty is refused.
  */
@@ -351,7 +351,7 @@ export interface WorkerReport {
 
 /**
  * `coord worker --agent <id>`: runs, on this machine, the subtasks of one Agent as they become
- * claimable (design brief §8: workers on other machines pull work for their agent). The token must
+ * claimable (docs/architecture.md §D8: workers on other machines pull work for their agent). The token must
  * be a session bound to that Agent. For each graph (`graphs`, or every graph it can see that
  * names the Agent as an implementer) it claims through `next` in the graph's scope — the
  * coordinator's locked claim — and executes each dispatch; then it waits on the graph's event

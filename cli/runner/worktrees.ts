@@ -1,11 +1,11 @@
 /**
  * Runtime-owned worktrees (seed 002 "Subtask dispatch in an isolated Git worktree" steps 1–2;
- * seeds-notes §3.7, §3.10). The runner creates `.coord/worktrees/<parent>/<subtask>` on branch
+ * docs/seeds/task-graph-v1.md §7, §10). The runner creates `.coord/worktrees/<parent>/<subtask>` on branch
  * `coord/<parent>/<subtask>` at the graph base, and removes only exactly that. Before doing
  * anything it refuses unsafe ids and ref names, symlinks (or junctions) anywhere on the path,
  * paths that escape the repository, and existing folders git did not register as that worktree.
  *
- * Ownership is recorded, never inferred from a name (issue 35): when the runner creates a
+ * Ownership is recorded, never inferred from a name: when the runner creates a
  * subtask's branch it writes `.coord/owned/<parent>/<subtask>.json` (the branch, the base, the
  * attempt, a random id) and the same id into the branch's own git configuration
  * (`branch.<name>.coordOwner`), which git deletes with the branch. A branch of that name without

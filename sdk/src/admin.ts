@@ -1,5 +1,5 @@
 /**
- * `client.admin`: the running `[todo]` configuration and its reload (the server administrator only; design brief §6,
+ * `client.admin`: the running `[todo]` configuration and its reload (the server administrator only; docs/architecture.md §D6,
  * seed 000 "Configuration").
  */
 import type { Transport } from './transport.js';

@@ -1,5 +1,5 @@
 /**
- * Typed errors built from Coord's RFC 9457 problem documents (design brief §5, docs/errors.md).
+ * Typed errors built from Coord's RFC 9457 problem documents (docs/architecture.md §D5, docs/errors.md).
  *
  * Every failure the SDK throws is a `CoordError`. Its class is chosen by the problem's stable
  * `code` first (`AlreadyClaimed`, `LeaseExpired`, `TaskGraphInvalid`, …) and by the HTTP status
@@ -95,7 +95,7 @@ export class Forbidden extends CoordError {}
 export class ClaimRequiresSession extends Forbidden {}
 /** 403 `reserved_for_assignee`: the item is reserved for another session. */
 export class ReservedForAssignee extends Forbidden {}
-/** 404: the thing does not exist, or the caller may not know it exists (design brief §2). */
+/** 404: the thing does not exist, or the caller may not know it exists (docs/architecture.md §D2). */
 export class NotFound extends CoordError {}
 /** 409: the current state does not allow the action. */
 export class Conflict extends CoordError {}

@@ -1,5 +1,5 @@
 /**
- * `client.events`: a topic's events (design brief §4) as a JSON page (`log`) or as a live
+ * `client.events`: a topic's events (docs/architecture.md §D4) as a JSON page (`log`) or as a live
  * Server-Sent Events stream that survives disconnects and server restarts (`follow`).
  *
  * `follow` parses the stream with `eventsource-parser` over `fetch` (so it can send the

@@ -64,7 +64,7 @@ export type TaskGraphReviewResult = Schemas['TaskGraphReviewResult'];
 
 /**
  * The execution half of `client.graphs`: the coordinator's half of Task Graph v1 execution (seed 002;
- * seeds-notes §3.7–§3.11). The coordinator claims and records; the runner on the agent's machine
+ * docs/seeds/task-graph-v1.md §7–§11). The coordinator claims and records; the runner on the agent's machine
  * creates the worktrees, launches the implementers and reports back through these calls. Every
  * refusal is a `TaskStateConflict` (409, with `stage`, `details`), `NotFound` (graph_not_found,
  * TASK_NOT_FOUND), `Forbidden`, or for `complete` an `InvalidRequest` (422 AGENT_RUNTIME_ERROR);

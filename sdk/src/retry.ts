@@ -1,5 +1,5 @@
 /**
- * Safe retries (issue 19): a `fetch` wrapper that gives every POST an `Idempotency-Key` (a random
+ * Safe retries: a `fetch` wrapper that gives every POST an `Idempotency-Key` (a random
  * UUID per logical call, the same on every retry of it) and retries a call that failed in a way a
  * retry may fix, with bounded exponential backoff (full jitter):
  *

@@ -1,5 +1,5 @@
 /**
- * `client.sessions`: registering and stopping agent sessions (design brief §2) over `/v1/sessions`.
+ * `client.sessions`: registering and stopping agent sessions (docs/architecture.md §D2) over `/v1/sessions`.
  */
 import { collectPages, type Transport } from './transport.js';
 import type { CreateSessionInput, CreatedSession, ListSessionsQuery, Session, SessionHeartbeat, SessionList, StoppedSession } from './types.js';

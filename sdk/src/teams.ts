@@ -1,5 +1,5 @@
 /**
- * `client.teams`: teams and their operators (`/v1/teams`, issue 21). The server administrator
+ * `client.teams`: teams and their operators (`/v1/teams`). The server administrator
  * (an operator with role `admin`) creates teams and reads any; an operator reads its own team and
  * adds operators to it. Sessions manage no team (`Forbidden`). Secrets are returned only by
  * `create` and `addOperator`, once.

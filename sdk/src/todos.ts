@@ -40,7 +40,7 @@ export class TodosApi {
   }
 
   /**
-   * Adds many items to one scope in one transaction, all or nothing (`POST /v1/todos/bulk`; issue 19):
+   * Adds many items to one scope in one transaction, all or nothing (`POST /v1/todos/bulk`):
    * at most `list_limit` items (default 2000), each with a single add's fields and rules. Items name
    * each other by `ref` (unique in the request, not starting with `td-`): `parentRef` makes a
    * sub-item of another new item, and a `dependsOn` entry is an existing item id when it starts
@@ -162,7 +162,7 @@ export class TodosApi {
   /**
    * Claims the first ready item of a scope in (priority desc, position, id) order that is not
    * reserved for someone else and that the filters admit (`POST /v1/todos/next`; seed 000
-   * `gr todo next`, filters and waiting from issue 19): `tags` (carries every one), `anyTags`
+   * `gr todo next`, filters and waiting are Coord's additions): `tags` (carries every one), `anyTags`
    * (at least one), `minPriority`, `assignedToMe`. With `waitMs` (≤ 60000) the server holds the
    * call until an eligible item appears or the time runs out. `{claimed:false}` when nothing is
    * eligible. Errors: `ClaimRequiresSession`, `InvalidRequest` (no_session_context, invalid_scope,

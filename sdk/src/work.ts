@@ -1,5 +1,5 @@
 /**
- * What an agent's work loop wants from the todo API (issue 19), built only on the public methods
+ * What an agent's work loop wants from the todo API, built only on the public methods
  * of `client.todos`: `withClaim` (claim, keep the lease alive while the work runs, then complete
  * or block on its outcome), `claims` (an endless stream of claims from waiting `next`) and `work`
  * (the two together: a worker loop).

@@ -11,7 +11,7 @@ const ADMIN_ONLY = 'The server administrator only (an operator with role `admin`
 
 /**
  * `POST /v1/admin/reload` and `GET /v1/admin/config`: server-wide settings, so the server
- * administrator's only (an operator with role `admin`; issue 21 "Teams"). Other operators and
+ * administrator's only (an operator with role `admin`). Other operators and
  * sessions get 403 `forbidden`.
  */
 export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {

@@ -1,4 +1,4 @@
-/** `GET /v1/audit` (issue 21): who did what, for operators. The rules are in audit.service.ts. */
+/** `GET /v1/audit`: who did what, for operators. The rules are in audit.service.ts. */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';

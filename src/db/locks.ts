@@ -13,7 +13,7 @@ export async function lockXact(tx: Db, ...names: string[]): Promise<void> {
 }
 
 /**
- * The name of a lock on one team's object (issue 21): the same name in two teams is two locks, so
+ * The name of a lock on one team's object: the same name in two teams is two locks, so
  * two teams' same-named graphs or scopes never serialise each other. The default team's is the
  * bare `name`, the key the previous release took, so a replica of it still serialises with this
  * one during a rolling upgrade.

@@ -1,6 +1,6 @@
 /**
- * The schema in force, as text a person can read and a test can compare (issue 36: "the current
- * schema as source"). Read from the catalogs of a migrated database, in a fixed order, so the same
+ * The schema in force, as text a person can read and a test can compare (the current
+ * schema as source). Read from the catalogs of a migrated database, in a fixed order, so the same
  * migrations always give the same text: every table of `public` with its columns, constraints,
  * indexes and triggers, then every function with its whole definition, then sequences.
  * `src/db/schema.sql` is this text for the committed migrations (`npm run db:schema` writes it;

@@ -1,7 +1,7 @@
 /**
  * One LISTEN connection per replica fans events out to that replica's SSE streams.
  *
- * NOTIFY is only a doorbell (design brief §4): the payload is the team and topic (`streamKey`). On a ring, the
+ * NOTIFY is only a doorbell (docs/architecture.md §D4): the payload is the team and topic (`streamKey`). On a ring, the
  * topic's feed reads the table after its cursor (see events.repo.ts for why that is gap-free).
  * A poll every `pollMs` is the backstop for lost notifications (e.g. while the LISTEN connection
  * reconnects), and a short re-read follows whenever rows are visible but held behind a running
@@ -85,7 +85,7 @@ class TopicFeed {
 
 /** Doorbell prefix announcing a stopped or deleted session (see `trackSessionStream`). */
 export const SESSION_STOPPED = 'session-stopped:';
-/** Doorbell prefix announcing a revoked or rotated token (issue 21; see `trackTokenStream`). */
+/** Doorbell prefix announcing a revoked or rotated token (see `trackTokenStream`). */
 export const TOKEN_REVOKED = 'token-revoked:';
 
 export class EventHub {

@@ -7,7 +7,7 @@
  *
  * Each stream used to re-check itself at each of its heartbeats: one token lookup (and for a
  * scenario, graph or metagit scope one membership query) per stream per heartbeat interval, which
- * was two thirds of a replica's idle CPU with 10,000 open streams (issue 22 goal 2, bench/README.md).
+ * was two thirds of a replica's idle CPU with 10,000 open streams (bench/README.md).
  * Here one pass per interval re-checks every stream of the replica: one statement for all their
  * tokens ({@link principalsForHashes}), then the scope rule once per distinct (principal, scope).
  * A stream is re-checked within one interval plus the pass's own time, as before.

@@ -1,5 +1,5 @@
 /**
- * The event outbox (design brief §4). Events are appended inside the transaction of the change
+ * The event outbox (docs/architecture.md §D4). Events are appended inside the transaction of the change
  * they describe; after the commit the writer rings `NOTIFY coord_events '<topic>'` (doorbell.ts).
  *
  * Ordering and resume. Ids come from a sequence at insert time, so transactions commit out of id
@@ -11,7 +11,7 @@
  * delivered event's id (looked up to its `(tx, id)` position).
  *
  * The horizon ({@link HORIZON}) waits only for event writers, not for every transaction of the
- * cluster (issue 34 #2: a write transaction of another database, or one of this database that
+ * cluster (a write transaction of another database, or one of this database that
  * touches no event, used to hold every reader back until it ended). An event writer is a
  * transaction that holds a lock on this database's `events` table, and it takes that lock before
  * its transaction id exists: a statement that inserts into `events` locks the table before it
@@ -75,7 +75,7 @@ export function emitsFor(scope: string, mode: EmitEvents): boolean {
 export const topicOf = (scope: string) => `todo:${scope}`;
 
 /**
- * The topics of changes that belong to no scope, kept for the audit only (issue 21; no stream
+ * The topics of changes that belong to no scope, kept for the audit only (no stream
  * serves them): `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions`
  * (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams`
  * (team-created, operator-created).
@@ -83,7 +83,7 @@ export const topicOf = (scope: string) => `todo:${scope}`;
 export const auditTopic = (kind: 'tokens' | 'sessions' | 'agents' | 'teams' | 'intents') => `audit:${kind}`;
 
 /**
- * The doorbell's and the hub's name for one team's topic (issue 21): a topic names a stream within
+ * The doorbell's and the hub's name for one team's topic: a topic names a stream within
  * a team, so two teams' `todo:graph:task-release` are two streams. Team ids never hold a space.
  */
 export const streamKey = (teamId: string, topic: string) => `${teamId} ${topic}`;
@@ -96,7 +96,7 @@ export function parseStreamKey(key: string): { teamId: string; topic: string } |
 
 /**
  * Appends events to `teamId`'s topics in the caller's transaction, in array order (one round trip), each recording
- * `actor` as the one who made the change (the audit, issue 21).
+ * `actor` as the one who made the change (the audit).
  */
 export async function appendEvents(tx: Db, teamId: string, events: EventInput[], actor: Actor): Promise<void> {
   if (events.length === 0) return;

@@ -40,7 +40,7 @@ function view(e: EventRow) {
 /**
  * An event's SSE frame (`data:` is the payload plus `seq`, `at` and `actor`), encoded once: the hub hands every subscriber of a topic the same row
  * objects, so a topic with 1,000 subscribers serialises each event once instead of 1,000 times
- * (issue 22 goal 2; the frame is kept as long as the row is).
+ * (the frame is kept as long as the row is).
  */
 const frames = new WeakMap<EventRow, Buffer>();
 function frame(e: EventRow): Buffer {
@@ -54,7 +54,7 @@ function frame(e: EventRow): Buffer {
 
 /**
  * A topic may be read by whoever may read its scope; anyone else learns nothing (404). A topic is
- * always the caller's team's (issue 21). Names are resolved (`todo:scenario:<name>` reads `todo:scenario:<id>`); returns the canonical topic.
+ * always the caller's team's. Names are resolved (`todo:scenario:<name>` reads `todo:scenario:<id>`); returns the canonical topic.
  */
 async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<{ teamId: string; topic: string }> {
   const { teamId } = req.principal;
@@ -127,7 +127,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       if (!cursor) cursor = await headCursor(sql);
       const resumeAfter = afterId !== undefined && !resync ? afterId : await resumeIdFor(sql, teamId, topic, cursor);
       // The cap is checked after the last await, so the check and `open.add` below run in one
-      // synchronous step: simultaneous opens cannot all pass it (issue 18 #8).
+      // synchronous step: simultaneous opens cannot all pass it.
       if (open.size >= config.maxStreams) {
         throw new DomainError('too_many_streams', `this replica serves at most ${config.maxStreams} streams; retry later`, {}, 503, { 'retry-after': '5' });
       }
@@ -154,7 +154,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       // A stopped session's streams end when the stop's doorbell rings (every replica); the
       // replica's re-check pass (events.recheck.ts) is the backstop for a lost ring or a lost access.
       const token = /^Bearer\s+(\S+)/i.exec(req.headers.authorization ?? '')?.[1] ?? '';
-      // A reader that stopped reading (issue 34 #4): once the socket's buffers are full, what the
+      // A reader that stopped reading: once the socket's buffers are full, what the
       // replica writes waits in `writableLength`. If none of it went out during a whole heartbeat
       // interval, the stream is stalled. (A stopped process whose host still acknowledges TCP fills
       // those buffers only with traffic; on an idle topic COORD_SSE_MAX_AGE bounds it.)

@@ -9,7 +9,7 @@ import { resolveScope } from '../scopes/scopes.js';
 import { TodoItem } from '../todos/todos.schemas.js';
 import { exportChunks, exportFileName } from './export.service.js';
 
-/** `GET /v1/scopes/{scope}/export` (design brief §7; seed 000 "Remove / export"). */
+/** `GET /v1/scopes/{scope}/export` (docs/architecture.md §D7; seed 000 "Remove / export"). */
 export function exportRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
   const r = app.withTypeProvider<ZodTypeProvider>();
   r.get(

@@ -1,5 +1,5 @@
 /**
- * Scope export (seed 000 "Remove / export", seeds-notes §1.12): a whole scope as Markdown or as a
+ * Scope export (seed 000 "Remove / export", docs/seeds/todo-list.md §12): a whole scope as Markdown or as a
  * JSON array of full items, streamed.
  *
  * Unlike the seed (whose export used the list query capped by `list_limit`, silently truncating),
@@ -54,7 +54,7 @@ function inlineText(text: string): string {
 }
 
 /**
- * A done item's result (issue 19) as the line under its item, indented into it: `Result: ` and a
+ * A done item's result as the line under its item, indented into it: `Result: ` and a
  * text result as it is, any other JSON value as compact JSON, on one line, escaped like titles.
  * Undefined when the item has no result. The JSON export carries the value itself.
  */

@@ -3,8 +3,8 @@
  * rows joined with their engine rows and execution facts. Plain SQL; the meaning of the rows is
  * graphs.view.ts's.
  *
- * Visibility (design brief §2, "a session outside a scope gets 404"): only graphs of the caller's
- * team (issue 21: graph ids are unique per team). There users see every graph. A
+ * Visibility (docs/architecture.md §D2, "a session outside a scope gets 404"): only graphs of the caller's
+ * team (graph ids are unique per team). There users see every graph. A
  * session sees a graph when the graph was created in its subtree (same `rootId` as the creating
  * session), or when the session is bound to an Agent the graph names (an implementer, the planner
  * or the reviewer): a worker for that Agent, or a subtask session a dispatch created. Anyone else

@@ -1,5 +1,5 @@
 /**
- * Task Graph v1 routes (design brief §7 "Graphs"; seed 002): the agents registry, validate,
+ * Task Graph v1 routes (docs/architecture.md §D7 "Graphs"; seed 002): the agents registry, validate,
  * create, list, status, inspect and plan. Execution (run, claim, complete, recover, …) is in
  * execution/; `advance` is the runner's loop (cli/runner/).
  * Each handler parses, calls one service function and maps the result; the rules live in
@@ -41,7 +41,7 @@ export const GRAPH_BODY_LIMIT = TASK_GRAPH_MAX_INPUT_BYTES + INTENT_MAP_MAX_INPU
 
 /**
  * The body of validate and create is documented as the contract's schemas but parsed as unknown:
- * the hand-written validators own the check order and the messages (seeds-notes §3.2).
+ * the hand-written validators own the check order and the messages (docs/seeds/task-graph-v1.md §2).
  */
 const rawBody: FastifySchemaCompiler<unknown> = (route) =>
   route.httpPart === 'body' ? (data: unknown) => ({ value: data }) : validatorCompiler(route as never);
@@ -74,7 +74,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         description:
           'Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) ' +
           'with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against ' +
-          'the team’s registry (seed 002; seeds-notes §3.1); ids are unique within a team. Operators (users) only.',
+          'the team’s registry (seed 002; docs/seeds/task-graph-v1.md §1); ids are unique within a team. Operators (users) only.',
         body: RegisterAgentBody,
         response: { 201: AgentEnvelope, ...problemResponses('forbidden', 'agent_exists', 'malformed_json', 'payload_too_large') },
       },
@@ -111,7 +111,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         summary: 'Validate a Task Graph (and Intent Map) without writing',
         description:
           'Body: `{graph, intentMap?}` or a bare Task Graph v1 document. Runs the contract’s validation in its fixed order ' +
-          '(seeds-notes §3.2, then §3.5 for the Intent Map) against the configured Agents. Success returns the normalised ' +
+          '(docs/seeds/task-graph-v1.md §2, then §5 for the Intent Map) against the configured Agents. Success returns the normalised ' +
           'facts with `validation.sideEffects: false`; failure is 400 `TASK_GRAPH_INVALID` with `stage` ' +
           '(`graph-validation` / `intent-map-validation`), `details`, `taskId`. Nothing is written either way. ' +
           `Bodies over ${GRAPH_BODY_LIMIT} bytes are 413.`,
@@ -193,7 +193,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       schema: {
         tags,
         summary: 'Task Graph inspect',
-        description: 'Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; seeds-notes §3.4).',
+        description: 'Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; docs/seeds/task-graph-v1.md §4).',
         params: GraphIdParams,
         response: { 200: InspectResult, ...problemResponses('graph_not_found'), 409: readConflict },
       },
@@ -211,7 +211,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
           'Deterministic, read-only, idempotent: the conflict-aware READY wave, a decision with a bounded reason for every ' +
           'subtask, `conflictDeferred`, `capacityLimited`, `concurrentWriteSafety` (UNVERIFIED with an INTENT_COVERAGE_UNAVAILABLE ' +
           'risk without an Intent Map), agent facts from the registry and the preflight boundaries (seed 002 “Read-only Graph ' +
-          'Preflight”; seeds-notes §3.5–§3.6). Writes nothing.',
+          'Preflight”; docs/seeds/task-graph-v1.md §5–§6). Writes nothing.',
         params: GraphIdParams,
         response: {
           200: PlanResult,

@@ -1,8 +1,8 @@
 /**
- * Wire shapes of the Task Graph routes (seed 002; seeds-notes §3.1–§3.6). The contract's own
+ * Wire shapes of the Task Graph routes (seed 002; docs/seeds/task-graph-v1.md §1–§6). The contract's own
  * schemas (`TaskGraphV1`, `IntentMapV1`, `TaskGraphFrontier`, `TaskGraphPlan`, …) come from
  * `contract/schemas.ts`; this file wraps them into requests and responses. Task Graph v1 JSON
- * keeps the contract's names exactly (DESIGN §9); Coord's additions (`scope`, `todoId`,
+ * keeps the contract's names exactly (docs/architecture.md §D9); Coord's additions (`scope`, `todoId`,
  * `revision`, `createdBy`) are camelCase too.
  */
 import { z } from 'zod';
@@ -68,7 +68,7 @@ export const ListAgentsQuery = z.strictObject({
  * The documented request body of validate and create: either the envelope
  * `{ graph, intentMap? }` or a bare Task Graph v1 document (no Intent Map). The server parses the
  * body as unknown and runs the contract's hand-written validators, so the check order and the
- * messages are the contract's (seeds-notes §3.2, §3.5), never zod's.
+ * messages are the contract's (docs/seeds/task-graph-v1.md §2, §5), never zod's.
  */
 export const GraphRequestEnvelope = z
   .strictObject({
@@ -115,7 +115,7 @@ export const TaskGraphSubtaskRecord = z
   })
   .meta({ id: 'TaskGraphSubtaskRecord' });
 
-/** One `recovery[]` entry (seeds-notes §3.10). */
+/** One `recovery[]` entry (docs/seeds/task-graph-v1.md §10). */
 export const RecoveryEntrySchema = z
   .object({
     parentTaskId: z.string(),
@@ -173,7 +173,7 @@ export const TaskGraphRecord = z
       createdAt: Timestamp,
       updatedAt: Timestamp,
     }),
-    state: TaskGraphStateSchema.describe('Derived from the subtask states (seeds-notes §3.3)'),
+    state: TaskGraphStateSchema.describe('Derived from the subtask states (docs/seeds/task-graph-v1.md §3)'),
     status: TaskGraphStateSchema.describe('Always equal to `state`'),
     reason: z.string().nullable(),
     evidence: z.unknown(),
@@ -181,7 +181,7 @@ export const TaskGraphRecord = z
     subtasks: z.array(TaskGraphSubtaskRecord).describe('Sorted by id in byte order'),
     frontier: TaskGraphFrontierSchema,
     baseCommit: z.string().nullable().describe('The graph base commit fixed by the first run (lower-case hex), or null'),
-    recovery: z.array(RecoveryEntrySchema).describe('One entry per subtask, by id (seeds-notes §3.10)'),
+    recovery: z.array(RecoveryEntrySchema).describe('One entry per subtask, by id (docs/seeds/task-graph-v1.md §10)'),
     integration: z.unknown().describe('The recorded integration (PUT /v1/graphs/{id}/integration), or null'),
     review: z.unknown().describe('The latest review decision, or null'),
     intentMap: NormalizedIntentMapSchema.nullable().describe('The persisted normalised Intent Map; null for a legacy graph'),

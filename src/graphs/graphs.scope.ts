@@ -1,5 +1,5 @@
 /**
- * The `graph:` scope kind (design brief §1–§2): a Task Graph's subtasks are work items in scope
+ * The `graph:` scope kind (docs/architecture.md §D1–§D2): a Task Graph's subtasks are work items in scope
  * `graph:<parentTaskId>`, so the todo views (list, export, SSE topic `todo:graph:<id>`) show them.
  *
  * - The canonical scope string is `graph:<parentTaskId>`; the name after `graph:` is the id.

@@ -1,6 +1,6 @@
 /**
  * Task Graph v1 and Intent Map v1 over the one engine: agents registry, validate, create, status,
- * inspect, list and plan (seed 002; seeds-notes §3.1–§3.6, §3.12; design brief §1).
+ * inspect, list and plan (seed 002; docs/seeds/task-graph-v1.md §1–§6, §12; docs/architecture.md §D1).
  *
  * Storage. A graph is a container in the todo engine: `graphs` holds the parent facts, the
  * persisted `maxConcurrency` and the normalised Intent Map; each subtask is a todo row in scope
@@ -14,7 +14,7 @@
  * under the graph lock (`graphLock`, the lock execution will take too). Reads take
  * one REPEATABLE READ READ ONLY snapshot, so status and plan see one consistent state; plan and
  * validate write nothing. Persisted facts are re-checked on every read (`planGraph`'s snapshot
- * check) and a contradiction is 409 `TASK_STATE_CONFLICT`, never repaired (seeds-notes §3.3).
+ * check) and a contradiction is 409 `TASK_STATE_CONFLICT`, never repaired (docs/seeds/task-graph-v1.md §3).
  */
 import type postgres from 'postgres';
 import type { Ctx } from '../todos/todos.service.js';
@@ -48,7 +48,7 @@ import { graphLock, graphScope } from './graphs.repo.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
 import { actorOf } from '../auth/actor.js';
 
-/** The lifecycle events `inspect` returns (seeds-notes §3.4: "Inspect returns up to 100 events"). */
+/** The lifecycle events `inspect` returns (docs/seeds/task-graph-v1.md §4: "Inspect returns up to 100 events"). */
 export const INSPECT_EVENT_LIMIT = 100;
 /** Default page size of `GET /v1/graphs` (capped by `list_limit`). */
 export const GRAPH_LIST_DEFAULT_LIMIT = 100;
@@ -56,7 +56,7 @@ export const GRAPH_LIST_DEFAULT_LIMIT = 100;
 // ---------------------------------------------------------------------------------------------
 // Errors
 
-/** A contract validation failure as a 400 problem with the contract's members (§3.2, §3.12). */
+/** A contract validation failure as a 400 problem with the contract's members (docs/seeds/task-graph-v1.md §2, §12). */
 function invalid(error: TaskGraphInvalid): never {
   throw new DomainError(
     'TASK_GRAPH_INVALID',
@@ -66,7 +66,7 @@ function invalid(error: TaskGraphInvalid): never {
   );
 }
 
-/** A scheduling refusal on read (contradictory persisted facts) as a 409 problem (§3.3). */
+/** A scheduling refusal on read (contradictory persisted facts) as a 409 problem (docs/seeds/task-graph-v1.md §3). */
 function conflict(error: TaskGraphSchedulingError): never {
   const code = error.code === 'INVALID_AGENT_CONFIG' ? 'INVALID_AGENT_CONFIG' : 'TASK_STATE_CONFLICT';
   throw new DomainError(code, error.message, {
@@ -104,7 +104,7 @@ const toAgent = (r: AgentRow): AgentView => ({ id: r.id, adapter: r.adapter, com
 
 /**
  * Registers a configured Agent (seed 002 "Every subtask has one explicit, configured Implementer";
- * seeds-notes §3.1). Agents are operator configuration: only users may register (403 `forbidden`
+ * docs/seeds/task-graph-v1.md §1). Agents are operator configuration: only users may register (403 `forbidden`
  * for sessions). `adapter` and `command` are optional facts reported by Graph Preflight; the audit
  * records the registration (`audit:agents`). The id is
  * the contract's Agent format and is never trimmed. Errors: 403 forbidden, 409 agent_exists.
@@ -215,7 +215,7 @@ function checkStorable(graph: NormalizedGraph): void {
 /**
  * {@link checkStorable} for the Intent Map: the contract refuses control characters in a pattern
  * (so NUL), but an unpaired surrogate passes it and then failed the jsonb insert with a 500
- * (issue 18, found by test/http/fuzz.test.ts).
+ * (found by test/http/fuzz.test.ts).
  */
 function checkStorableIntentMap(map: NormalizedIntentMap | null): void {
   for (const s of map?.subtasks ?? []) {
@@ -229,9 +229,9 @@ function checkStorableIntentMap(map: NormalizedIntentMap | null): void {
 }
 
 /**
- * Runs the contract's validators in order: the graph (stage `graph-validation`, seeds-notes §3.2)
+ * Runs the contract's validators in order: the graph (stage `graph-validation`, docs/seeds/task-graph-v1.md §2)
  * against the configured Agents, then the optional Intent Map (stage `intent-map-validation`,
- * §3.5), with {@link checkStorable} after the graph's checks and {@link checkStorableIntentMap} after the map's. Throws 400 `TASK_GRAPH_INVALID` with
+ * docs/seeds/task-graph-v1.md §5), with {@link checkStorable} after the graph's checks and {@link checkStorableIntentMap} after the map's. Throws 400 `TASK_GRAPH_INVALID` with
  * `stage`, `details`, `taskId`, `recoverable:false`.
  */
 async function validateRequest(db: Db, teamId: string, request: GraphRequest): Promise<{ graph: NormalizedGraph; intentMap: NormalizedIntentMap | null }> {
@@ -278,9 +278,9 @@ function boundTitle(s: string, max: number, fallback: string): string {
  * Intent Map), one todo row per subtask in scope `graph:<id>` with its edges, the `graph_subtasks`
  * facts, the scope's position counter, an `added` event per subtask (when `emit_events` covers the
  * scope) and the contract's `TASK_GRAPH_CREATED` journal event (always: the contract's Event
- * Journal, seeds-notes §3.4). Returns the record with `validation.sideEffects: true`.
+ * Journal, docs/seeds/task-graph-v1.md §4). Returns the record with `validation.sideEffects: true`.
  * Errors: 400 TASK_GRAPH_INVALID (nothing written), 409 TASK_STATE_CONFLICT when a graph with the
- * same id exists (nothing changes; seeds-notes §3.3).
+ * same id exists (nothing changes; docs/seeds/task-graph-v1.md §3).
  */
 export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; validation: { sideEffects: true }; graph: GraphRecordView }> {
   const { graph, intentMap } = await validateRequest(ctx.sql, ctx.principal.teamId, splitGraphRequest(body));
@@ -430,7 +430,7 @@ async function loadGraph(ctx: Ctx, tx: Db, id: string, withSpecs: boolean): Prom
   return { graph, rows };
 }
 
-/** Re-checks the persisted facts (§3.3: never repaired); a contradiction is 409. Returns the plan. */
+/** Re-checks the persisted facts (docs/seeds/task-graph-v1.md §3: never repaired); a contradiction is 409. Returns the plan. */
 function checkedPlan(snapshot: Snapshot, agents?: AgentRegistryRecord[]): TaskGraphPlan {
   const result = planGraph({
     parentTaskId: snapshot.graph.id,
@@ -459,7 +459,7 @@ export async function getGraph(ctx: Ctx, id: string): Promise<GraphRecordView> {
 /**
  * `GET /v1/graphs/{id}/inspect`: the status record plus the newest {@link INSPECT_EVENT_LIMIT}
  * lifecycle events of the graph (`TASK_GRAPH_*` on topic `todo:graph:<id>`), oldest first, and
- * whether older ones were left out (seeds-notes §3.4). The topic's todo events (`added`, …) are
+ * whether older ones were left out (docs/seeds/task-graph-v1.md §4). The topic's todo events (`added`, …) are
  * at `GET /v1/events/log?topic=todo:graph:<id>`.
  */
 export async function inspectGraph(ctx: Ctx, id: string) {
@@ -480,8 +480,8 @@ export async function inspectGraph(ctx: Ctx, id: string) {
 }
 
 /**
- * `GET /v1/graphs/{id}/plan` (Graph Preflight; seed 002 "Read-only Graph Preflight", seeds-notes
- * §3.5–§3.6): reads one snapshot (persisted `maxConcurrency`, RUNNING count, normalised Intent Map,
+ * `GET /v1/graphs/{id}/plan` (Graph Preflight; seed 002 "Read-only Graph Preflight", docs/seeds/task-graph-v1.md
+ * §5–§6): reads one snapshot (persisted `maxConcurrency`, RUNNING count, normalised Intent Map,
  * the implementers' registry records) and returns `planGraph`'s deterministic plan. Writes
  * nothing; unchanged state gives a deep-equal plan. Agent facts: `registered`, `adapter`,
  * `command` from the registry; `commandSource` is null (Coord's registry does not record one).
@@ -500,7 +500,7 @@ export async function planForGraph(ctx: Ctx, id: string): Promise<TaskGraphPlan>
 
 /**
  * `GET /v1/graphs`: the graphs the caller may see, newest update first (`updatedAt` desc, then id
- * desc; seeds-notes §3.3), keyset-paginated (`nextCursor`; default page 100, ≤ `list_limit`).
+ * desc; docs/seeds/task-graph-v1.md §3), keyset-paginated (`nextCursor`; default page 100, ≤ `list_limit`).
  * Each entry is a summary: derived state, per-state counts, coverage; no specs.
  */
 export async function listGraphs(ctx: Ctx, input: { limit?: number; cursor?: string }) {

@@ -1,7 +1,7 @@
 /**
  * How stored graph rows read as the Task Graph v1 record (seed 002 "Durable graph create, status,
- * and inspect"; seeds-notes §3.3). The contract state of a subtask is a VIEW over the engine row
- * plus the contract outcome stored beside it (design brief §1):
+ * and inspect"; docs/seeds/task-graph-v1.md §3). The contract state of a subtask is a VIEW over the engine row
+ * plus the contract outcome stored beside it (docs/architecture.md §D1):
  *
  * | `graph_subtasks.outcome` | todo stored status            | contract state (before derivation) |
  * | ------------------------ | ----------------------------- | ---------------------------------- |
@@ -50,7 +50,7 @@ export interface StoredParent extends NormalizedParentTask {
 
 /** A `graphs` row as read by the repository. */
 export interface GraphRow {
-  /** The graph's team (issue 21): graph ids are unique per team. */
+  /** The graph's team: graph ids are unique per team. */
   team_id: string;
   id: string;
   scope: string;
@@ -104,7 +104,7 @@ export interface SubtaskRow {
   interrupted?: Interruption | null;
 }
 
-/** The FAILED reason of an interrupted RUNNING subtask (design brief §8; seeds-notes §3.10). */
+/** The FAILED reason of an interrupted RUNNING subtask (docs/architecture.md §D8; docs/seeds/task-graph-v1.md §10). */
 export function interruptedReason(why: Interruption): string {
   return why === 'session-stopped'
     ? 'Interrupted: the subtask session stopped while the subtask was RUNNING; resume it to dispatch again.'
@@ -123,7 +123,7 @@ function reasonText(reason: unknown): string | null {
 /**
  * The contract's stored state of one subtask (the table in this file's header). A RUNNING
  * subtask whose session stopped or whose lease expired reads FAILED with an `Interrupted: …`
- * reason at once, before the write that records it (design brief §3, §8); `durable: true` reads
+ * reason at once, before the write that records it (docs/architecture.md §D3, §D8); `durable: true` reads
  * the stored state only (what the recording write diffs against).
  */
 export function storedSubtask(row: SubtaskRow, durable = false): PlanSubtaskSnapshot {
@@ -167,7 +167,7 @@ export interface DerivedGraph {
   subtasks: Map<string, { state: SubtaskState; reason: string | null }>;
 }
 
-/** Derives subtask states, the frontier and the parent state from stored rows (§3.3). */
+/** Derives subtask states, the frontier and the parent state from stored rows (docs/seeds/task-graph-v1.md §3). */
 export function deriveGraph(graph: Pick<GraphRow, 'parent' | 'max_concurrency'>, rows: readonly SubtaskRow[], durable = false): DerivedGraph {
   const { subtasks, frontier } = deriveFrontier({ maxConcurrency: graph.max_concurrency, subtasks: storedSubtasks(rows, durable) });
   const state = deriveParentState(graph.parent.state ?? 'CREATED', subtasks.map((subtask) => subtask.state));
@@ -293,7 +293,7 @@ export function toSummary(graph: GraphRow, rows: readonly SubtaskRow[]) {
 }
 
 /**
- * The `recovery[]` entry of one subtask (status and inspect; seeds-notes §3.10): its
+ * The `recovery[]` entry of one subtask (status and inspect; docs/seeds/task-graph-v1.md §10): its
  * classification (contract/execution.ts `classifyRecovery`), whether an explicit resume can move
  * it on, the last error, the verified implementation commit, the Runtime-owned worktree and the
  * dispatch session. Worktree existence and safety are the runner's facts (null here: the

@@ -1,5 +1,5 @@
 /**
- * Graceful drain on close (issue 18 #7). With Fastify's `forceCloseConnections: true`, `close()`
+ * Graceful drain on close. With Fastify's `forceCloseConnections: true`, `close()`
  * destroyed every socket at once, in-flight requests included, whose writes then still committed:
  * 8 of 8 writers got socket errors for items that were stored. Now `app.close()` (SIGTERM, SIGINT,
  * tests) does this instead:

@@ -10,7 +10,7 @@ const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
 
 /**
  * What a query fails with when the database is not there, mapped to 503 `database_unavailable`
- * with Retry-After (issue 18 #6): SQLSTATEs of a server going away or not accepting connections
+ * with Retry-After: SQLSTATEs of a server going away or not accepting connections
  * yet (57P01 admin shutdown, 57P02 crash shutdown, 57P03 starting up or shutting down, class 08),
  * postgres.js's own connection codes, and the socket errors Node reports for the connection.
  */
@@ -39,7 +39,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (request.raw.socket?.destroyed && !(err instanceof DomainError)) {
       // The client went away mid-request (a reset while its body was read, say): nobody is left
-      // to answer, and the error says nothing about the database (issue 34 #5). Never logged
+      // to answer, and the error says nothing about the database. Never logged
       // as "database unavailable", the line operators alert on in a real outage.
       request.log.info({ code: err.code ?? err.message, method: request.method, route: request.routeOptions.url }, 'client aborted the request');
       return reply.hijack();
@@ -110,7 +110,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
 const noRoute = (request: FastifyRequest) => `no route ${request.method} ${request.url.split('?')[0]}`;
 
 /**
- * A request no route matches is 404 `not_found` at once, before its body is read (issue 34 #5):
+ * A request no route matches is 404 `not_found` at once, before its body is read:
  * otherwise an unknown method and path with a broken or oversized body answered 400
  * `malformed_json` or 413 from the body parser. Registered after the drain's hook.
  */
@@ -122,7 +122,7 @@ export function refuseUnknownRoutes(app: FastifyInstance): void {
 
 /**
  * Node's answer to an `Expect` header other than `100-continue` is a bare 417 with no body; this
- * one is problem+json `expectation_failed` (issue 34 #5). Install on the HTTP server's
+ * one is problem+json `expectation_failed`. Install on the HTTP server's
  * `checkExpectation` event. The request is not read, so the connection is closed.
  */
 export function expectationFailed(req: IncomingMessage, res: ServerResponse): void {

@@ -1,5 +1,5 @@
 /**
- * The one catalogue of problem codes (design brief §5). Every `DomainError` names a code from
+ * The one catalogue of problem codes (docs/architecture.md §D5). Every `DomainError` names a code from
  * here; the error handler renders it as RFC 9457 problem+json; the OpenAPI document lists each
  * route's codes; `docs/errors.md` has a row per code and a test keeps the three equal.
  * Coord's own codes are snake_case; a seed's own codes are kept verbatim (TASK_GRAPH_INVALID…).

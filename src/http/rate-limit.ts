@@ -1,5 +1,5 @@
 /**
- * Rate limits per bearer token (issue 18), with @fastify/rate-limit's in-memory store: each
+ * Rate limits per bearer token, with @fastify/rate-limit's in-memory store: each
  * replica counts on its own, so a fleet of N replicas behind a balancer that spreads a token's
  * requests lets that token make up to N × `COORD_RATE_LIMIT` per window. A Postgres-backed count
  * would add a write to every request (the claim cycle is two statements), so it is not used.
@@ -28,7 +28,7 @@ export function rateLimitKey(req: FastifyRequest): string {
 }
 
 /**
- * Failed authentication per client address (issue 34 #3): the auth hook asks {@link retryAfter}
+ * Failed authentication per client address: the auth hook asks {@link retryAfter}
  * before it asks the database about a token it does not know, and {@link fail} counts each token
  * refused. Past `COORD_AUTH_FAILURE_LIMIT` failures in a window, an address's unknown tokens are
  * refused with 429 `rate_limited` until the window ends, without a database round trip; tokens

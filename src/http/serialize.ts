@@ -1,5 +1,5 @@
 /**
- * Response serialisation (issue 22, the claim cycle's HTTP hop).
+ * Response serialisation (the claim cycle's HTTP hop).
  *
  * Every route's response schema is a zod schema. By default fastify-type-provider-zod serialises
  * a response by encoding it with that schema (which checks it) and then `JSON.stringify`. The

@@ -69,7 +69,7 @@ declare module 'fastify' {
 
 /**
  * Refuses what Coord cannot store before any route runs: text Postgres cannot hold (an unpaired
- * surrogate, NUL) wherever it sits in a JSON body, values and keys alike (issue 18 #3), and
+ * surrogate, NUL) wherever it sits in a JSON body, values and keys alike, and
  * nesting deeper than {@link MAX_JSON_DEPTH}: 400 `validation_failed` naming the path, nothing
  * written. A route whose contract checks its body itself sets `checksOwnText` (Task Graph v1
  * validate and create: the contract's strict shapes refuse deep nesting too, as TASK_GRAPH_INVALID).

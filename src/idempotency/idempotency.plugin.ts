@@ -1,5 +1,5 @@
 /**
- * Safe retries with `Idempotency-Key` (issue 19; IETF draft-ietf-httpapi-idempotency-key-header).
+ * Safe retries with `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header).
  * One set of hooks for every state-changing `POST /v1/...` route, present and future; a read-only
  * POST opts out with `config: { idempotency: false }` (`POST /v1/graphs/validate`).
  *
@@ -20,7 +20,7 @@
  *      `Idempotent-Replayed: true`); nothing runs. If it does not open (the row was altered),
  *      409 `idempotency_key_reused`: the key cannot be used again, nothing runs;
  *    - a different fingerprint (another body, method or path), finished or not: 409
- *      `idempotency_key_reused` (the draft says 422; issue 19 says 409);
+ *      `idempotency_key_reused` (the draft says 422; Coord answers 409, like every conflict);
  *    - pending with the same fingerprint: 409 `idempotency_key_in_progress`, `Retry-After: 1`.
  * 3. `onSend` (before the answer leaves, so a client that saw any answer finds it stored): the
  *    owner stores the status, and the headers and body sealed with AES-256-GCM; except answers a retry may change and that wrote

@@ -1,6 +1,6 @@
 /**
  * Compare two strings in UTF-8 byte order (which equals Unicode code point
- * order), the order every contract list uses (seeds-notes §3.3: "all lists
+ * order), the order every contract list uses (docs/seeds/task-graph-v1.md §3: "all lists
  * sorted by id (byte order, so `after-alpha` < `alpha`)"). For the ASCII identifiers of the contract this is exactly `<`/`>`;
  * it only differs from UTF-16 code-unit order for astral characters in
  * patterns. Never locale-aware.

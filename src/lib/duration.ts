@@ -1,6 +1,6 @@
 /**
  * Go-style duration strings, extended with a day unit as the todo seed's `[todo]` block uses them
- * (`30m`, `7d`, `7d12h`, `1.5h`, `250ms`, `0`). Source: seed 000 "Configuration", seeds-notes §1.14.
+ * (`30m`, `7d`, `7d12h`, `1.5h`, `250ms`, `0`). Source: seed 000 "Configuration", docs/seeds/todo-list.md §14.
  *
  * The one duration parser: the CLI's arguments (cli/duration.ts) use it too, and scripts/pack.mjs
  * ships this file inside the CLI package, so it must stay free of imports.

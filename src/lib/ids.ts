@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /**
- * Public ids carry a type prefix (design brief §9): `td-` todo items, `s-` sessions, `u-` users,
+ * Public ids carry a type prefix (docs/architecture.md §D9): `td-` todo items, `s-` sessions, `u-` users,
  * `sc-` scenarios, `tk-` tokens, `tm-` teams. The body is 16 lowercase hex characters (64 random bits), so ids sort the same
  * under every collation.
  */

@@ -1,6 +1,6 @@
 /**
  * `/mcp`: Coord's MCP tools over streamable HTTP on the server, for agents that reach Coord only
- * over the network (issue "MCP"). Authenticated with the same bearer tokens as `/v1` (the auth
+ * over the network. Authenticated with the same bearer tokens as `/v1` (the auth
  * hook covers `/mcp`). Stateless: each POST builds the tool server (mcp/server.ts) for the
  * caller and answers with JSON. Every tool calls its route through `app.inject` with the caller's
  * own `Authorization`, so validation, scope and authority are exactly the routes' — an outsider's

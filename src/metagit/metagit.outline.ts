@@ -1,12 +1,12 @@
 /**
- * Deterministic expand-from-outline (metagit RFC-0008; seeds-notes §2.4), pure: an indented
+ * Deterministic expand-from-outline (metagit RFC-0008; docs/seeds/metagit.md §4), pure: an indented
  * outline or a JSON list of `{title, nodeId?, dependsOn?, project?, repository?}` becomes the nodes
  * and edges to add to a graph that already holds `existing` node ids.
  *
  * Upstream's rules, kept: blank lines dropped; indent = leading spaces/tabs (a tab counts one);
  * bullets `-`/`*` stripped; node id = slug of the title (lowercase, runs of non-[a-z0-9] → `-`,
  * trimmed, at most 48 characters, `node` when empty); repeats get `-2`, `-3`, …; each line depends on
- * the nearest preceding line with a smaller indent. Upstream's gaps, not inherited (§2.9): a
+ * the nearest preceding line with a smaller indent. Upstream's gaps, not inherited (docs/seeds/metagit.md §9): a
  * collision with an existing node is resolved by the same `-N` rule — never a random suffix — and
  * references inside the batch follow the renamed node; an explicit `nodeId` that is taken is
  * refused; unknown dependency ids are refused before the cycle check, each naming the ids.

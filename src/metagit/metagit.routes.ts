@@ -1,6 +1,6 @@
 /**
- * metagit RFC-0008 routes (seed 001; seeds-notes §2): intents, task graphs, deterministic expand,
- * ready, node transitions and the ACL binding. JSON is camelCase (design brief §9: `graphId`,
+ * metagit RFC-0008 routes (seed 001; docs/seeds/metagit.md): intents, task graphs, deterministic expand,
+ * ready, node transitions and the ACL binding. JSON is camelCase (docs/architecture.md §D9: `graphId`,
  * `nodeId`, `dependsOn`); the RFC's event names are kept (`TaskReady`, …). Each handler calls one
  * function of metagit.service.ts. Importing this module registers the `metagit:` scope kind.
  */

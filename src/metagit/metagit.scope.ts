@@ -1,5 +1,5 @@
 /**
- * The `metagit:` scope kind (design brief §1, §8): a metagit task graph's nodes are work items in
+ * The `metagit:` scope kind (docs/architecture.md §D1, §D8): a metagit task graph's nodes are work items in
  * scope `metagit:<graphId>`, so the todo views (list, export, the topic `todo:metagit:<id>`) show
  * them. In scope: users, and the sessions of the creating session's subtree. Override: users. The
  * generic todo routes read and stream the nodes but refuse to move them (`managed_by_graph`);

@@ -1,6 +1,6 @@
 /**
- * metagit RFC-0008 "Task Graph & Intent Engine" (seed 001; seeds-notes §2) in its own vocabulary,
- * on the one engine (design brief §1, §8): a TaskGraph is a container — scope `metagit:<graphId>` —
+ * metagit RFC-0008 "Task Graph & Intent Engine" (seed 001; docs/seeds/metagit.md) in its own vocabulary,
+ * on the one engine (docs/architecture.md §D1, §D8): a TaskGraph is a container — scope `metagit:<graphId>` —
  * whose nodes are work items with their edges in `todo_dependencies`; readiness, the cycle check,
  * the cascade, the claim and the events are the engine's. The node statuses are a view:
  *
@@ -13,7 +13,7 @@
  * | todo, every dependency done        | ready       |
  * | todo, a dependency unfinished      | pending     |
  *
- * What upstream gets wrong and Coord refuses (§2.9): `start` is the engine's claim (owner = caller,
+ * What upstream gets wrong and Coord refuses (docs/seeds/metagit.md §9): `start` is the engine's claim (owner = caller,
  * one winner); transitions out of completed or cancelled need an explicit `reopen`; a pending
  * node names what it waits on, including a cancelled dependency; writers of one graph serialise
  * on the graph's lock, so no update is lost and `TaskReady` is written exactly once per node that
@@ -60,7 +60,7 @@ interface GraphRow {
   created_at: Date;
   updated_at: Date;
   revision: number;
-  /** The team of its creator (issue 21). */
+  /** The team of its creator. */
   team_id: string;
   creator_root?: string | null;
 }
@@ -171,7 +171,7 @@ function graphNotFound(id: string): never {
 
 /**
  * The graph if `ctx.principal` may see it (users; sessions of the creating session's subtree), else
- * 404. Only the caller's team is searched (issue 21): another team's graph reads as missing.
+ * 404. Only the caller's team is searched: another team's graph reads as missing.
  */
 async function loadGraph(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string): Promise<GraphRow> {
   if (!SLUG_ID.test(id)) graphNotFound(id);
@@ -281,7 +281,7 @@ async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: Gr
 
 /**
  * The principals the sweep and the session-stop hook act as: an operator of the team of the graph
- * they act on (issue 21), so each graph is found in, and its events written to, its own team.
+ * they act on, so each graph is found in, and its events written to, its own team.
  */
 const SYSTEM = (teamId: string): Principal => systemPrincipal('sweep:metagit-stranded', teamId);
 const ON_STOP = (teamId: string): Principal => systemPrincipal('on-session-stopped', teamId);
@@ -367,7 +367,7 @@ async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql
     on conflict (team_id, id) do nothing
     returning *`;
   if (!row) throw new DomainError('intent_exists', `intent "${id}" already exists; use it, or pick another intentId`, { intentId: id });
-  // The audit's record (issue 21): intents have no topic of their own, so no stream serves it.
+  // The audit's record: intents have no topic of their own, so no stream serves it.
   const payload = { event: 'intent-created', id, title: row.title };
   await appendEvents(db, ctx.principal.teamId, [{ topic: auditTopic('intents'), event: 'intent-created', subjectId: id, payload }], actorOf(ctx.principal));
   return row;
@@ -380,7 +380,7 @@ export async function createIntent(ctx: Ctx, input: IntentInput): Promise<Intent
 }
 
 /**
- * SQL: the intents `p` may see (alias `i`), only ever of its own team (issue 21): users all of
+ * SQL: the intents `p` may see (alias `i`), only ever of its own team: users all of
  * them; sessions those created in their subtree.
  */
 function intentVisible(db: postgres.Sql, p: Principal) {
@@ -491,7 +491,7 @@ export async function reopenTaskGraph(ctx: Ctx, id: string): Promise<TaskGraphVi
 }
 
 /**
- * `POST /v1/task-graphs/{id}/expand` (RFC `task expand`; §2.4 with Coord's deterministic rules,
+ * `POST /v1/task-graphs/{id}/expand` (RFC `task expand`; docs/seeds/metagit.md §4 with Coord's deterministic rules,
  * metagit.outline.ts): adds the nodes and edges in one transaction — all or nothing — with one
  * `TaskNodeCreated` per node, then `TaskReady` for each that is ready. Errors: 400 validation_failed
  * (outline_empty/invalid, too many nodes), 409 node_id_taken, 422 dependency_not_found /
@@ -667,7 +667,7 @@ export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
 }
 
 /**
- * `POST …/nodes/{nodeId}/reopen` (Coord's explicit way out of a terminal or blocked state; §2.9):
+ * `POST …/nodes/{nodeId}/reopen` (Coord's explicit way out of a terminal or blocked state; docs/seeds/metagit.md §9):
  * blocked, cancelled or completed → pending/ready again. Reopening a completed node re-blocks its
  * unclaimed ready dependents (the engine's cascade).
  */
@@ -703,7 +703,7 @@ export interface AclInput {
 }
 
 /**
- * `PUT …/nodes/{nodeId}/acl` (RFC `task bind-acl`, §2.5): stores the binding and the suggested
+ * `PUT …/nodes/{nodeId}/acl` (RFC `task bind-acl`, docs/seeds/metagit.md §5): stores the binding and the suggested
  * commands, and sets the node's agent. Hints only: no git, no lease, no worktree, no other side
  * effect. Writes `TaskAclBound`.
  */

@@ -1,7 +1,7 @@
 /**
  * The pure part of starting a scenario: checking the member list before anything is written.
- * Rules and their order are the todo seed's (000 "In scenarios"; seeds-notes §1.6 "Scenario
- * graphs", §1.13): unknown member names, duplicates, self references, a dependency on a member
+ * Rules and their order are the todo seed's (000 "In scenarios"; docs/seeds/todo-list.md §6 "Scenario
+ * graphs", docs/seeds/todo-list.md §13): unknown member names, duplicates, self references, a dependency on a member
  * without a task, a dependent without a task, cycles. Each is its own problem code, so a client
  * can tell them apart; the first violation found is reported.
  */

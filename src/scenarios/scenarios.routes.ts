@@ -1,5 +1,5 @@
 /**
- * Scenario routes (design brief §7; seed 000 "In scenarios"). Importing this file registers the
+ * Scenario routes (docs/architecture.md §D7; seed 000 "In scenarios"). Importing this file registers the
  * `scenario:` scope kind (./scenarios.scope.ts), so the todo, export and event routes accept
  * `scenario:<name|id>` whenever the app is built.
  */

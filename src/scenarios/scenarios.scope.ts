@@ -1,12 +1,12 @@
 /**
- * The `scenario:` scope kind (seed 000 "Scoping", "In scenarios"; seeds-notes §1.2).
+ * The `scenario:` scope kind (seed 000 "Scoping", "In scenarios"; docs/seeds/todo-list.md §2).
  *
  * - The canonical scope string is `scenario:<scenario-id>`; a request may name the scenario by
  *   name or id after `scenario:` (ids are tried first; names can never look like ids).
  * - In scope: users, the orchestrator, and every member (created or shared).
  * - Override authority: users and the orchestrator. Members, shared or not, are not.
  * - Outsiders get the 404 of a scenario that does not exist (`scope_not_found` through
- *   src/scopes/scopes.ts, `scenario_not_found` on the scenario routes; issue 18 #11).
+ *   src/scopes/scopes.ts, `scenario_not_found` on the scenario routes).
  *
  * Importing this module registers the kind; `scenarios.routes.ts` imports it, and `src/modules.ts`
  * registers the routes, so the kind exists whenever the app is built.
@@ -45,9 +45,9 @@ export async function scenarioAccess(db: Db, p: Principal, scenarioId: string): 
 
 /**
  * The refusal of a scenario that does not exist *or* that the caller may not read, word for word
- * the same (issue 18 #11: an outsider cannot tell another orchestrator's scenario from a missing
+ * the same (an outsider cannot tell another orchestrator's scenario from a missing
  * one). The seed names the outsider's refusal ("not authorized for scenario "x"'s todo list",
- * seeds-notes §1.2); its wording survives in the message, its 403 does not (design brief §2).
+ * docs/seeds/todo-list.md §2); its wording survives in the message, its 403 does not (docs/architecture.md §D2).
  */
 export const scenarioNotFound = (nameOrId: string) =>
   `scenario "${nameOrId}" not found, or not authorized for its todo list (its orchestrator, its members and its team’s operators read it)`;

@@ -1,7 +1,7 @@
 /**
  * Scenarios: a named shared list `scenario:<id>` with an orchestrator and named members, seeded
  * atomically, whose completion is derived from item state (seed 000 "In scenarios";
- * seeds-notes §1.2, §1.6 "Scenario graphs", §1.13).
+ * docs/seeds/todo-list.md §2, §6 "Scenario graphs", docs/seeds/todo-list.md §13).
  *
  * Completion. A member is *tracked* when it has assigned items in the scope or a required result,
  * and *complete* when every item assigned to it is done and its required result is published.
@@ -65,7 +65,7 @@ export interface ScenarioView {
 
 interface ScenarioRow {
   id: string;
-  /** Its team (issue 21): scenario names are unique within a team. */
+  /** Its team: scenario names are unique within a team. */
   team_id: string;
   name: string;
   orchestrator_id: string;
@@ -224,7 +224,7 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         const s = found.get(m.session);
         // A session names only sessions of its own subtree; any other is one it cannot see, so it
         // gets the answer of a session that does not exist, before anything about its state
-        // (issue 18 #11: a 403 here told an outsider the session existed).
+        // (a 403 here told an outsider the session existed).
         if (!s || (p.kind === 'session' && s.root_id !== p.rootId && !reachable.has(s.id))) {
           throw new DomainError(
             'session_not_found',

@@ -4,7 +4,7 @@
  * in scope order, keyset-paginated; a session's own `session:` scope is always listed, even empty.
  *
  * Visibility is exactly the single read's rule (`accessToScope`): only the caller's team's scopes
- * (issue 21); there, users see every scope; a session
+ * there, users see every scope; a session
  * sees its subtree root's list and the scenario, graph and metagit lists it is in. A scope the
  * caller may not read is never counted, named or hinted at.
  */

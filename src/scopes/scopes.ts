@@ -1,10 +1,10 @@
 /**
  * Scopes: every item belongs to exactly one list, named by its scope string (seed 000 "Scoping";
- * design brief §2): `session:<subtree-root-id>`, `scenario:<scenario-id>`, `graph:<parentTaskId>`.
+ * docs/architecture.md §D2): `session:<subtree-root-id>`, `scenario:<scenario-id>`, `graph:<parentTaskId>`.
  * This module resolves a requested scope (or the caller's default) and answers the two questions
  * every read and write asks: is the caller in scope, and does it hold override authority there.
  *
- * A scope string names a list within one team (issue 21; docs/architecture.md "Teams"): two
+ * A scope string names a list within one team (docs/architecture.md "Teams"): two
  * teams may both have `graph:task-release`. A scope is therefore always a {@link TeamScope}, and
  * a principal is in no scope of another team (which reads exactly as a missing one).
  */
@@ -13,7 +13,7 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 
-/** A scope string and the team it belongs to: the key of a list (issue 21). */
+/** A scope string and the team it belongs to: the key of a list. */
 export interface TeamScope {
   teamId: string;
   /** The canonical scope string (a `session:` scope is always its subtree root). */
@@ -96,7 +96,7 @@ export async function canonicalScope(db: Db, teamId: string, scope: string): Pro
 /**
  * Access to a canonical team scope, for reads and writes of an existing item. Never throws for
  * an unknown kind (returns no access, so the item reads as not found). Another team's scope is
- * never in scope, not even for an operator (issue 21).
+ * never in scope, not even for an operator.
  */
 export async function accessToScope(db: Db, p: Principal, { teamId, scope }: TeamScope): Promise<{ inScope: boolean; override: boolean }> {
   if (teamId !== p.teamId) return NO_ACCESS;
@@ -112,9 +112,9 @@ export async function accessToScope(db: Db, p: Principal, { teamId, scope }: Tea
 /**
  * The refusal of a scope that does not exist *or* that the caller is not in: one answer for both,
  * word for word, so an outsider cannot tell another subtree's list (or a scenario it is not a
- * member of) from a missing one (design brief §2; issue 18 #11). The todo seed names the
+ * member of) from a missing one (docs/architecture.md §D2). The todo seed names the
  * outsider's refusal ("not authorized for that session's task list", "… for scenario "x"'s todo
- * list"; seeds-notes §1.2) for a local daemon, where existence is no secret; over the network the
+ * list"; docs/seeds/todo-list.md §2) for a local daemon, where existence is no secret; over the network the
  * brief's rule wins and the seed's wording survives in the message.
  */
 export function scopeNotFound(kind: string, name: string): never {
@@ -128,7 +128,7 @@ export function scopeNotFound(kind: string, name: string): never {
  * Resolves a requested scope (or the default) in the caller's team and checks the caller is in it.
  * - no scope and a user caller → 400 `no_session_context` (seed: "specify --session or --scenario");
  * - `session:<id>` resolves that session's subtree root; a session caller must anchor to the same
- *   root (seed 000, §1.2);
+ *   root (seed 000, docs/seeds/todo-list.md §2);
  * - `scenario:<name|id>` / `graph:<id>` / `metagit:<id>` are resolved by their registered kind;
  * - a scope that does not exist and one the caller is not in are the same 404 `scope_not_found`
  *   ({@link scopeNotFound}).

@@ -1,5 +1,5 @@
 /**
- * What a session holds (issue 19): its in-progress items, for `GET /v1/sessions` and
+ * What a session holds: its in-progress items, for `GET /v1/sessions` and
  * `GET /v1/sessions/{id}`. Bounded so a session holding thousands stays cheap to list: the exact
  * count plus the {@link HOLDING_SHOWN} longest-held items (oldest claim first), each with the time
  * its claim began (`since` = `todos.claimed_at`, kept by a trigger, migration 0012). Two

@@ -1,5 +1,5 @@
 /**
- * Session liveness (issue 19): when a session was last seen, the explicit heartbeat, and the
+ * Session liveness: when a session was last seen, the explicit heartbeat, and the
  * sweep step that stops a session silent for longer than its heartbeat interval.
  *
  * `last_seen_at` moves on every authenticated call without costing the call a database round

@@ -1,5 +1,5 @@
 /**
- * Progress counts for the wide session list (seed 000 "In gr list"; seeds-notes §1.12): each
+ * Progress counts for the wide session list (seed 000 "In gr list"; docs/seeds/todo-list.md §12): each
  * session shows its own subtree's `done/total` (the items of `session:<rootId>`, sub-items
  * included), and an orchestrator additionally shows the scenario-wide total of the scenarios it
  * orchestrates. Members never get the scenario total echoed onto them, so summing the column over

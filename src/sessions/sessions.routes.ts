@@ -78,7 +78,7 @@ const HeartbeatResult = z
   })
   .meta({ id: 'SessionHeartbeat' });
 
-/** Session routes and `GET /v1/me` (design brief §7). */
+/** Session routes and `GET /v1/me` (docs/architecture.md §D7). */
 export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
   const { sql, config } = deps;
   const r = app.withTypeProvider<ZodTypeProvider>();
@@ -208,7 +208,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
             kind: z.enum(['user', 'session']),
             id: z.string(),
             name: z.string(),
-            teamId: z.string().describe('Your team (`tm-…`; issue 21): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators)'),
+            teamId: z.string().describe('Your team (`tm-…`): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators)'),
             role: z.enum(['operator', 'admin']).optional().describe('Users only: `admin` is the server administrator (creates teams), `operator` otherwise'),
             scope: z.string().optional().describe('Default scope (sessions only)'),
             session: Session.optional(),

@@ -1,5 +1,5 @@
 /**
- * Sessions: agents registered by a user or by their parent session (design brief §2). A session's
+ * Sessions: agents registered by a user or by their parent session (docs/architecture.md §D2). A session's
  * subtree root is walked once at registration (seed 000 "Scoping": stop at a session with no
  * parent, or below a parent with a system kind), so its default scope never drifts.
  */
@@ -128,7 +128,7 @@ export interface CreateSessionInput {
  * Registers a session and returns it with its bearer token (shown once, stored hashed).
  * A user may register a root session or a child of any session; a session may register children
  * of itself only (its `parentId` defaults to itself). Only users may set `systemKind`. `agentId`
- * binds the session to a registered Agent (design brief §8: a worker for that Agent may claim its
+ * binds the session to a registered Agent (docs/architecture.md §D8: a worker for that Agent may claim its
  * graph subtasks and act on them); a session may bind a child only to its own Agent.
  * Errors: 403 forbidden, 404 session_not_found (unknown parent), 409 session_not_active,
  * 422 agent_not_registered. The parent row is read `FOR KEY SHARE`, so a concurrent stop of the
@@ -155,7 +155,7 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
   const row = await withTx(sql, async (tx) => {
     let rootId: string | undefined;
     // `!== null`, not truthiness: an empty `parentId` is a parent that does not exist (404), never
-    // a root session with a dangling parent (it reached the foreign key as a 409; issue 18 fuzz).
+    // a root session with a dangling parent (it reached the foreign key as a 409; found by test/http/fuzz.test.ts).
     if (parentId !== null) {
       const [parent] = await tx<{ id: string; root_id: string; system_kind: string | null; status: string }[]>`
         select id, root_id, system_kind, status from sessions where id = ${parentId} and team_id = ${p.teamId} for key share`;
@@ -238,7 +238,7 @@ export interface StopResult {
  * in-progress item the session or a stopped descendant owns reopens with its owner cleared (an
  * assigned item stays reserved; one with unfinished dependencies reads dependency-blocked; a
  * manual block is left alone), each with its event (seed 000 "Reclaiming stranded work";
- * seeds-notes §1.9). Descendants are stopped, never deleted, also when the session is deleted:
+ * docs/seeds/todo-list.md §9). Descendants are stopped, never deleted, also when the session is deleted:
  * the seed defines soft delete for the session asked about only, and a stopped descendant keeps
  * its history readable. A descendant that is a Task Graph dispatch's session is stopped without
  * reopening anything (its graph records the dispatch FAILED `interrupted`, as `markStopped`).
@@ -254,7 +254,7 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
 
 
 /**
- * Auto-stop (issue 19): stops session `id` exactly as `POST /v1/sessions/{id}/stop` would (its
+ * Auto-stop: stops session `id` exactly as `POST /v1/sessions/{id}/stop` would (its
  * subtree, reopened claims with their events, tokens refused, stop hooks) if, under its row lock,
  * it is still active and silent for longer than its heartbeat interval (`now() - last_seen_at >
  * heartbeat_interval_ms`); its stop reason reads `silent` and its own reopened items' events say
@@ -369,8 +369,8 @@ export async function markStopped(tx: Db, ids: readonly string[], actor: Actor):
 }
 
 /**
- * The audit's record of sessions created or stopped by `actor`, in `tx` (topic `audit:sessions`;
- * issue 21): `session-created` with the name, `session-stopped` with the new status (`stopped`,
+ * The audit's record of sessions created or stopped by `actor`, in `tx` (topic `audit:sessions`):
+ * `session-created` with the name, `session-stopped` with the new status (`stopped`,
  * `deleted`) and the stop reason.
  */
 export async function recordSessionEvents(
@@ -400,8 +400,8 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
  * Reopens every in-progress item owned by the sessions of `owners` (session id → the event's
  * `reason`; used by stop, soft-delete and auto-stop), emitting `todo` or `dependency-blocked` per
  * item with `reason` and `formerOwner`. Returns the reopened ids. Graph subtasks are not
- * reopened: Task Graph v1 makes a stranded subtask FAILED `interrupted`, never READY (design brief
- * §8); the graph views read it so at once and the graph sweep records it (src/graphs/execution/).
+ * reopened: Task Graph v1 makes a stranded subtask FAILED `interrupted`, never READY (docs/architecture.md
+ * §D8); the graph views read it so at once and the graph sweep records it (src/graphs/execution/).
  * `actor` is who stopped them (the audit).
  */
 export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>, actor: Actor): Promise<string[]> {

@@ -1,6 +1,6 @@
 /**
  * A session's subtree (itself and every descendant over `parent_id`, whatever their status), for
- * stopping it in one transaction (issue 19). Parents never change, so the walk cannot loop.
+ * stopping it in one transaction. Parents never change, so the walk cannot loop.
  */
 import type { Db } from '../db/client.js';
 

@@ -36,7 +36,7 @@ export interface Sweeper {
 
 /**
  * Runs `fn` while holding a session advisory lock on a connection reserved from `sql`, so replicas
- * starting together run pg-boss's start-up one at a time (issue 18 #5). pg-boss 10 serializes
+ * starting together run pg-boss's start-up one at a time. pg-boss 10 serializes
  * its own schema creation (`contractor.create` under `pg_advisory_xact_lock`, losers' "already
  * exists" ignored) but not `create_queue()`: that function inserts the queue row `on conflict do
  * nothing` and then creates, constrains and attaches the queue's partition. Two replicas creating

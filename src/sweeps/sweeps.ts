@@ -1,6 +1,6 @@
 /**
- * The lease and retention sweeps (seed 000 "Reclaiming stranded work", retention; seeds-notes
- * §1.9, §1.10), plus event retention. Each step is a guarded statement, so running it twice, or
+ * The lease and retention sweeps (seed 000 "Reclaiming stranded work", retention; docs/seeds/todo-list.md
+ * §9, §10), plus event retention. Each step is a guarded statement, so running it twice, or
  * on two replicas at once, changes each row once and writes one event per change.
  *
  * A tick runs every step even when an earlier one fails (a broken retention must not stop leases
@@ -48,7 +48,7 @@ export class SweepFailed extends Error {
 }
 
 /**
- * Auto-stop (issue 19): stops every active session silent for longer than its heartbeat interval
+ * Auto-stop: stops every active session silent for longer than its heartbeat interval
  * (no authenticated call; `now() - last_seen_at > heartbeat_interval_ms`, database clock) exactly
  * as `POST /v1/sessions/{id}/stop` would: its subtree with it, their claims reopened with their
  * events, their tokens refused on every replica, the stop hooks run. Each one is re-checked under
@@ -75,7 +75,7 @@ export async function sweepSilentSessions(sql: Sql, config: Config): Promise<num
  * deadline on), with the same assignment, owner cleared: `todo`, or `dependency-blocked` when a
  * dependency is unfinished. Batches of 1,000, `FOR UPDATE SKIP LOCKED`, one transaction per batch with its events.
  * Graph subtasks are left to {@link sweepGraphInterruptions}: a stranded dispatch becomes FAILED
- * `interrupted`, never READY (design brief §8).
+ * `interrupted`, never READY (docs/architecture.md §D8).
  */
 export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
   const leaseMs = config.todo.claimLeaseMs;

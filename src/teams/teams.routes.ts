@@ -1,6 +1,6 @@
 /**
  * `POST /v1/teams`, `GET /v1/teams`, `GET /v1/teams/{id}`, `POST /v1/teams/{id}/operators`
- * (issue 21): teams and their operators, managed without SQL. The rules are in teams.service.ts.
+ * teams and their operators, managed without SQL. The rules are in teams.service.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

@@ -1,5 +1,5 @@
 /**
- * Teams (issue 21; docs/architecture.md "Teams"): creating a team with its first operator, listing
+ * Teams (docs/architecture.md "Teams"): creating a team with its first operator, listing
  * and reading teams, and adding operators to a team. What a team owns, and that every other route
  * acts inside the caller's team, is the rest of the design; this module only manages the teams.
  *

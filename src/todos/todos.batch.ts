@@ -17,7 +17,7 @@ import type { TeamScope } from '../scopes/scopes.js';
 import { derivedColumns, freeClaimSql, itemColumns, leaseColumns, storedColumns, takesOverExpiredClaims, type TodoRow } from './todos.view.js';
 
 /**
- * The filters of `next` (issue 19), each optional, all of them ANDed: `tags` (the item carries
+ * The filters of `next`, each optional, all of them ANDed: `tags` (the item carries
  * every one), `anyTags` (at least one), `minPriority` (priority ≥), `assignedToMe` (reserved for
  * the caller). Tags normalised (`normalizeNextFilters`), so equal filters batch together.
  */
@@ -64,7 +64,7 @@ export interface DoneRequest {
   /** `[todo] emit_events`. */
   emitEvents: EmitEvents;
   /**
-   * The result to store with the item (issue 19): any JSON value, already checked against
+   * The result to store with the item: any JSON value, already checked against
    * `[todo] max_result`; undefined or null: none.
    */
   result?: unknown;

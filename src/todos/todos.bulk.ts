@@ -1,7 +1,7 @@
 /**
- * Adding many items in one request (`POST /v1/todos/bulk`, issue 19): up to `list_limit` items in
+ * Adding many items in one request (`POST /v1/todos/bulk`): up to `list_limit` items in
  * one transaction, all or nothing, with every rule of the single add (seed 000 "Items",
- * "Dependencies"; seeds-notes §1.1, §1.6, §1.7) and set-based writes: one statement per table,
+ * "Dependencies"; docs/seeds/todo-list.md §1, §6, §7) and set-based writes: one statement per table,
  * whatever the number of items.
  *
  * Items of the same request name each other by `ref`, a client-chosen name unique within the
@@ -72,7 +72,7 @@ interface Planned {
   title: string;
   note: string | null;
   tags: string[];
-  /** Higher is claimed first by `next` (issue 19); default 0. */
+  /** Higher is claimed first by `next`; default 0. */
   priority: number;
   assignee: string | null;
   /** An existing parent (`parentId`), or the index of the new one `parentRef` names. */

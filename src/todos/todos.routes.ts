@@ -58,7 +58,7 @@ function withEtag(reply: FastifyReply, item: TodoItem) {
 const tags = ['todos'];
 
 /**
- * Todo routes (design brief §7). Each handler parses, calls one service function and maps the
+ * Todo routes (docs/architecture.md §D7). Each handler parses, calls one service function and maps the
  * result; the rules live in todos.service.ts.
  */
 export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config; hub: EventHub; seen?: (sessionId: string) => void }) {
@@ -96,7 +96,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
         tags,
         summary: 'Add many items at once',
         description:
-          'Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add (issue 19). ' +
+          'Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add. ' +
           'Items name each other by `ref`: `parentRef`, and `dependsOn` entries that do not start with `td-` (those are existing item ids). ' +
           'Positions and `added` events follow request order. A refusal caused by one item names it (`index`, `ref`) beside the single add’s code; ' +
           'a cycle among the new items is `dependency_cycle` with `cycle` as refs. Bodies over `COORD_BODY_LIMIT` (default 1 MiB) are 413.',
@@ -179,7 +179,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
         summary: 'Read an item’s dependencies and their results',
         description:
           'Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, ' +
-          'the `result` each one’s `done` stored (issue 19). Anyone who may read the item may call it (dependencies share its scope).',
+          'the `result` each one’s `done` stored. Anyone who may read the item may call it (dependencies share its scope).',
         params: IdParams,
         response: { 200: DependencyResults, ...problemResponses(...itemErrors) },
       },
@@ -250,7 +250,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           'The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit ' +
           '(`tags`: carries every one; `anyTags`: at least one; `minPriority`; `assignedToMe`). `{claimed:false}` when none. ' +
           'With `waitMs` (≤ 60000) the request is held until an eligible item appears or the time runs out (woken by the scope’s events, ' +
-          'never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; filters and waiting are issue 19’s.',
+          'never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; the filters and the waiting are Coord’s additions.',
         body: NextBody.nullish(),
         response: {
           200: ClaimResult,

@@ -37,7 +37,7 @@ export const TodoItem = z
 /** One item: the answer of claim, done, block, reopen, heartbeat and get (a compiled serialiser: a hot route, src/http/serialize.ts). */
 export const ItemEnvelope = compiledResponse(z.object({ item: TodoItem }));
 
-/** An item's priority: a small integer, higher first (issue 19; the seed has none, so 0 keeps its order). */
+/** An item's priority: a small integer, higher first (the seed has none, so 0 keeps its order). */
 export const Priority = z.number().int().min(-32768).max(32767);
 
 export const AddTodoBody = z
@@ -160,7 +160,7 @@ export const Readiness = z
   .meta({ id: 'Readiness' });
 
 /**
- * The body of `POST /v1/todos/{id}/done`: an optional result for the item's dependents (issue 19).
+ * The body of `POST /v1/todos/{id}/done`: an optional result for the item's dependents.
  * `null` is the same as no result. Its size is checked by the service (`[todo] max_result`).
  */
 export const DoneTodoBody = z

@@ -1,6 +1,6 @@
 /**
  * The todo engine: add, read, list, edit, claim, next, transitions, assign, remove, heartbeat.
- * Rules are the todo seed's (000_26180c217f6bfea3.txt; seeds-notes §1.1–§1.9) unless noted.
+ * Rules are the todo seed's (seed 000; docs/seeds/todo-list.md §1–§9) unless noted.
  *
  * Concurrency model (READ COMMITTED, no scope-wide lock on the hot path):
  * - claim/next is one guarded `UPDATE … WHERE status='todo' AND owner IS NULL AND unfinished_deps=0`
@@ -66,7 +66,7 @@ function finiteJson(v: unknown): boolean {
 }
 
 /**
- * A `done` result (issue 19): undefined or null mean none; anything else must fit `[todo]
+ * A `done` result: undefined or null mean none; anything else must fit `[todo]
  * max_result` bytes, measured on its UTF-8 JSON serialisation (a string's quotes and escapes
  * count), since that is what is stored and sent in the `done` event. Nesting depth is bounded
  * before this (src/http/text.ts). Errors: 422 result_too_large, with `limit` and `size`.
@@ -143,7 +143,7 @@ export function assertNotGraphManaged(scope: string): void {
 /**
  * Validates a dependency set for item `id` in `scope` and returns the dependency rows' statuses,
  * holding `FOR SHARE` on them until commit. Checks run per dependency in sorted order: self edge,
- * unknown id, different scope, cycle (seed 000 "Dependencies"; seeds-notes §1.6). Throws 422.
+ * unknown id, different scope, cycle (seed 000 "Dependencies"; docs/seeds/todo-list.md §6). Throws 422.
  */
 async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: TeamScope, deps: string[], isNew: boolean): Promise<Map<string, StoredStatus>> {
   if (deps.length === 0) return new Map();
@@ -166,7 +166,7 @@ async function lockAndCheckDependencies(ctx: Ctx, tx: Db, id: string, scope: Tea
     await assertDependencyFits(ctx, tx, scope, dep, found.get(dep));
     if (reaching.has(dep)) {
       const cycle = await cycleThrough(tx, id, dep);
-      // The seed's message (seeds-notes §1.6), then the whole cycle (issue 18 #14).
+      // The seed's message (docs/seeds/todo-list.md §6), then the whole cycle.
       fail('dependency_cycle', `todo dependency cycle: "${dep}" already depends on "${id}" (${cycle.join(' → ')})`, { id, dependency: dep, cycle });
     }
   }
@@ -249,7 +249,7 @@ export interface AddInput {
   assignee?: string;
   dependsOn?: string[];
   scope?: string;
-  /** Higher is claimed first by `next` (issue 19); default 0. */
+  /** Higher is claimed first by `next`; default 0. */
   priority?: number;
 }
 
@@ -280,7 +280,7 @@ export async function assertParentFits(ctx: Ctx, db: Db, scope: TeamScope, paren
 }
 
 /**
- * Adds an item (seed 000 "Items", §1.1, §1.7). Scope: `scope` or the caller's default; a sub-item's
+ * Adds an item (seed 000 "Items", docs/seeds/todo-list.md §1, §7). Scope: `scope` or the caller's default; a sub-item's
  * parent must exist, be top-level and share the scope (checked in that order). Assigning to
  * another session needs override authority. Returns the new item (revision 1).
  * Errors: 400 no_session_context/invalid_scope, 403 forbidden, 404 scope_not_found,
@@ -430,7 +430,7 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
 }
 
 /**
- * The claim, one statement (design brief §1: the one claim path): the guarded compare-and-set
+ * The claim, one statement (docs/architecture.md §D1: the one claim path): the guarded compare-and-set
  * `(todo ∧ unowned ∨ a free claim) ∧ every dependency done ∧ (unassigned ∨ assigned to the actor ∨
  * override)` → in-progress, owned by `actor`, while the actor's session is active
  * (`liveSession`), with its events when `emit` (`claimedEvent`: a take-over of a free claim, an
@@ -472,7 +472,7 @@ export function normalizeNextFilters(input: NextFilters): NextFilters {
 
 /**
  * Claims the first eligible item of a scope (default: the caller's) in one statement, in
- * (priority desc, position, id) order (seed 000 `next`: (position, id); priority is issue 19's,
+ * (priority desc, position, id) order (seed 000 `next`: (position, id); priority is Coord's,
  * 0 by default, so the seed's order holds unless priorities are set): ready, unowned, not
  * reserved for another assignee, admitted by the filters (`tags`: carries every one; `anyTags`:
  * at least one; `minPriority`; `assignedToMe`: reserved for the caller), skipping rows another
@@ -556,7 +556,7 @@ const PRE: Record<Target, StoredStatus[]> = {
 
 /**
  * Moves an item along the seed's state machine: done (from in-progress or blocked; owner kept;
- * with an optional `result`, issue 19), block (from in-progress; a non-empty note replaces the
+ * with an optional `result`), block (from in-progress; a non-empty note replaces the
  * note in the same statement), reopen (from anything but todo; owner cleared; a done item's result
  * is cleared with it, by the trigger of migrations/0014, since the item is no longer done). Who:
  * the owner, the scope's override authority, or a user. Completing cascades to dependents in the
@@ -749,7 +749,7 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
 }
 
 /**
- * An assignee must be a session that may claim in `scope` (issue 18 #10): active, a member of
+ * An assignee must be a session that may claim in `scope`: active, a member of
  * the scope, and not a Task Graph dispatch's own session (its token may only heartbeat). The
  * seed checks nothing; an unchecked id could reserve an item for nobody, or for another team's
  * session. A missing session and one outside the scope get the same answer, so existence does
@@ -788,7 +788,7 @@ export async function assignTodo(ctx: Ctx, id: string, assignee: string | null, 
 /**
  * Removes an item and its sub-items. Refused (409 todo_referenced, naming the first
  * dependent/dependency pair by dependent id) when an item outside that set depends on one inside
- * it (seed 000; seeds-notes §1.8). One `removed` event, for the item, from its last state.
+ * it (seed 000; docs/seeds/todo-list.md §8). One `removed` event, for the item, from its last state.
  */
 export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: string[] }> {
   const self = me(ctx);
@@ -818,8 +818,8 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
 }
 
 /**
- * The dependencies of an item with their state and `done` results (`GET /v1/todos/{id}/dependencies`,
- * issue 19): what a dependent needs from upstream, in one call. Each dependency as
+ * The dependencies of an item with their state and `done` results (`GET /v1/todos/{id}/dependencies`):
+ * what a dependent needs from upstream, in one call. Each dependency as
  * `{id, title, status, result?}` (effective status, as the item reads), in sorted id order.
  * Dependencies share the item's scope, so whoever may read the item may read them.
  * Errors: 404 todo_not_found (also for an item outside the caller's scopes).

@@ -1,5 +1,5 @@
 /**
- * How a stored todo row reads: the effective status (seed 000 "Dependencies"; seeds-notes §1.3),
+ * How a stored todo row reads: the effective status (seed 000 "Dependencies"; docs/seeds/todo-list.md §3),
  * `blockedBy`, the WHY BLOCKED reason, and the lease deadline from the database clock.
  */
 import type { z } from 'zod';
@@ -12,7 +12,7 @@ export type StoredStatus = z.output<typeof TodoStatus>;
 /** A row as selected by `itemColumns`. */
 export interface TodoRow {
   id: string;
-  /** The team of the item's scope (issue 21); never on the wire. */
+  /** The team of the item's scope; never on the wire. */
   team_id: string;
   scope: string;
   title: string;
@@ -56,7 +56,7 @@ export function itemColumns(sql: Db, leaseMs: number): postgres.PendingQuery<pos
   return sql`${storedColumns(sql)}, ${derivedColumns(sql)}, ${leaseColumns(sql, leaseMs)}`;
 }
 
-/** The list a row belongs to (issue 21: a scope string names a list within one team). */
+/** The list a row belongs to (a scope string names a list within one team). */
 export const teamScopeOf = (r: { team_id: string; scope: string }) => ({ teamId: r.team_id, scope: r.scope });
 
 /**
@@ -110,7 +110,7 @@ export function leaseExpiredSql(sql: Db, leaseMs: number, column?: postgres.Pend
 }
 
 /**
- * Scopes whose expired claims are free (lease take-over, issue 18): every scope but a graph
+ * Scopes whose expired claims are free (lease take-over): every scope but a graph
  * contract's. A Task Graph v1 dispatch (`graph:`) that outlives its lease is FAILED `interrupted`
  * and a metagit node (`metagit:`) is left to its contract; neither is ever taken over.
  */

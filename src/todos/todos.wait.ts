@@ -1,5 +1,5 @@
 /**
- * Waiting `next` (issue 19): `POST /v1/todos/next` with `waitMs` holds the request until an
+ * Waiting `next`: `POST /v1/todos/next` with `waitMs` holds the request until an
  * eligible item appears in the scope, or the time runs out, instead of the agent polling.
  *
  * No polling loop in the server: the waiter joins the event hub's feed of the scope's topic

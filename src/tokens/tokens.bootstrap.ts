@@ -46,12 +46,12 @@ function writeTokenFile(file: string, token: string): void {
 }
 
 /**
- * First-start bootstrap (design brief §2), safe when several replicas start at once on one
- * database (issue 18 #5): everything runs in one transaction under one advisory lock, so the
+ * First-start bootstrap (docs/architecture.md §D2), safe when several replicas start at once on one
+ * database: everything runs in one transaction under one advisory lock, so the
  * replicas take turns and the later ones find the work done. Returns a line for the start-up
  * log; throws only on database errors.
  *
- * - With `COORD_ADMIN_TOKEN` (issue 21: explicit, never an extra operator per value): the value
+ * - With `COORD_ADMIN_TOKEN` (explicit, never an extra operator per value): the value
  *   becomes the token named `COORD_ADMIN_TOKEN` of the first operator (created as `admin` when
  *   the database has none). When that operator already has a different `COORD_ADMIN_TOKEN` token
  *   (the variable changed), the old one is revoked and a new one holds the new value. A

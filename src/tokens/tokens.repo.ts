@@ -1,5 +1,5 @@
 /**
- * Storing bearer tokens (issue 21): one row per token in `tokens`, the secret kept only as its
+ * Storing bearer tokens: one row per token in `tokens`, the secret kept only as its
  * sha256. Every place that mints a principal (an operator, a session, a scenario's members, a Task
  * Graph dispatch) issues its first token through `insertTokens`, in the transaction that creates
  * the principal.
@@ -74,7 +74,7 @@ export interface TokenFact {
   expiresAt: string | null;
 }
 
-/** The audit's record of token changes made by `actor` to tokens of `teamId`'s principals, in `tx` (topic `audit:tokens`; issue 21). */
+/** The audit's record of token changes made by `actor` to tokens of `teamId`'s principals, in `tx` (topic `audit:tokens`). */
 export async function recordTokenEvents(tx: Db, teamId: string, actor: Actor, event: 'token-created' | 'token-rotated' | 'token-revoked', tokens: readonly TokenFact[]): Promise<void> {
   await appendEvents(
     tx,

@@ -1,6 +1,6 @@
 /**
  * `GET /v1/tokens`, `POST /v1/tokens`, `POST /v1/tokens/{id}/rotate`, `DELETE /v1/tokens/{id}`
- * (issue 21): bearer tokens managed without SQL. The rules are in tokens.service.ts.
+ * bearer tokens managed without SQL. The rules are in tokens.service.ts.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';

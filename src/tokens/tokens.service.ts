@@ -1,5 +1,5 @@
 /**
- * Listing, creating, rotating and revoking bearer tokens (issue 21). A token belongs to one
+ * Listing, creating, rotating and revoking bearer tokens. A token belongs to one
  * principal (an operator or a session); the secret is returned once, by `createToken` and
  * `rotateToken`, and never stored (only its sha256).
  *
@@ -59,7 +59,7 @@ type Row = {
   expires_at: Date | null;
   revoked_at: Date | null;
   state: TokenState;
-  /** The owner's team (issue 21): a token is another team's object to everyone else. */
+  /** The owner's team: a token is another team's object to everyone else. */
   team_id: string;
   /** The owning operator's role (null for a session's token): an administrator's tokens are the administrators' to manage. */
   owner_role: 'operator' | 'admin' | null;

@@ -1,5 +1,5 @@
 /**
- * The audit (issue 21): every event records the principal that made the change and the name of
+ * The audit: every event records the principal that made the change and the name of
  * its token, on every write path (the lone statements, the group-commit batches that mix callers,
  * override, the graph contracts, the sweeps), and `GET /v1/audit` pages through who did what,
  * filterable by principal, object, topic and time. Tokens and sessions are audited too.

@@ -1,5 +1,5 @@
 /**
- * Cheap refusals (issue 34 #3): a refused token is refused again without a database round trip
+ * Cheap refusals: a refused token is refused again without a database round trip
  * (the principal cache keeps refusals), and past COORD_AUTH_FAILURE_LIMIT failures an address's
  * unknown tokens get 429 `rate_limited` without one. "Without a database round trip" is shown by
  * holding an ACCESS EXCLUSIVE lock on `tokens`: any lookup would wait for it.

@@ -1,5 +1,5 @@
 /**
- * The short chaos run (issue 18): `npm run chaos` with three replicas for 20 s, a replica killed
+ * The short chaos run: `npm run chaos` with three replicas for 20 s, a replica killed
  * with SIGKILL every 7 s and one Postgres crash-restart, 8 agents. The harness checks double
  * claims, lost acknowledged writes, event gaps and duplicates per follower and 5xx outside the
  * outage window against the database, and exits non-zero on any violation (chaos/run.ts).

@@ -1,4 +1,4 @@
-/** `coord todo add-many --file <path|->` (issue 19) as a process: a file or stdin in, one transaction, the refusal naming the item. */
+/** `coord todo add-many --file <path|->` as a process: a file or stdin in, one transaction, the refusal naming the item. */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The `coord` binary itself, spawned (issue 33: the other CLI tests run `main` in process): the
+ * The `coord` binary itself, spawned (the other CLI tests run `main` in process): the
  * exit code `main` returns is the process's (0, 1, 2, 3), JSON on stdout parses, and a reader
  * that closes the pipe early (`coord … | head`) is not an error. Signals are
  * cli.events.test.ts's (`events follow` and Ctrl-C).

@@ -1,5 +1,5 @@
 /**
- * CLI configuration (issue 8): `coord login` checks the token and writes the config file with mode
+ * CLI configuration: `coord login` checks the token and writes the config file with mode
  * 0600; precedence is flags, then the file, then COORD_URL/COORD_TOKEN; `whoami` says which won.
  * Also: every command's help lists examples.
  */

@@ -1,5 +1,5 @@
 /**
- * `coord events follow` as a process (issue 8): it prints events written by other processes, and
+ * `coord events follow` as a process: it prints events written by other processes, and
  * when its server restarts it reconnects by itself and resumes after the last event it printed,
  * with nothing missed and nothing twice, including events written (through another replica)
  * while its server was down.

@@ -1,5 +1,5 @@
 /**
- * The CLI (issue 8), its main run in process (the spawned binary is cli.binary.test.ts): exit codes (0 ok, 1 error, 2 usage, 3 nothing to claim), JSON
+ * The CLI, its main run in process (the spawned binary is cli.binary.test.ts): exit codes (0 ok, 1 error, 2 usage, 3 nothing to claim), JSON
  * output that parses, agent mode (JSON by default with COORD_TOKEN in the environment), errors
  * on stderr.
  */

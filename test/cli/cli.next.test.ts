@@ -1,5 +1,5 @@
 /**
- * `coord todo add --priority` and `coord todo next` with filters and `--wait` (issue 19), in
+ * `coord todo add --priority` and `coord todo next` with filters and `--wait`, in
  * process against a real app.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * `coord todo done --result|--result-json|--result-file`, `coord todo results` and `coord scenario
- * list` (issue 19), in process against a real app.
+ * list`, in process against a real app.
  */
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';

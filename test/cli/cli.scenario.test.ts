@@ -1,6 +1,5 @@
 /**
- * `coord scenario create|status|get|result` and `coord todo export` (issue 8, "and the rest as they
- * land"): a scenario started from flags, worked by its members through the CLI, to completion.
+ * `coord scenario create|status|get|result` and `coord todo export`: a scenario started from flags, worked by its members through the CLI, to completion.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

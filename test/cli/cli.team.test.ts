@@ -1,5 +1,5 @@
 /**
- * `coord team create|list|show|add-operator` (issue 21), in process against a real app: the
+ * `coord team create|list|show|add-operator`, in process against a real app: the
  * administrator creates a team and its operator's secret is printed once and works; that operator
  * sees only its own team, adds an operator, and is refused creating teams; exit codes and output
  * follow `coord token`.

@@ -1,5 +1,5 @@
 /**
- * `coord token list|create|rotate|revoke` and `coord audit` (issue 21), in process against a real app: the secret
+ * `coord token list|create|rotate|revoke` and `coord audit`, in process against a real app: the secret
  * is printed once, works, is replaced by a rotation and refused after a revocation.
  */
 import { readFileSync } from 'node:fs';

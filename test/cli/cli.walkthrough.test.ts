@@ -1,6 +1,6 @@
 /**
- * The README's CLI walkthrough, run as written (issue 8: "a new user can follow the README to
- * drive Coord from the shell"): the shell block under the `cli-walkthrough` marker runs in bash
+ * The README's CLI walkthrough, run as written (a new user can follow the README to
+ * drive Coord from the shell): the shell block under the `cli-walkthrough` marker runs in bash
  * against a listening server, with `npx coord` served by this checkout's bin. Only the URL is
  * substituted. If the README and the CLI drift apart, this fails.
  */

@@ -41,7 +41,7 @@ export function cleanEnv(home: string, extra: Record<string, string | undefined>
  * Runs `coord …args` as a user would, but in this process: the CLI's `main` with the given
  * environment, working directory and standard input, its output captured. What only the binary
  * does (signals, EPIPE, the process exit code) is tested by spawning it: `runCoordProcess`,
- * `spawnCoord` (issue 33: a spawn through tsx costs about 2 s; `main` costs milliseconds).
+ * `spawnCoord` (a spawn through tsx costs about 2 s; `main` costs milliseconds).
  */
 export async function runCoord(args: string[], opts: { env: NodeJS.ProcessEnv; input?: string; cwd?: string }): Promise<RunResult> {
   let stdout = '';

@@ -1,4 +1,4 @@
-/** Configuration (seed 000 "Configuration"; seeds-notes §1.14): defaults, ceilings, durations. */
+/** Configuration (seed 000 "Configuration"; docs/seeds/todo-list.md §14): defaults, ceilings, durations. */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';

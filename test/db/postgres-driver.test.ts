@@ -1,5 +1,5 @@
 /**
- * porsager/postgres#1208 (issue 18 #6): when the backend of a transaction or a reserved connection
+ * porsager/postgres#1208: when the backend of a transaction or a reserved connection
  * dies, postgres.js 3.4.9 writes the next message (the transaction's ROLLBACK, the next query) in a
  * `setImmediate` to a socket it has already set to null, and the TypeError ends the process; and a
  * query sent between a socket error and the close never settles. patches/postgres+3.4.9.patch

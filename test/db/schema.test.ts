@@ -1,5 +1,5 @@
 /**
- * The committed schema (src/db/schema.sql) is what the committed migrations give (issue 36): a
+ * The committed schema (src/db/schema.sql) is what the committed migrations give: a
  * migration that changes the schema must come with `npm run db:schema`, so the schema in force is
  * always readable in one file and every change to it shows in review.
  */

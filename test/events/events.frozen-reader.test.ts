@@ -1,5 +1,5 @@
 /**
- * Readers that stop reading (issue 34 #4). A frozen reader is a raw socket that sent its request,
+ * Readers that stop reading. A frozen reader is a raw socket that sent its request,
  * saw the response head and then never reads again (as a stopped process's does: its host still
  * acknowledges TCP until the buffers fill). Such a stream must end and stop counting against the
  * caps: with traffic, once nothing could be written for a whole heartbeat interval (`stalled`);

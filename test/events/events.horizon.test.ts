@@ -1,5 +1,5 @@
 /**
- * The readers' horizon (src/events/events.repo.ts, issue 34 #2): an event is delivered as soon as
+ * The readers' horizon (src/events/events.repo.ts): an event is delivered as soon as
  * every transaction that may still write an event before it has ended. Transactions that cannot
  * (one in another database of the cluster, one of this database that never touched `events`) no
  * longer hold delivery back; an event writer still does, and resume stays gap-free and

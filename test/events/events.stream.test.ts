@@ -1,5 +1,5 @@
 /**
- * The outbox and its streams (issue 4; design brief §4): gap-free, duplicate-free resume under
+ * The outbox and its streams (docs/architecture.md §D4): gap-free, duplicate-free resume under
  * concurrent writers, every replica serving every topic, LISTEN reconnects, authorisation,
  * heartbeats and clean-up.
  */
@@ -189,7 +189,7 @@ describe('authorisation, heartbeats and resources', () => {
     }
   });
 
-  it('should let exactly the cap through when 200 streams open at once against a cap of 60 (issue 18 #8)', async () => {
+  it('should let exactly the cap through when 200 streams open at once against a cap of 60', async () => {
     const capped = await startTestApp({ dbUrl: t.dbUrl, config: { maxStreams: 60, dbPoolMax: 30 } });
     try {
       const s = await capped.session();

@@ -100,7 +100,7 @@ describe('scope export (seed 000 “Remove / export”)', () => {
   it('should refuse a caller outside the scope, an unknown scope and a bad format', async () => {
     const a = await t.session();
     const b = await t.session();
-    // Another subtree's scope and an unknown one get one answer (issue 18 #11).
+    // Another subtree's scope and an unknown one get one answer.
     const out = await b.client.get(`/v1/scopes/session:${a.id}/export`);
     expect([out.status, out.body.code]).toEqual([404, 'scope_not_found']);
     const unknown = await b.client.get('/v1/scopes/session:s-0000000000000000/export');

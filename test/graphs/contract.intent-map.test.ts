@@ -128,7 +128,7 @@ describe('validateIntentMap: refused patterns', () => {
   });
 });
 
-describe('validateIntentMap: document failures (seeds-notes §3.5)', () => {
+describe('validateIntentMap: document failures (docs/seeds/task-graph-v1.md §5)', () => {
   it('should name the subtask whose pattern is refused', () => {
     const error = intentMapError(mapInput({ subtasks: [
       { id: 'backend', writeIntent: ['/abs'] }, { id: 'frontend', writeIntent: [] }, { id: 'docs', writeIntent: [] },
@@ -256,7 +256,7 @@ describe('intentCoverageFacts', () => {
   });
 });
 
-describe('writeIntentPatternsMayOverlap (seeds-notes §3.5 disjointness rule)', () => {
+describe('writeIntentPatternsMayOverlap (docs/seeds/task-graph-v1.md §5 disjointness rule)', () => {
   const cases: Array<[string, string, boolean]> = [
     ['src/alpha/**', 'src/beta/**', false],
     ['src/shared/**', 'src/shared/file.js', true],

@@ -36,7 +36,7 @@ function workedExample(): GraphSnapshot {
   );
 }
 
-describe('planGraph: conflict-aware wave (seeds-notes §3.5)', () => {
+describe('planGraph: conflict-aware wave (docs/seeds/task-graph-v1.md §5)', () => {
   it('should select alpha and gamma and defer beta when beta overlaps alpha', () => {
     const result = plan(workedExample());
     expect(result.wave.selected).toEqual(['alpha', 'gamma']);
@@ -129,7 +129,7 @@ describe('planGraph: conflict-aware wave (seeds-notes §3.5)', () => {
   });
 });
 
-describe('planGraph: legacy graph without an Intent Map (seeds-notes §3.6)', () => {
+describe('planGraph: legacy graph without an Intent Map (docs/seeds/task-graph-v1.md §6)', () => {
   const legacy = (): GraphSnapshot => snapshotOf([
     { id: 'alpha', state: 'READY' },
     { id: 'beta', state: 'READY' },
@@ -347,7 +347,7 @@ describe('planGraph: contradictory snapshots are refused, never repaired', () =>
   });
 });
 
-describe('checkSubtaskClaim: the locked claim guard (seeds-notes §3.7)', () => {
+describe('checkSubtaskClaim: the locked claim guard (docs/seeds/task-graph-v1.md §7)', () => {
   it('should accept a READY subtask with a free slot and no conflicting RUNNING subtask', () => {
     expect(checkSubtaskClaim(workedExample(), 'gamma')).toEqual({
       ok: true,

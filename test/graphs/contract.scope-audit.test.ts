@@ -1,5 +1,5 @@
 /**
- * Scope Audit v1 (seeds-notes §3.9; seed 002 "Optional Intent Map v1 companion"):
+ * Scope Audit v1 (docs/seeds/task-graph-v1.md §9; seed 002 "Optional Intent Map v1 companion"):
  * the audit matcher, evidence derivation, fail-closed refusals, re-validation of
  * persisted evidence, the warn reason, and properties over random inputs.
  */
@@ -92,7 +92,7 @@ function change(path: string, status = 'M', oldPath?: string): ReportedChange {
 }
 
 // ---------------------------------------------------------------------------
-// Reference: the literal glob → regex translation of §3.9, used as an oracle
+// Reference: the literal glob → regex translation of docs/seeds/task-graph-v1.md §9, used as an oracle
 // ---------------------------------------------------------------------------
 
 function escapeForRegex(char: string): string {
@@ -165,7 +165,7 @@ function referenceMatch(pattern: string, path: string): boolean {
 // Matcher
 // ---------------------------------------------------------------------------
 
-describe('matchesWriteIntentPattern: the §3.9 audit matcher', () => {
+describe('matchesWriteIntentPattern: the docs/seeds/task-graph-v1.md §9 audit matcher', () => {
   const cases: Array<[pattern: string, path: string, expected: boolean]> = [
     // A pattern without `/` matches the basename at any depth.
     ['README.md', 'README.md', true],
@@ -343,7 +343,7 @@ describe('matchesWriteIntentPattern: the §3.9 audit matcher', () => {
 // ---------------------------------------------------------------------------
 
 describe('auditScope: evidence', () => {
-  it('should build the full §3.9 evidence object', () => {
+  it('should build the full docs/seeds/task-graph-v1.md §9 evidence object', () => {
     const evidence = evidenceOf({
       writeIntent: ['src/server/**', 'docs/**'],
       committedChanges: [change('src/server/api.ts'), change('README.md', 'A')],
@@ -948,7 +948,7 @@ const reportedChange = (dirty: boolean): fc.Arbitrary<ReportedChange> =>
   }).map(({ path, rename, oldPath, status }) => (rename ? { status: dirty ? 'R ' : 'R87', path, oldPath } : { status, path }));
 
 describe('scope audit properties', () => {
-  it('should agree with the literal regex translation of §3.9', () => {
+  it('should agree with the literal regex translation of docs/seeds/task-graph-v1.md §9', () => {
     fc.assert(
       fc.property(randomPattern, randomPath, (pattern, path) => {
         let expected: boolean;

@@ -85,7 +85,7 @@ describe('validateTaskGraph: normalisation', () => {
   });
 });
 
-describe('validateTaskGraph: contract failures (seeds-notes §3.14)', () => {
+describe('validateTaskGraph: contract failures (docs/seeds/task-graph-v1.md §14)', () => {
   const cases: Array<[string, (input: Record<string, any>) => void, string]> = [
     ['a duplicate subtask id', (input) => { input.subtasks[1].id = 'backend'; input.subtasks[1].dependsOn = []; },
       'Task Graph v1 contains duplicate subtask id "backend".'],
@@ -271,7 +271,7 @@ describe('validateTaskGraph: contract failures (seeds-notes §3.14)', () => {
   });
 });
 
-describe('validateTaskGraph: fixed validation order (seeds-notes §3.2)', () => {
+describe('validateTaskGraph: fixed validation order (docs/seeds/task-graph-v1.md §2)', () => {
   it('should report unknown top-level keys before the schemaVersion', () => {
     const input = graphInput();
     input.schemaVersion = 9;

@@ -2,8 +2,8 @@
  * Task Graph v1 execution over HTTP, driven end to end by a simulated runner (the SDK-level API,
  * no git): a 10-subtask graph with an Intent Map from create to REVIEW_APPROVED — run, complete
  * with evidence, fail and resume, stop, recover a runner that died, run again until every subtask
- * is SUCCEEDED, the integration record and the review (seed 002; seeds-notes §3.3, §3.4,
- * §3.7–§3.11). Every step asserts the frontier, the parent state, the recovery entries and the
+ * is SUCCEEDED, the integration record and the review (seed 002; docs/seeds/task-graph-v1.md §3, §4,
+ * docs/seeds/task-graph-v1.md §7–§11). Every step asserts the frontier, the parent state, the recovery entries and the
  * lifecycle events it wrote.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -274,7 +274,7 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
     expect(again.body.graph.state).toBe('APPROVED');
   });
 
-  it('recorded who made every change of the run in the audit (issue 21): no event without its actor', async () => {
+  it('recorded who made every change of the run in the audit: no event without its actor', async () => {
     const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from events where actor_kind is null or actor_id is null`;
     expect(n).toBe(0);
     const kinds = await t.sql<{ actor_kind: string; actor_token: string | null }[]>`

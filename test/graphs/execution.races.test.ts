@@ -1,5 +1,5 @@
 /**
- * Task Graph v1 execution under real concurrency (design brief §3: cross-row invariants at READ
+ * Task Graph v1 execution under real concurrency (docs/architecture.md §D3: cross-row invariants at READ
  * COMMITTED, proven by racing real clients over HTTP against real Postgres). Each race runs 50
  * rounds on a fresh graph; every round checks the invariant from the database, not from the
  * answers alone.

@@ -1,6 +1,6 @@
 /**
- * Task Graph v1 execution rules over HTTP, one rule per test on a fresh graph (seeds-notes §3.7,
- * §3.9, §3.10, §3.11): Scope Audit policies and its fail-closed inputs, completion verification,
+ * Task Graph v1 execution rules over HTTP, one rule per test on a fresh graph (docs/seeds/task-graph-v1.md §7,
+ * docs/seeds/task-graph-v1.md §9, §10, §11): Scope Audit policies and its fail-closed inputs, completion verification,
  * stale attempts, who may act on a dispatch, stranded dispatches (lease expiry, a stopped
  * session), the fleet `next` claim, whole-graph stop, resume and cleanup of a RUNNING subtask,
  * and the integration / review record. Every refusal also asserts that nothing changed.

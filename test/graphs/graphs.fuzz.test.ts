@@ -1,5 +1,5 @@
 /**
- * Fuzzed invalid inputs over HTTP (issue 7 "Tests"): random mutations of a valid Task Graph or
+ * Fuzzed invalid inputs over HTTP: random mutations of a valid Task Graph or
  * Intent Map always give 400 `TASK_GRAPH_INVALID` with the stage and message the pure contract
  * gives, never a 500, and never write a row (database row counts before and after).
  */

@@ -1,6 +1,6 @@
 /**
  * Task Graph v1 over HTTP and Postgres: agents registry, validate, create, status, inspect, list
- * and the todo views of scope `graph:<id>` (seed 002; seeds-notes §3.1–§3.4, §3.14 persistence).
+ * and the todo views of scope `graph:<id>` (seed 002; docs/seeds/task-graph-v1.md §1–§4, §14 persistence).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateIntentMap, validateTaskGraph } from '../../src/graphs/contract/index.js';

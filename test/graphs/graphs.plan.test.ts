@@ -1,5 +1,5 @@
 /**
- * Graph Preflight over HTTP (seed 002 "Read-only Graph Preflight"; seeds-notes §3.5–§3.6, §3.14
+ * Graph Preflight over HTTP (seed 002 "Read-only Graph Preflight"; docs/seeds/task-graph-v1.md §5–§6, §14
  * scheduler cases): the wave, decisions, coverage, agent facts, and that planning writes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,7 +70,7 @@ describe('plan of the worked example', () => {
   });
 });
 
-describe('scheduler cases (seeds-notes §3.14)', () => {
+describe('scheduler cases (docs/seeds/task-graph-v1.md §14)', () => {
   it('should select the capacity prefix and mark the rest capacity-limited', async () => {
     const id = taskId('capacity');
     await t.admin.post('/v1/graphs', graphDoc(id, [{ id: 'gamma' }, { id: 'alpha' }, { id: 'beta' }], 2));
@@ -103,7 +103,7 @@ describe('scheduler cases (seeds-notes §3.14)', () => {
     expect(status.state).toBe('ERROR');
   });
 
-  it('should defer a write-intent conflict without consuming a slot (the §3.5 wave case)', async () => {
+  it('should defer a write-intent conflict without consuming a slot (the docs/seeds/task-graph-v1.md §5 wave case)', async () => {
     const id = taskId('conflict');
     const graph = graphDoc(id, [{ id: 'alpha' }, { id: 'beta' }, { id: 'gamma' }, { id: 'running' }], 3);
     const intentMap = {

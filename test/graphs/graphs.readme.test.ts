@@ -1,5 +1,5 @@
 /**
- * The README's "Task graphs" walkthrough, run as written (issue 7 "Done when": validate → create
+ * The README's "Task graphs" walkthrough, run as written (validate → create
  * → status → plan with curl and the example files): the curl walkthrough's block (for `COORD`,
  * `ADMIN`, `AGENT`, `json`), then the `## Task graphs` block, in one bash against a listening
  * server, in a folder holding `examples/`. Only the URL is substituted.

@@ -1,5 +1,5 @@
 /**
- * `/metrics` (issue 18): Prometheus text from prom-client, one registry per app, with the series
+ * `/metrics`: Prometheus text from prom-client, one registry per app, with the series
  * an operator needs after real claims, `next` calls, an SSE stream and a sweep.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * The passing of time, written into the database instead of slept through (issue 33): each helper
+ * The passing of time, written into the database instead of slept through: each helper
  * moves one row's clock column `ms` into the past, as if that much time had gone by for it alone,
  * so lease, liveness and retention tests run the sweep right after and hold at any machine load.
  * The sweeps compare these columns with the database's `now()`, so nothing else needs to move.

@@ -1,5 +1,5 @@
 /**
- * The stress tier's scale knob (issue 33): `COORD_TEST_SCALE` is `reduced` (the default, what
+ * The stress tier's scale knob: `COORD_TEST_SCALE` is `reduced` (the default, what
  * `npm test` runs), `full` (what `npm run test:stress` and CI's stress run use) or a factor
  * between 0 and 1. Race rounds, fuzz runs and property-test runs are written at full strength and
  * pass through `scaled`, so nothing is deleted: the reduced run is the same test with fewer

@@ -1,6 +1,6 @@
 /**
  * Authentication is decided by the route the router chose, not by the request's raw target
- * (issue 34 #1: `/%76%31/me` and the absolute form `http://x/v1/me` reached `/v1` handlers with no
+ * (`/%76%31/me` and the absolute form `http://x/v1/me` reached `/v1` handlers with no
  * principal, and `POST /%6dcp` served MCP with no token). Every operation of the OpenAPI document,
  * and `/mcp`, is sent without a token in every form a target can name it by; each answer must be
  * 401 or 404 problem+json, never a 2xx and never a 5xx. Raw sockets, since an HTTP client would

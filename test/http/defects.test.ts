@@ -1,5 +1,5 @@
 /**
- * Regressions for the defects of issue 18 that are fixed (each failed before its fix): crafted
+ * Regressions for defects found by review and the HTTP suites (each failed before its fix): crafted
  * cursors, an empty parent id, router and HTTP-parser errors, a reload after the config file was
  * deleted, and a dependency cycle named whole.
  */
@@ -21,7 +21,7 @@ afterAll(async () => t?.close());
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 const count = async () => (await t.sql`select count(*)::int as n from todos`)[0].n as number;
 
-describe('issue 18 #1: a cursor Coord did not issue is 400 invalid_cursor on every list', () => {
+describe('a cursor Coord did not issue is 400 invalid_cursor on every list', () => {
   it('should refuse crafted todo cursors (wrong types, fractions, huge numbers, garbage)', async () => {
     const s = await t.session();
     for (const cursor of [b64(['x', 1]), b64([1.5, 'td-x']), b64([1e308, 'td-0000000000000000']), '99999999999999999999', b64([99999999999999999999, 'td-0000000000000000']), 'zzz', '%%%', b64({})]) {
@@ -58,7 +58,7 @@ describe('issue 18 #1: a cursor Coord did not issue is 400 invalid_cursor on eve
   });
 });
 
-describe('issue 18 #2: a constraint a client can reach is never a 500', () => {
+describe('a constraint a client can reach is never a 500', () => {
   it('should answer an empty parentId with 422 parent_not_found and write nothing', async () => {
     const s = await t.session();
     const before = await count();
@@ -83,7 +83,7 @@ function raw(pathname: string, headers: Record<string, string> = {}): Promise<{ 
   });
 }
 
-describe('issue 18 #4: errors raised before any route runs are problem+json', () => {
+describe('errors raised before any route runs are problem+json', () => {
   it('should answer bad percent-encoding with 400 malformed_url', async () => {
     for (const p of ['/v1/todos/%ff%fe', '/v1/todos/%zz']) {
       const r = await raw(p);
@@ -108,7 +108,7 @@ describe('issue 18 #4: errors raised before any route runs are problem+json', ()
   });
 });
 
-describe('issue 18 #4: bytes that are not HTTP', () => {
+describe('bytes that are not HTTP', () => {
   it('should answer 400 malformed_request as problem+json and close the connection', async () => {
     const url = new URL(t.base);
     const reply = await new Promise<string>((resolve, reject) => {
@@ -124,7 +124,7 @@ describe('issue 18 #4: bytes that are not HTTP', () => {
   });
 });
 
-describe('issue 18 #13: a reload after coord.toml was deleted reloads the defaults', () => {
+describe('a reload after coord.toml was deleted reloads the defaults', () => {
   it('should apply the defaults, and read the file again once it is back', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'coord-reload-'));
     try {
@@ -142,7 +142,7 @@ describe('issue 18 #13: a reload after coord.toml was deleted reloads the defaul
   });
 });
 
-describe('issue 18 #14: a dependency cycle error names the whole cycle', () => {
+describe('a dependency cycle error names the whole cycle', () => {
   it('should name all three ids of a three-node cycle, in order', async () => {
     const s = await t.session();
     const c = await addItem(s.client, 'c');
@@ -157,7 +157,7 @@ describe('issue 18 #14: a dependency cycle error names the whole cycle', () => {
   });
 });
 
-describe('issue 18 #3: text that is not valid Unicode is refused with 400 and nothing is written', () => {
+describe('text that is not valid Unicode is refused with 400 and nothing is written', () => {
   // JSON.stringify keeps a lone surrogate as the escape `\ud800`, which is what a hostile client sends.
   const LONE = '\ud800';
 
@@ -204,7 +204,7 @@ describe('issue 18 #3: text that is not valid Unicode is refused with 400 and no
   });
 });
 
-describe('issue 18 #10: only a session that may claim in the item’s scope can be its assignee', () => {
+describe('only a session that may claim in the item’s scope can be its assignee', () => {
   it('should refuse an unknown id, another team’s session, a stopped session and an operator with one 422, writing nothing', async () => {
     const root = await t.session();
     const member = await t.session({ parentId: root.id, by: root.client });
@@ -244,7 +244,7 @@ describe('issue 18 #10: only a session that may claim in the item’s scope can 
   });
 });
 
-describe('configuration typos are refused, not ignored (fresh-user review of issue 18)', () => {
+describe('configuration typos are refused, not ignored (found by a fresh-user review)', () => {
   it('should refuse an unknown section, a key outside [todo] and an unknown COORD_TODO_ variable, naming them', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'coord-cfg-'));
     try {
@@ -262,7 +262,7 @@ describe('configuration typos are refused, not ignored (fresh-user review of iss
   });
 });
 
-describe('issue 18 (found by test/http/fuzz.test.ts): client input that reached the database', () => {
+describe('found by test/http/fuzz.test.ts: client input that reached the database', () => {
   it('should answer an empty parentId of a new session with 404 session_not_found and write nothing', async () => {
     const sessions = async () => (await t.sql`select count(*)::int as n from sessions`)[0].n as number;
     const before = await sessions();
@@ -290,7 +290,7 @@ describe('issue 18 (found by test/http/fuzz.test.ts): client input that reached 
   });
 });
 
-describe('issue 18 #11: an outsider cannot tell another subtree’s object from a missing one', () => {
+describe('an outsider cannot tell another subtree’s object from a missing one', () => {
   /** `a`'s body with `real` swapped for `missing`: what a missing object answers, if nothing leaks. */
   const swapped = (body: unknown, real: string, missing: string) => JSON.parse(JSON.stringify(body).split(real).join(missing));
 
@@ -342,7 +342,7 @@ describe('issue 18 #11: an outsider cannot tell another subtree’s object from 
   });
 });
 
-describe('issue 18 (found building the suites): a dispatch session never claims', () => {
+describe('found building the suites: a dispatch session never claims', () => {
   it('should answer next in its graph with claimed:false and leave the sibling READY', async () => {
     for (const id of ['codex', 'agent-n']) await t.admin.post('/v1/agents', { id });
     const owner = await t.session();

@@ -1,5 +1,5 @@
 /**
- * A fuzz generated from the OpenAPI document (issue 18 "The suites, in the repository").
+ * A fuzz generated from the OpenAPI document.
  *
  * Every operation of the document the app serves (`app.swagger()` of the code under test, so a
  * new route is fuzzed the day it is added) is one test of RUNS requests. Each test first builds a
@@ -113,7 +113,7 @@ function problemsOf(op: Operation, a: Answer, retargeted = false): string[] {
     out.push(`400 ${code} where seed 002 answers TASK_GRAPH_INVALID`);
   }
   if (code === 'TASK_GRAPH_INVALID') {
-    // Seed 002: the stable non-recoverable Runtime error with its stage (seeds-notes §3.12).
+    // Seed 002: the stable non-recoverable Runtime error with its stage (docs/seeds/task-graph-v1.md §12).
     if (!['graph-validation', 'intent-map-validation'].includes(body.stage)) out.push(`TASK_GRAPH_INVALID without the seed's stage (${body.stage})`);
     if (typeof body.message !== 'string' || body.recoverable !== false) out.push('TASK_GRAPH_INVALID without the seed’s message/recoverable');
   }

@@ -1,5 +1,5 @@
 /**
- * Safe retries with `Idempotency-Key` (issue 19; IETF draft-ietf-httpapi-idempotency-key-header):
+ * Safe retries with `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header):
  * real HTTP against a real Postgres. A repeat replays the first answer and writes nothing; another
  * body under the key is 409 `idempotency_key_reused`; a repeat while the first runs is 409
  * `idempotency_key_in_progress`; 503/429 are not remembered; keys are per principal and expire on

@@ -1,13 +1,13 @@
 /**
- * An isolation test generated from the OpenAPI document (issue 18 "The suites, in the
- * repository"; defect #11 "existence leaks across scopes").
+ * An isolation test generated from the OpenAPI document (an outsider must
+ * not learn that an object exists).
  *
  * The auth model it tests (src/auth, src/scopes, README "Concepts"): callers are users
  * (operators: in every scope, with override authority) or sessions (agents) with a subtree root;
  * a session reads the lists of its own subtree, the scenarios it orchestrates or is a member of,
  * the Task Graphs its subtree created or whose Agents it is bound to (a dispatch's own session:
  * its one graph), the metagit graphs and intents its subtree created. An operator is in every
- * scope of its own team and in none of another's (issue 21). The outsiders are sessions of
+ * scope of its own team and in none of another's. The outsiders are sessions of
  * another subtree in every shape Coord has (a root, its child, a member of its scenario, a
  * session bound to an unrelated Agent, a dispatch session of its own graph), for the owner's
  * non-graph objects the owner's own worker and dispatch sessions (they anchor to themselves), and

@@ -1,6 +1,5 @@
 /**
- * Request generators for the suites generated from the OpenAPI document (issue 18 "The suites, in
- * the repository"): the operations of `app.swagger()` (so the suites follow every route added, and
+ * Request generators for the suites generated from the OpenAPI document: the operations of `app.swagger()` (so the suites follow every route added, and
  * never drift from what the server serves), a seeded PRNG, a JSON Schema sampler that fills
  * fields from a world of real ids, the mutations the fuzz applies, and the problem codes
  * docs/errors.md catalogues.
@@ -139,7 +138,7 @@ export function nastyIds(w: World): string[] {
 
 const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 
-/** Cursors Coord did not issue (issue 18 #1): wrong shapes, types, sizes and encodings. */
+/** Cursors Coord did not issue: wrong shapes, types, sizes and encodings. */
 export const CRAFTED_CURSORS = [
   'zzz', '%%%', '', b64([]), b64({}), b64(null), b64(['x', 1]), b64([1.5, 'td-x']), b64([1e308, 'td-0000000000000000']), b64([2 ** 31, 'td-0000000000000000']),
   b64(['a'.repeat(600)]), b64(['\u0000']), b64(['s-0000000000000000', 1, 2]), b64([[1], {}]), b64(['../x']), b64([true]), '99999999999999999999', 'A'.repeat(1999),
@@ -316,7 +315,7 @@ const CONTENT_TYPES = [
 ];
 
 /**
- * Other spellings of a request target (issue 34 #1): the router may reach the same route, or no
+ * Other spellings of a request target: the router may reach the same route, or no
  * route, but never a handler without the authentication its route needs. test/http/auth-forms.test.ts
  * sends them over raw sockets without a token; here they are mixed with every other mutation.
  */

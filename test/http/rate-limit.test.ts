@@ -1,5 +1,5 @@
 /**
- * Rate limits per token (issue 18): a small configured limit, real HTTP. Over it: 429
+ * Rate limits per token: a small configured limit, real HTTP. Over it: 429
  * `rate_limited` problem+json with Retry-After; tokens counted apart; health routes exempt; an SSE
  * stream counted once, when it opens.
  */

@@ -1,5 +1,5 @@
 /**
- * What is refused before a route runs (issue 34 #5; docs/errors.md): problem+json with a
+ * What is refused before a route runs (docs/errors.md): problem+json with a
  * catalogued code, whatever refuses it, and the right one: an unknown route is 404 before its body
  * is read, an unmeetable `Expect` is 417, and a client that resets mid-body is a client abort in
  * the log, not a database outage.

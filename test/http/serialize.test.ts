@@ -1,5 +1,5 @@
 /**
- * The compiled response serialiser of the hot routes (src/http/serialize.ts, issue 22) writes the
+ * The compiled response serialiser of the hot routes (src/http/serialize.ts) writes the
  * same JSON as zod's encode + JSON.stringify for every shape those routes answer: every optional
  * property present or absent, `result` of every JSON kind, a Task Graph `dispatch` record, and
  * strings that need escaping. Random shapes from a seeded generator, compared after parsing

@@ -214,7 +214,7 @@ export async function buildWorld(t: TestApp, opts: { parts?: readonly Part[]; ba
 /**
  * A cheap fingerprint of everything Coord stores: row counts and the sums or maxima of the
  * columns every write moves (revisions, event ids, update times, lease progress). Two equal
- * fingerprints around a refused call prove it wrote nothing (issue 18: "nothing written by a
+ * fingerprints around a refused call prove it wrote nothing ("nothing written by a
  * refused call"). One statement, a few milliseconds on a test database.
  */
 export async function fingerprint(sql: Sql): Promise<string> {

@@ -1,5 +1,5 @@
 /**
- * MCP (issue "MCP: Coord's operations as tools for agents"): the official SDK's own client against
+ * MCP: the official SDK's own client against
  * a real server, over streamable HTTP (`/mcp`) and over stdio (a `coord mcp` process). The agent
  * loop, a claim race between two MCP clients, strict inputs with no write, refusals for an
  * outsider, output schemas, the tool list's size, and a graph driven through MCP with the same

@@ -1,5 +1,5 @@
 /**
- * metagit under teams (issue 21, step 3; docs/architecture.md "Teams"): intent and task-graph ids
+ * metagit under teams (step 3; docs/architecture.md "Teams"): intent and task-graph ids
  * are names within a team. Two teams both make `shared-intent` and the graph `shared` side by side;
  * each lists and reads only its own; expanding, starting and completing nodes in one leaves the
  * other exactly as it was; another team's ids answer word for word like ids that do not exist; and

@@ -1,5 +1,5 @@
 /**
- * metagit RFC-0008 on the one engine (seed 001; seeds-notes §2.8 catalogue, §2.9 gaps): the RFC's
+ * metagit RFC-0008 on the one engine (seed 001; docs/seeds/metagit.md §8 catalogue, docs/seeds/metagit.md §9 gaps): the RFC's
  * acceptance, the diamond, the Root/Child/Leaf outline, deterministic expand, refusals where
  * upstream misbehaves, the ACL binding without side effects, events, and races over HTTP.
  */
@@ -79,7 +79,7 @@ describe('the RFC’s acceptance', () => {
   });
 });
 
-describe('expand (§2.4, deterministic)', () => {
+describe('expand (docs/seeds/metagit.md §4, deterministic)', () => {
   it('Root / Child / Leaf: slug ids, each line depending on the nearest shallower line', async () => {
     const id = await graph();
     const r = await expand(id, 'Root\n  Child\n    Leaf\n');
@@ -129,7 +129,7 @@ describe('expand (§2.4, deterministic)', () => {
   });
 });
 
-describe('transitions where upstream misbehaves (§2.9)', () => {
+describe('transitions where upstream misbehaves (docs/seeds/metagit.md §9)', () => {
   it('start is a claim; completed and cancelled are terminal until an explicit reopen; a cancelled dependency is named', async () => {
     const id = await graph();
     await expand(id, 'Base\n  Top\n');

@@ -1,5 +1,5 @@
 /**
- * Issue 18 #7: SIGTERM while writes are in flight. A real server process; the test holds a lock
+ * SIGTERM while writes are in flight. A real server process; the test holds a lock
  * on the todos table so that N concurrent POSTs are in flight (each waits for the lock inside its
  * transaction), then sends SIGTERM and releases the lock a moment later.
  *

@@ -1,5 +1,5 @@
 /**
- * Issue 18 #12: the embedded Postgres of a real server process. It stops when the server is
+ * The embedded Postgres of a real server process. It stops when the server is
  * killed with SIGKILL (a watchdog), keeps its port across restarts (`pg-port`), has a random
  * superuser password kept in `pg-password` (0600) and never printed, moves a cluster made with
  * the old fixed password to a random one, and a second replica connects with the printed command.
@@ -164,7 +164,7 @@ describe('the embedded Postgres of a server process', () => {
   });
 
   it('should move a data folder made with the old fixed password to a random one on first start', async () => {
-    // A cluster as the code before issue 18 #12 left it: password `postgres`, no pg-password file.
+    // A cluster as older versions of Coord left it: password `postgres`, no pg-password file.
     const dataDir = seededDataDir(newDataDir());
     const old = await startEmbeddedPostgres({ dataDir, persistent: true, fast: true, log: () => {} });
     const admin = postgres(old.url, { max: 1, onnotice: () => {} });

@@ -1,5 +1,5 @@
 /**
- * Issue 18 #6: a real Postgres restarts under load while a real server process keeps running.
+ * A real Postgres restarts under load while a real server process keeps running.
  * The test owns a dedicated embedded Postgres (its own folder and port, fsync on, so a crash loses
  * nothing that was committed) and a server on it; writers and readers keep calling while the
  * database is stopped (fast shutdown, then an immediate one, which is a crash) and started again.

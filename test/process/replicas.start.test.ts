@@ -1,5 +1,5 @@
 /**
- * Issue 18 #5: replicas that start together on a fresh database. Three real server processes
+ * Replicas that start together on a fresh database. Three real server processes
  * start at the same moment on one empty database, round after round; every one of them must come
  * up (migrations, operator bootstrap, pg-boss start and queue creation all race here), the
  * database must end up with one operator and one sweep queue, and the operator token must work

@@ -1,5 +1,5 @@
 /**
- * The runner's attempts (issue 35), on real repositories with a `coord` binary (the run's build in
+ * The runner's attempts, on real repositories with a `coord` binary (the run's build in
  * runner.attempts.test.ts, the packed and installed one in runner.install.test.ts): a branch the runner did
  * not create is never built on, every attempt starts at the graph base (the previous tip kept), a
  * vanished worktree folder is the runner's to prune, and a signal at any phase ends the attempt as

@@ -1,6 +1,5 @@
 /**
- * The runner's negative controls (seed 002 "Focused negative controls"; issue "The runner on the
- * agent's machine"), each on its own real repository and graph: a failing implementer, strict
+ * The runner's negative controls (seed 002 "Focused negative controls"), each on its own real repository and graph: a failing implementer, strict
  * scope drift, a cherry-pick conflict, a missing executable, a symlinked worktree path, a stale
  * or dirty review, a subtask stopped while running, and a runner killed mid-wave then recover +
  * resume + run.
@@ -112,7 +111,7 @@ describe('negative controls', () => {
 
   it('a cherry-pick conflict is a durable, inspectable CONFLICT record (never resolved or reset)', async () => {
     const { repo, id, cli } = await setup({ left: ['shared', [], ['src/shared.txt']], right: ['shared', [], ['src/*.txt']] }, 'warn', 2);
-    // Their write intents overlap: advance stops before dispatching anything (seeds-notes §3.8) …
+    // Their write intents overlap: advance stops before dispatching anything (docs/seeds/task-graph-v1.md §8) …
     const adv = await cli.json(['graph', 'advance', id, '--max-waves', '4', '--root', repo]);
     expect([adv.body.wavesExecuted, adv.body.stop.code, adv.body.stop.subtaskIds]).toEqual([0, 'WRITE_INTENT_CONFLICT', ['right']]);
     expect((await stateOf(id, 'left')).attempt).toBe(0);

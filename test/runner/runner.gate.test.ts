@@ -1,6 +1,5 @@
 /**
- * The repository acceptance gate (seed 002 "Repository acceptance gate"; issue "The runner on the
- * agent's machine"): a real temporary git repository, shell implementers that write and commit
+ * The repository acceptance gate (seed 002 "Repository acceptance gate"): a real temporary git repository, shell implementers that write and commit
  * files, the `coord` CLI as a separate process against a real server. A diamond plus one
  * independent subtask with a strict Intent Map runs by `advance` to COMPLETED; every subtask has
  * its own worktree, session, commit and evidence; dependents unlock only after their

@@ -2,7 +2,7 @@
  * The CLI and SDK install where agents run: `npm run pack` builds `@coord/sdk` and `@coord/cli` as
  * plain JavaScript tarballs, `npm install <tarballs>` installs them into an empty folder without
  * the server's code or dependencies, and the installed `coord` drives a graph against a running
- * server (issue "installable where agents run"). Also `npm run demo` as a newcomer runs it.
+ * server. Also `npm run demo` as a newcomer runs it.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
@@ -101,5 +101,5 @@ describe('npm run demo', () => {
   }, 120_000);
 });
 
-// The runner's attempt rules (issue 35) hold for the packed CLI too.
+// The runner's attempt rules hold for the packed CLI too.
 describe('the packed CLI', () => attemptsSuite(() => coord));

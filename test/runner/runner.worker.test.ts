@@ -1,6 +1,6 @@
 /**
  * `coord worker --agent <id>`: a worker on another machine pulls its Agent's subtasks as they
- * become claimable, woken by the graph's event stream (design brief §8). Real git, real CLI
+ * become claimable, woken by the graph's event stream (docs/architecture.md §D8). Real git, real CLI
  * processes, a real server.
  */
 import { rmSync } from 'node:fs';

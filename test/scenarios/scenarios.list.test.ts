@@ -1,5 +1,5 @@
 /**
- * `GET /v1/scenarios` (issue 19): the scenarios the caller may read, in name order, keyset-paginated,
+ * `GET /v1/scenarios`: the scenarios the caller may read, in name order, keyset-paginated,
  * with `GET /v1/scenarios/{name}`'s visibility rule and a summary per scenario.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

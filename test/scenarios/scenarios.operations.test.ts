@@ -98,7 +98,7 @@ describe('scenario creation (seed 000 “In scenarios”)', () => {
     const asOther = await orch.client.post('/v1/scenarios', { name: uniq('s'), orchestrator: other.id, members: [{ name: 'a' }] });
     expect(asOther.status).toBe(403);
     const withStranger = await orch.client.post('/v1/scenarios', { name: uniq('s'), members: [{ name: 'a', session: stranger.id, task: 'x' }] });
-    // A session outside its subtree is one it cannot see: the 404 of a missing one (issue 18 #11).
+    // A session outside its subtree is one it cannot see: the 404 of a missing one.
     expect([withStranger.status, withStranger.body.code]).toEqual([404, 'session_not_found']);
     const ok = await orch.client.post('/v1/scenarios', { name: uniq('s'), members: [{ name: 'a', session: mine.id, task: 'x' }, { name: 'b', task: 'y' }] });
     expect(ok.status).toBe(201);
@@ -120,7 +120,7 @@ describe('scenario creation (seed 000 “In scenarios”)', () => {
   });
 });
 
-describe('scenario scope (seeds-notes §1.15, ops)', () => {
+describe('scenario scope (docs/seeds/todo-list.md §15, ops)', () => {
   it('should put a member’s add in the scenario scope and refuse an outsider’s add', async () => {
     const s = await start([{ name: 'a', task: 'x' }]);
     const add = await s.clients.a.post('/v1/todos', { title: 'Draft the release notes', scope: `scenario:${s.name}` });
@@ -130,7 +130,7 @@ describe('scenario scope (seeds-notes §1.15, ops)', () => {
     expect(byId.body.item.scope).toBe(s.scenario.scope);
     const outsider = await t.session();
     const refused = await outsider.client.post('/v1/todos', { title: 'x', scope: `scenario:${s.name}` });
-    // The seed's refusal, as the 404 of a scenario that does not exist (issue 18 #11).
+    // The seed's refusal, as the 404 of a scenario that does not exist.
     expect(refused.status).toBe(404);
     expect(refused.body.detail).toBe(`scenario "${s.name}" not found, or not authorized for its todo list; check the scope (GET /v1/me names your own)`);
     expect((await outsider.client.post('/v1/todos', { title: 'x', scope: 'scenario:no-such-scenario' })).body.detail).toBe(

@@ -1,5 +1,5 @@
 /**
- * The README's Scenarios and Export examples, run as written (issue 6: "the README shows a
+ * The README's Scenarios and Export examples, run as written ("the README shows a
  * scenario from creation to completion with curl"): the curl walkthrough's block (for `COORD`,
  * `ADMIN`, `json` and the agent the export example reads), then the `## Scenarios` block, then
  * the `## Export` block, in one bash against a listening server. Only the URL is substituted.

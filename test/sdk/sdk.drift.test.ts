@@ -1,5 +1,5 @@
 /**
- * Document ↔ SDK agreement (issue 8): the committed generated types are exactly what
+ * Document ↔ SDK agreement: the committed generated types are exactly what
  * openapi-typescript makes of the committed OpenAPI document (routes ↔ document is checked in
  * test/contract). Fix a failure with `npm run sdk:generate`, never by editing the generated file.
  */

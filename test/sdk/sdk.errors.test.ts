@@ -1,5 +1,5 @@
 /**
- * Typed errors (issue 8): each error family the server can produce arrives as its class, chosen by
+ * Typed errors: each error family the server can produce arrives as its class, chosen by
  * the problem `code` first and the status otherwise, with the problem's members kept.
  */
 import { createServer } from 'node:net';

@@ -1,5 +1,5 @@
 /**
- * The SDK README's example runs as written (issue 8): the block in sdk/README.md equals
+ * The SDK README's example runs as written: the block in sdk/README.md equals
  * sdk/examples/quickstart.ts, and that file, run with tsx against a listening server, prints
  * what the README says.
  */

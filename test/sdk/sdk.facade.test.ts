@@ -1,5 +1,5 @@
 /**
- * The SDK against a listening server (issue 8): every facade method once, with the shapes the
+ * The SDK against a listening server: every facade method once, with the shapes the
  * generated types promise.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

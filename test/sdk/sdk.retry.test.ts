@@ -1,5 +1,5 @@
 /**
- * The SDK's safe retries (issue 19): every POST carries an Idempotency-Key, and a call whose
+ * The SDK's safe retries: every POST carries an Idempotency-Key, and a call whose
  * answer was lost on the network (a real TCP proxy between the SDK and a real server drops the
  * first answer after the server has acted), or that got a 503, is retried with the same key:
  * exactly one item is created, exactly one claim recorded.

@@ -1,5 +1,5 @@
 /**
- * The SDK's work-loop helpers (issue 19) against a listening server: `withClaim` heartbeats while
+ * The SDK's work-loop helpers against a listening server: `withClaim` heartbeats while
  * the work runs and completes (with the work's value as the result) or blocks on its outcome;
  * `claims` and `work` are built on waiting `next`, so workers started before the items exist get
  * every item exactly once.

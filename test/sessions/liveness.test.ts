@@ -1,5 +1,5 @@
 /**
- * Session liveness (issue 19): lastSeenAt moves with authenticated calls (batched, about a
+ * Session liveness: lastSeenAt moves with authenticated calls (batched, about a
  * second late), the explicit heartbeat, what a session holds, and the auto-stop of a session
  * silent for longer than its heartbeat interval — real Postgres, the real clock, real pg-boss.
  */

@@ -1,5 +1,5 @@
 /**
- * Stopping a subtree (issue 19): stopping or deleting a session stops its active descendants in
+ * Stopping a subtree: stopping or deleting a session stops its active descendants in
  * the same transaction — every claim reopened once with its event, every token refused on every
  * replica — and concurrent stops of overlapping subtrees neither deadlock nor reopen twice.
  */

@@ -1,7 +1,7 @@
 /**
  * Compiles the server and the `coord` binary to plain JavaScript once per test run, so the tests
  * that spawn them (test/helpers/server.ts, test/cli/helpers.ts) start a process in a fraction of
- * what `node --import tsx` takes to transpile the sources in every child (issue 33). The output
+ * what `node --import tsx` takes to transpile the sources in every child. The output
  * lives in `.test-build/<pid>/` (not build/, which `npm run pack` empties while tests run), two
  * folders below the repository like `src/…/x.ts` is, so the
  * paths the code resolves from its own location (migrations, the dashboard, packages) are the

@@ -2,7 +2,7 @@
  * Starts the Postgres clusters of a test run and hands their URLs to the test files: one embedded
  * cluster per worker (test/helpers/db.ts picks its own by the worker's pool id), so files that run
  * at the same time never share a cluster, and with it the cluster-wide transaction horizon that
- * event visibility reads (issue 33). The first cluster is initialised and its template database
+ * event visibility reads. The first cluster is initialised and its template database
  * migrated once; the others are copies of its stopped data folder, so a run pays for one initdb
  * and one migration. Each test file then clones its own database from the template.
  *

@@ -1,6 +1,6 @@
 /**
  * The closing line of a test run, counted so that it cannot read as a pass after a failure
- * (issue 33). With `COORD_TEST_SUMMARY` set (scripts/test.sh sets it) it writes the counts, the
+ * . With `COORD_TEST_SUMMARY` set (scripts/test.sh sets it) it writes the counts, the
  * run's end reason and each file's wall time there as JSON, and the script prints the closing
  * line and sets the exit code; otherwise (a plain `npx vitest run`) it prints the line
  * `N passed, N failed, N skipped` itself, after vitest's summary.

@@ -1,5 +1,5 @@
 /**
- * `npm test` cannot read as a pass after a failure (issue 33): scripts/test.sh, with the real
+ * `npm test` cannot read as a pass after a failure: scripts/test.sh, with the real
  * vitest, the summary reporter and (where it matters) the embedded-Postgres global set-up, is run
  * on the deliberately broken files of test/suite/cases/, and each must end non-zero with a closing
  * line that counts its failures. Skips on purpose count as skipped, never as passed.

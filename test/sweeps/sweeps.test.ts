@@ -1,6 +1,6 @@
 /**
- * Stranded work comes back (issue 5; seed 000 "Reclaiming stranded work"; seeds-notes §1.9,
- * §1.10, §1.15): session stop, claim leases, retention — real Postgres and real pg-boss. Time
+ * Stranded work comes back (seed 000 "Reclaiming stranded work"; docs/seeds/todo-list.md §9,
+ * docs/seeds/todo-list.md §10, §15): session stop, claim leases, retention — real Postgres and real pg-boss. Time
  * that must pass for a claim or a done item is written into its row (test/helpers/clock.ts) and
  * the sweep run right after, so the outcomes do not depend on the machine's load.
  */

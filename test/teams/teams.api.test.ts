@@ -1,5 +1,5 @@
 /**
- * Teams management (issue 21; docs/architecture.md "Teams"): the server administrator creates
+ * Teams management (docs/architecture.md "Teams"): the server administrator creates
  * teams, each with a first operator whose token works at once; an operator sees only its own team
  * (another team answers exactly like a missing one), adds operators to it and cannot create
  * teams; names are unique; a refused or invalid create writes nothing; sessions manage no team;

@@ -1,6 +1,6 @@
 /**
- * Teams, names per team (issue 21 "Two teams with the same graph id, scenario name and agent ids
- * working side by side"; docs/architecture.md "Teams"). Two teams build the same world through
+ * Teams, names per team (two teams with the same graph id, scenario name and agent ids
+ * working side by side; docs/architecture.md "Teams"). Two teams build the same world through
  * the API, name for name: the same Agent ids, Task Graph ids, scenario name, metagit graph and
  * intent ids, and so the same scope strings and topics (`graph:<id>`, `todo:scenario:<name>`).
  * Each team works its own world; the other's never moves, never shows in its reads, lists or event

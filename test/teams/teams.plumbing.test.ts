@@ -1,5 +1,5 @@
 /**
- * Teams, step 1 (issue 21; docs/architecture.md "Teams"): every principal and container carries
+ * Teams, step 1 (docs/architecture.md "Teams"): every principal and container carries
  * its team. The upgrade puts a database of the previous release into the default team with its
  * operators as server administrators, and every insert Coord makes names the acting principal's
  * team. The test makes a second team with SQL (teams.api.test.ts makes them through the API) and

@@ -1,4 +1,4 @@
-/** `POST /v1/todos/bulk` (issue 19): many items in one transaction, all or nothing, with every rule of a single add. */
+/** `POST /v1/todos/bulk`: many items in one transaction, all or nothing, with every rule of a single add. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { example, registerAgents } from '../graphs/graphs.helpers.js';
 import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
@@ -23,7 +23,7 @@ async function footprint(scope: string) {
   return { items, events: n, lastPosition: pos?.last_position ?? null, edges };
 }
 
-describe('bulk add (issue 19)', () => {
+describe('bulk add', () => {
   it('should add items in request order with positions after the last one, refs for parents and dependencies, and one added event each', async () => {
     const s = await t.session();
     const scope = `session:${s.id}`;

@@ -21,7 +21,7 @@ async function expectCountersConsistent() {
   expect(bad).toEqual([]);
 }
 
-describe('dependencies (seed 000 "Dependencies", seeds-notes §1.6, §1.15)', () => {
+describe('dependencies (seed 000 "Dependencies", docs/seeds/todo-list.md §6, §15)', () => {
   it('should fold duplicate dependencies, read blocked and cascade exactly when the last one is done', async () => {
     const s = await t.session();
     const a = await add(s.client, 'a');

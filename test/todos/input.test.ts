@@ -1,4 +1,4 @@
-/** Bad input gets a clear problem and loses nothing (issue 2 "Bad input"; design brief §5). */
+/** Bad input gets a clear problem and loses nothing (docs/architecture.md §D5). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 

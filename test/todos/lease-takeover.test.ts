@@ -1,5 +1,5 @@
 /**
- * Leases are enforced at once, not at the next sweep (issue 18): from its deadline on an expired
+ * Leases are enforced at once, not at the next sweep: from its deadline on an expired
  * claim is free. `claim` and `next` take it over (assignee and dependency rules kept), reads and
  * `status=todo` show it ready, and the take-over writes `todo` (reason lease-expired) then
  * `claimed` in one transaction; the sweep only reopens what nobody took. No sweeper runs here:

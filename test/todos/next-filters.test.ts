@@ -1,5 +1,5 @@
 /**
- * Priority and the filters of `next` (issue 19) against a reference sort on random data: the
+ * Priority and the filters of `next` against a reference sort on random data: the
  * order is (priority desc, position, id), the seed's (position, id) among equal priorities, and
  * `tags` (every one), `anyTags` (at least one), `minPriority` and `assignedToMe` admit exactly the
  * items they say. Both claim paths are checked: the lone statement (one `next` at a time over

@@ -1,5 +1,5 @@
 /**
- * Waiting `next` (issue 19): `POST /v1/todos/next` with `waitMs` holds the request until an
+ * Waiting `next`: `POST /v1/todos/next` with `waitMs` holds the request until an
  * eligible item appears, woken by the scope's events (this replica's doorbell, another replica's
  * NOTIFY), never handing one item to two waiters; a waiter whose client disconnects does not
  * swallow an item; closing the replica ends the waits.

@@ -1,6 +1,6 @@
 /**
  * Correctness under concurrency, proven by racing real HTTP clients against a listening server on
- * a real Postgres at READ COMMITTED (issues 2 and 3; design brief §3; seeds-notes §5.4).
+ * a real Postgres at READ COMMITTED (docs/architecture.md §D3; docs/seeds/README.md §3).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';

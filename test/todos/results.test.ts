@@ -1,5 +1,5 @@
 /**
- * Results on done (issue 19): `POST /v1/todos/{id}/done` with `result` stores it with the item
+ * Results on done: `POST /v1/todos/{id}/done` with `result` stores it with the item
  * (`todos.result`, migrations/0014), shows it in reads, lists, exports and the `done` event, and
  * dependents read their dependencies' results in one call (`GET /v1/todos/{id}/dependencies`).
  * Real Postgres, real HTTP clients.

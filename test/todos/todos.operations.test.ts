@@ -119,7 +119,7 @@ describe('transitions and authority (seed 000 state machine)', () => {
     const b = await t.session();
     const item = (await a.client.post('/v1/todos', { title: 'x' })).body.item;
     expect((await b.client.post(`/v1/todos/${item.id}/claim`)).status).toBe(404);
-    // Another subtree's list reads like one that does not exist (issue 18 #11).
+    // Another subtree's list reads like one that does not exist.
     expect((await b.client.get(`/v1/todos?scope=session:${a.id}`)).body.code).toBe('scope_not_found');
   });
 

@@ -1,5 +1,5 @@
 /**
- * Bearer tokens (issue 21): list, create, rotate and revoke without SQL; who may touch whose;
+ * Bearer tokens: list, create, rotate and revoke without SQL; who may touch whose;
  * expiry by the database clock, cached or not; revocation refused at once on every replica while
  * requests race it, and streams opened with a revoked token end; COORD_ADMIN_TOKEN's explicit
  * effect at start-up.

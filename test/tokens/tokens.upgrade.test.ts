@@ -1,5 +1,5 @@
 /**
- * The upgrade to the tokens table (migration 0015, issue 21): a database as the previous release
+ * The upgrade to the tokens table (migration 0015): a database as the previous release
  * left it, with operator and session tokens stored on their rows, keeps every token working as a
  * `default` token of its principal, and a stopped session's stays refused.
  */

@@ -1,6 +1,6 @@
 /**
  * The dashboard in a real browser (Debian's Chromium via playwright-core) against real servers on
- * real Postgres (issue 20 "Tests"). Live updates must show within 2 s without a reload.
+ * real Postgres. Live updates must show within 2 s without a reload.
  */
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -9,7 +9,7 @@ export const users = pgTable(
     id: text('id').primaryKey(),
     name: text('name').notNull(),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-    /** The operator's team (issue 21). */
+    /** The operator's team. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)

@@ -13,14 +13,14 @@ export const events = pgTable(
   'events',
   {
     id: bigserial('id', { mode: 'number' }).primaryKey(),
-    /** The team whose topic this is (issue 21): a topic names a stream within one team. */
+    /** The team whose topic this is: a topic names a stream within one team. */
     teamId: text('team_id').notNull().default(DEFAULT_TEAM),
     topic: text('topic').notNull(),
     event: text('event').notNull(),
     subjectId: text('subject_id'),
     payload: jsonb('payload').notNull(),
     /**
-     * Who made the change (issue 21, the audit): `user` (an operator), `session`, or `system` (a
+     * Who made the change (the audit): `user` (an operator), `session`, or `system` (a
      * sweep; `actor_id` names it); `actor_token` is the name of the token the request used.
      * NULL on events written before migrations/0016.
      */

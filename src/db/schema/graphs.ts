@@ -10,7 +10,7 @@ export const agents = pgTable('agents', {
   command: text('command'),
   createdBy: text('created_by').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  /** The team whose operator registered it (issue 21). */
+  /** The team whose operator registered it. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
@@ -19,7 +19,7 @@ export const agents = pgTable('agents', {
 
 /**
  * A Task Graph v1 parent task: a container in the one engine whose subtasks are todo rows in
- * scope `graph:<id>` (design brief §1). The contract's own facts live here.
+ * scope `graph:<id>` (docs/architecture.md §D1). The contract's own facts live here.
  */
 export const graphs = pgTable('graphs', {
   /** The parent task id (`task-…`). */
@@ -40,7 +40,7 @@ export const graphs = pgTable('graphs', {
   integration: jsonb('integration'),
   /** The latest review decision (REVIEW_APPROVED / CHANGES_REQUESTED), or null. */
   review: jsonb('review'),
-  /** The team of its creator (issue 21). */
+  /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
@@ -56,7 +56,7 @@ export const graphs = pgTable('graphs', {
 export const graphSubtasks = pgTable(
   'graph_subtasks',
   {
-    /** The graph's team (issue 21): graph ids are unique per team. */
+    /** The graph's team: graph ids are unique per team. */
     teamId: text('team_id').notNull().default(DEFAULT_TEAM),
     graphId: text('graph_id').notNull(),
     subtaskId: text('subtask_id').notNull(),

@@ -4,7 +4,7 @@ import { check, customType, index, integer, pgTable, primaryKey, text, timestamp
 const bytea = customType<{ data: Buffer }>({ dataType: () => 'bytea' });
 
 /**
- * Idempotency keys (issue 19; IETF draft-ietf-httpapi-idempotency-key-header): one row per
+ * Idempotency keys (IETF draft-ietf-httpapi-idempotency-key-header): one row per
  * (principal, `Idempotency-Key`) a state-changing POST was sent with. Written by the idempotency
  * plugin (src/idempotency/idempotency.plugin.ts): a pending row (`status` null) before the
  * handler runs, the answer (status, and the replayed headers and body sealed) once it has. The

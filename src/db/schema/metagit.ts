@@ -16,7 +16,7 @@ export const intents = pgTable('intents', {
   createdBy: text('created_by').notNull(),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-  /** The team of its creator (issue 21). */
+  /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
@@ -24,7 +24,7 @@ export const intents = pgTable('intents', {
 }, (t) => [primaryKey({ columns: [t.teamId, t.id] })]);
 
 /**
- * A metagit TaskGraph: a container in the one engine (design brief §1, §8) whose nodes are work
+ * A metagit TaskGraph: a container in the one engine (docs/architecture.md §D1, §D8) whose nodes are work
  * items in scope `metagit:<id>`. `cancelledAt` marks an explicit graph cancel; completion is derived.
  */
 export const taskGraphs = pgTable('task_graphs', {
@@ -40,7 +40,7 @@ export const taskGraphs = pgTable('task_graphs', {
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
   updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   revision: integer('revision').notNull().default(1),
-  /** The team of its creator (issue 21). */
+  /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
@@ -55,7 +55,7 @@ export const taskGraphs = pgTable('task_graphs', {
 export const taskNodes = pgTable(
   'task_nodes',
   {
-    /** The graph's team (issue 21): metagit graph ids are unique per team. */
+    /** The graph's team: metagit graph ids are unique per team. */
     teamId: text('team_id').notNull().default(DEFAULT_TEAM),
     graphId: text('graph_id').notNull(),
     nodeId: text('node_id').notNull(),

@@ -14,7 +14,7 @@ export const scenarios = pgTable('scenarios', {
   /** Set once, when derived completion first holds (the completion event is written then). */
   completedAt: timestamp('completed_at', { withTimezone: true }),
   revision: integer('revision').notNull().default(1),
-  /** The team of its creator (issue 21). */
+  /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)

@@ -9,7 +9,7 @@ export const scopes = pgTable('scopes', {
   scope: text('scope').notNull(),
   lastPosition: integer('last_position').notNull().default(0),
   createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  /** The team of the scope's container (its root session, scenario or graph; issue 21). */
+  /** The team of the scope's container (its root session, scenario or graph). */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)

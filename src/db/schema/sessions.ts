@@ -36,7 +36,7 @@ export const sessions = pgTable(
     heartbeatIntervalMs: integer('heartbeat_interval_ms'),
     /** Why it stopped: `requested`, `silent`, `ancestor` or `dispatch-ended`; null while active (and on stops before 0012). */
     stopReason: text('stop_reason'),
-    /** The team of the session's creator (issue 21): an operator's, or its parent session's. */
+    /** The team of the session's creator: an operator's, or its parent session's. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)

@@ -3,12 +3,12 @@ import { pgTable, text, timestamp, integer, uniqueIndex } from 'drizzle-orm/pg-c
 
 /**
  * The team every row existing before teams belongs to, and the team of the server administrator
- * (issue 21; docs/architecture.md "Teams").
+ * (docs/architecture.md "Teams").
  */
 export const DEFAULT_TEAM = 'tm-default';
 
 /**
- * Teams (issue 21): a team owns its operators, sessions, Agents, scopes and items, graphs,
+ * Teams: a team owns its operators, sessions, Agents, scopes and items, graphs,
  * scenarios, metagit objects and events, each of which carries the team's id in `team_id`. Coord
  * names the team in every insert; the columns' default ({@link DEFAULT_TEAM}) is there only for a
  * replica of the previous release during a rolling upgrade (migrations 0017, 0018), which acts in

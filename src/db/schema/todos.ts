@@ -17,7 +17,7 @@ export const todos = pgTable(
   {
     id: text('id').primaryKey(),
     /**
-     * The team of the item's scope (issue 21): a scope string names a list within one team, so
+     * The team of the item's scope: a scope string names a list within one team, so
      * every scope-keyed read filters by `(team_id, scope)`.
      */
     teamId: text('team_id')
@@ -45,10 +45,10 @@ export const todos = pgTable(
     revision: integer('revision').notNull().default(1),
     position: integer('position').notNull(),
     unfinishedDeps: integer('unfinished_deps').notNull().default(0),
-    /** Claimed first when higher (issue 19): `next` orders by priority desc, then the seed's (position, id). */
+    /** Claimed first when higher: `next` orders by priority desc, then the seed's (position, id). */
     priority: smallint('priority').notNull().default(0),
     /**
-     * What the item's `done` handed on (issue 19): any JSON value (a text result is a JSON
+     * What the item's `done` handed on: any JSON value (a text result is a JSON
      * string), at most `[todo] max_result` bytes serialised (checked by the server). Set only
      * while done: leaving done clears it (trigger `todos_clear_result`, migrations/0014).
      */

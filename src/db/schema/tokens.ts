@@ -4,7 +4,7 @@ import { users } from './auth.js';
 import { sessions } from './sessions.js';
 
 /**
- * Bearer tokens (issue 21). Each belongs to exactly one principal: an operator (`userId`) or a
+ * Bearer tokens. Each belongs to exactly one principal: an operator (`userId`) or a
  * session (`sessionId`). Only the sha256 of the secret is stored; the secret is shown once, at
  * creation or rotation. A token authenticates while it is not revoked and not past `expiresAt`
  * (compared with the database clock, `now()`), and, for a session, while the session is active.

@@ -131,7 +131,7 @@ class EvidenceReader {
     return changes;
   }
 
-  /** §3.9: list length = count when ≤ 64, else exactly 64 with truncated true. */
+  /** docs/seeds/task-graph-v1.md §9: list length = count when ≤ 64, else exactly 64 with truncated true. */
   agreement(field: string, count: number, length: number, truncated: boolean): void {
     if (length !== Math.min(count, SCOPE_AUDIT_LIST_LIMIT)) this.fail(`${field} lists ${length} entries for a count of ${count}`);
     if (count > SCOPE_AUDIT_LIST_LIMIT && !truncated) this.fail(`${field} holds more than ${SCOPE_AUDIT_LIST_LIMIT} entries but is not marked truncated`);
@@ -356,7 +356,7 @@ function check(raw: unknown, expectedRaw: unknown): ScopeEvidence {
 }
 
 /**
- * Re-validate a persisted `scopeEvidence` object on load (seeds-notes §3.9).
+ * Re-validate a persisted `scopeEvidence` object on load (docs/seeds/task-graph-v1.md §9).
  * Never throws; returns a deep-frozen canonical copy (contract key order) or
  * a `TASK_STATE_CONFLICT` error at stage `scope-audit`.
  *
@@ -386,7 +386,7 @@ export function checkScopeEvidence(
 const DRIFT_REASON_PATHS = 3;
 
 /**
- * The visible `warn` reason (seeds-notes §3.9): `INTENT_SCOPE_DRIFT: ` plus
+ * The visible `warn` reason (docs/seeds/task-graph-v1.md §9): `INTENT_SCOPE_DRIFT: ` plus
  * the first up to three outside paths, comma-separated, and ` (+N more)` when
  * there are more; bounded with boundMessage. Null without drift.
  */

@@ -1,16 +1,16 @@
 /**
  * Task Graph v1 execution rules that need no database (seed 002 "Bounded parallel frontier
  * execution", "Durable recovery…", "Deterministic integration and aggregate review";
- * seeds-notes §3.3, §3.4, §3.7, §3.10, §3.11). Pure and deterministic: the coordinator's service
+ * docs/seeds/task-graph-v1.md §3, §4, §7, §10, §11). Pure and deterministic: the coordinator's service
  * (src/graphs/execution/) reads a snapshot under the graph lock, asks these functions what the
  * facts mean, and writes what they say.
  *
  * - {@link subtaskTransitions}: which durable transitions a change made, in the contract's event
  *   order (the requested subtasks first, then derived changes in id order; no entry for a repeated
  *   identical state, so a repeat emits nothing).
- * - {@link classifyRecovery}: the `recovery[]` entry of a subtask (§3.10 classifications).
+ * - {@link classifyRecovery}: the `recovery[]` entry of a subtask (docs/seeds/task-graph-v1.md §10 classifications).
  * - {@link runtimeWorktree}: the Runtime-owned worktree path and branch of a subtask.
- * - {@link sourceFingerprint}: the integration source fingerprint (§3.11).
+ * - {@link sourceFingerprint}: the integration source fingerprint (docs/seeds/task-graph-v1.md §11).
  */
 import { createHash } from 'node:crypto';
 import type { DerivedSubtaskState, SubtaskState } from './types.js';
@@ -27,7 +27,7 @@ export function isCommitId(value: unknown): value is string {
 /** The folder under the repository root where the runner keeps Coord's worktrees and logs. */
 export const RUNTIME_DIR = '.coord';
 
-/** The integration pseudo-subtask's name in worktree paths and branches (seeds-notes §3.11). */
+/** The integration pseudo-subtask's name in worktree paths and branches (docs/seeds/task-graph-v1.md §11). */
 export const INTEGRATION_NAME = '__integration__';
 
 /**
@@ -41,7 +41,7 @@ export function runtimeWorktree(parentTaskId: string, subtaskId: string): { path
   return { path: `${RUNTIME_DIR}/worktrees/${parentTaskId}/${subtaskId}`, branch, ref: `refs/heads/${branch}` };
 }
 
-/** One durable subtask transition, as `TASK_GRAPH_SUBTASK_STATE_CHANGED` reports it (§3.4). */
+/** One durable subtask transition, as `TASK_GRAPH_SUBTASK_STATE_CHANGED` reports it (docs/seeds/task-graph-v1.md §4). */
 export interface SubtaskTransition {
   subtaskId: string;
   from: SubtaskState;
@@ -54,8 +54,8 @@ export interface SubtaskTransition {
 /**
  * The transitions between two derivations of one graph (before and after a change, both sorted
  * by id as `deriveFrontier` returns them). A subtask whose state is unchanged gives no entry, even
- * when its reason text changed (seeds-notes §3.3: "repeated identical transitions are
- * idempotent"). Order (§3.4): the subtasks in `direct`, in that order, then every other change
+ * when its reason text changed (docs/seeds/task-graph-v1.md §3: "repeated identical transitions are
+ * idempotent"). Order (docs/seeds/task-graph-v1.md §4): the subtasks in `direct`, in that order, then every other change
  * in byte order of id with `derived: true`.
  */
 export function subtaskTransitions(
@@ -81,7 +81,7 @@ export function subtaskTransitions(
   return [...ordered, ...rest];
 }
 
-/** Classifications of a `recovery[]` entry (seeds-notes §3.10, plus Coord's `ready`/`waiting`). */
+/** Classifications of a `recovery[]` entry (docs/seeds/task-graph-v1.md §10, plus Coord's `ready`/`waiting`). */
 export type RecoveryClassification =
   | 'running'
   | 'completed'
@@ -116,7 +116,7 @@ export interface RecoveryClass {
 }
 
 /**
- * Classifies a subtask for `recovery[]` (seeds-notes §3.10): RUNNING with an active session and a
+ * Classifies a subtask for `recovery[]` (docs/seeds/task-graph-v1.md §10): RUNNING with an active session and a
  * live lease → `running` (healthy, nothing to recover); RUNNING but stranded, or FAILED with the
  * `interrupted` code → `interrupted` (recoverable by resume); SUCCEEDED with evidence →
  * `completed`, without → `completed-unverified`; FAILED → `failed` (recoverable unless its error
@@ -160,7 +160,7 @@ export interface IntegrationSource {
 }
 
 /**
- * The source fingerprint of an integration (seeds-notes §3.11): SHA-256 over the base commit and
+ * The source fingerprint of an integration (docs/seeds/task-graph-v1.md §11): SHA-256 over the base commit and
  * the sources in subtask-id order (`subtaskId`, `branch`, lower-cased `commit`), as
  * `sha256:<hex>`. Any change of base, source set, branch or commit changes it, so a review of an
  * older integration is detectably stale.

@@ -22,7 +22,7 @@ export interface FailureOptions {
   agent?: unknown;
 }
 
-/** Build a bounded TASK_GRAPH_INVALID error (seeds-notes §3.2, §3.5). */
+/** Build a bounded TASK_GRAPH_INVALID error (docs/seeds/task-graph-v1.md §2, §5). */
 export function taskGraphInvalid(stage: ValidationStage, message: string, options: FailureOptions = {}): TaskGraphInvalid {
   const parentTaskId = options.parentTaskId ?? null;
   const details: TaskGraphInvalidDetails = {

@@ -1,6 +1,6 @@
 /**
  * Subtask state derivation, the deterministic frontier, and the derived parent
- * state (seed 002 "Durable graph create, status, and inspect"; seeds-notes §3.3,
+ * state (seed 002 "Durable graph create, status, and inspect"; docs/seeds/task-graph-v1.md §3,
  * §6 item 9).
  *
  * Pure and total: the same stored facts always give the same (deep-equal)
@@ -65,7 +65,7 @@ function derive(dependencies: readonly DependencyState[]): { state: SubtaskState
 
 /**
  * Derive every subtask's current state from its stored state and its
- * dependencies' states (seeds-notes §3.3).
+ * dependencies' states (docs/seeds/task-graph-v1.md §3).
  *
  * Input: stored subtasks `{ id, dependsOn, state, reason?, blockedExplicitly? }`.
  * PENDING, READY, WAITING and dependency-derived BLOCKED are re-derived; RUNNING,
@@ -133,7 +133,7 @@ export function deriveSubtaskStates(subtasks: readonly StoredSubtaskState[]): De
 }
 
 /**
- * Group already-derived subtask states into the frontier object (§3.3).
+ * Group already-derived subtask states into the frontier object (docs/seeds/task-graph-v1.md §3).
  *
  * `{ ready, waiting, blocked, running, succeeded, failed, stopped, eligible,
  * capacityLimited, maxConcurrency, runningCount, availableSlots, reasons }`:
@@ -179,7 +179,7 @@ export function buildFrontier(
 }
 
 /**
- * Derive subtask states and the frontier in one call (seeds-notes §3.3):
+ * Derive subtask states and the frontier in one call (docs/seeds/task-graph-v1.md §3):
  * `deriveSubtaskStates` followed by `buildFrontier`. Deterministic and pure;
  * computing it twice from the same facts gives deep-equal results.
  */
@@ -189,7 +189,7 @@ export function deriveFrontier(input: FrontierInput): FrontierDerivation {
 }
 
 /**
- * The parent (graph) state derived from its subtasks' states (seeds-notes §3.3):
+ * The parent (graph) state derived from its subtasks' states (docs/seeds/task-graph-v1.md §3):
  * any FAILED or BLOCKED → ERROR; else any STOPPED → STOPPED, unless another
  * subtask is still RUNNING (a scoped stop leaves the graph RUNNING); all
  * SUCCEEDED → REVIEWING (an APPROVED graph stays APPROVED); any RUNNING →

@@ -23,7 +23,7 @@
 
 
 // ---------------------------------------------------------------------------
-// Matcher (seeds-notes §3.9 "Matching")
+// Matcher (docs/seeds/task-graph-v1.md §9 "Matching")
 // ---------------------------------------------------------------------------
 
 const SLASH = 0x2f;
@@ -467,7 +467,7 @@ function codePointEscape(cp: number): string {
   return `\\u{${cp.toString(16)}}`;
 }
 
-/** The literal regex translation of §3.9 (flags `su`: code points, `.` matches every character). */
+/** The literal regex translation of docs/seeds/task-graph-v1.md §9 (flags `su`: code points, `.` matches every character). */
 function tokensToRegExp(tokens: readonly PatternToken[]): RegExp {
   let source = '^';
   for (const token of tokens) {
@@ -522,7 +522,7 @@ function preparePath(path: string): PreparedPath {
 }
 
 /**
- * The Scope Audit matcher (seeds-notes §3.9), for one normalised pattern and
+ * The Scope Audit matcher (docs/seeds/task-graph-v1.md §9), for one normalised pattern and
  * one valid repository-relative path.
  *
  * `**` + `/` = zero or more directories; other `**` = anything including `/`;

@@ -1,5 +1,5 @@
 /**
- * Identifier formats of Task Graph v1 (seed 002 "Input"; seeds-notes §3.1).
+ * Identifier formats of Task Graph v1 (seed 002 "Input"; docs/seeds/task-graph-v1.md §1).
  * Identities are never trimmed: " codex" is malformed, not "codex".
  */
 
@@ -12,7 +12,7 @@ export const AGENT_ID_PATTERN = SUBTASK_ID_PATTERN;
 
 /**
  * Windows device names, refused as subtask and Agent ids because ids become
- * worktree directory and branch path segments on agent machines (§3.1).
+ * worktree directory and branch path segments on agent machines (docs/seeds/task-graph-v1.md §1).
  */
 export const RESERVED_DEVICE_NAMES: ReadonlySet<string> = new Set([
   'con', 'prn', 'aux', 'nul',

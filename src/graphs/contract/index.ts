@@ -1,6 +1,6 @@
 /**
  * Task Graph v1 + Intent Map v1 contract: pure validation, frontier, wave and
- * Graph Preflight (seed 002; seeds-notes §3). No database, no I/O.
+ * Graph Preflight (seed 002; docs/seeds/task-graph-v1.md). No database, no I/O.
  */
 export {
   validateTaskGraph,

@@ -1,6 +1,6 @@
 /**
  * Intent Map v1: optional write-intent declarations beside a Task Graph
- * (seed 002 "Optional Intent Map v1 companion"; seeds-notes §3.5, §6 item 8).
+ * (seed 002 "Optional Intent Map v1 companion"; docs/seeds/task-graph-v1.md §5, docs/seeds/README.md §4 item 8).
  *
  * Pure: patterns are repository-relative path/glob *data*. Nothing here
  * resolves a path against a filesystem.
@@ -97,7 +97,7 @@ function normalizePattern(value: unknown, options: FailureOptions): string {
 }
 
 /**
- * Normalise one repository-relative write-intent pattern (seeds-notes §3.5).
+ * Normalise one repository-relative write-intent pattern (docs/seeds/task-graph-v1.md §5).
  *
  * Order: non-empty after trim (the pattern itself is not trimmed) → ≤ 4096
  * UTF-8 bytes → no control characters → not absolute (POSIX `/…`, UNC `\\…`,
@@ -228,7 +228,7 @@ function validate(input: unknown, graph: IntentMapGraphContext): NormalizedInten
  * the graph's `{ parentTaskId, subtasks: [{ id }] }` (a NormalizedGraph works).
  * `undefined`/`null` means "no companion map" and yields `{ ok: true, value: null }`.
  *
- * Checks, in the order of seeds-notes §3.5 (stage `intent-map-validation`):
+ * Checks, in the order of docs/seeds/task-graph-v1.md §5 (stage `intent-map-validation`):
  * graph companion present → object → JSON-serialisable → ≤ 1 MiB → unknown top
  * keys → `schemaVersion === 1` → `parentTaskId` equals the graph's →
  * `scopePolicy` ∈ observe|warn|strict (default warn) → `subtasks` array → per
@@ -253,7 +253,7 @@ export function validateIntentMap(input: unknown, graph: IntentMapGraphContext):
 }
 
 /**
- * Additive `intentCoverage` facts for status, inspect and plan (seed 002; §3.5).
+ * Additive `intentCoverage` facts for status, inspect and plan (seed 002; docs/seeds/task-graph-v1.md §5).
  * Without a map: `available: false`, every subtask `coverage: "unavailable"`,
  * `writeIntent: null`. With a map: `declared`, or `explicit-empty` with
  * `writeIntent: []`. Subtasks are listed in byte order of id.
@@ -312,7 +312,7 @@ function factsMayOverlap(left: PatternFacts, right: PatternFacts): boolean {
 }
 
 /**
- * Whether two normalised patterns may intersect (seeds-notes §3.5, §6 item 8).
+ * Whether two normalised patterns may intersect (docs/seeds/task-graph-v1.md §5, docs/seeds/README.md §4 item 8).
  *
  * Identical patterns overlap. Two wildcard-free patterns that differ are
  * disjoint (`src` and `src/a` are different files, not directory containment).
@@ -332,7 +332,7 @@ function displayPattern(pattern: string): string {
 
 /**
  * Declarations by subtask id (id → sorted normalised patterns with their literal prefixes), for
- * repeated conflict checks over one map (§3.5). The prefixes are split once here: a plan compares
+ * repeated conflict checks over one map (docs/seeds/task-graph-v1.md §5). The prefixes are split once here: a plan compares
  * every READY subtask with every RUNNING and selected one, pattern by pattern, and splitting both
  * patterns on every comparison made the plan of 16 subtasks × 256 patterns take seconds.
  */
@@ -343,7 +343,7 @@ export function writeIntentIndex(intentMap: NormalizedIntentMap): ReadonlyMap<st
 /**
  * The first overlapping pattern pair between a candidate and another subtask,
  * scanning the candidate's sorted patterns against the other's, or null
- * (seeds-notes §3.5 "Conflict fact"). The fact lists the lower id first (byte
+ * (docs/seeds/task-graph-v1.md §5 "Conflict fact"). The fact lists the lower id first (byte
  * order); each echoed pattern is at most 4096 characters.
  */
 export function conflictFromIndex(
@@ -376,7 +376,7 @@ export function conflictFromIndex(
  * The deterministic `WRITE_INTENT_CONFLICT` fact between two subtasks of a
  * normalised Intent Map, or null when they are provably disjoint or there is
  * no map. Conflicts only constrain scheduling; they never add, remove or infer
- * a dependency edge (seeds-notes §3.5).
+ * a dependency edge (docs/seeds/task-graph-v1.md §5).
  */
 export function writeIntentConflictBetween(
   intentMap: NormalizedIntentMap | null | undefined,

@@ -1,7 +1,7 @@
 /**
  * Read-only Graph Preflight: the conflict-aware READY wave, a decision for
  * every subtask, intent coverage and preflight facts (seed 002 "Read-only
- * Graph Preflight"; seeds-notes §3.5 wave, §3.6 plan, §3.7 claim, §6 item 8).
+ * Graph Preflight"; docs/seeds/task-graph-v1.md §5 wave, docs/seeds/task-graph-v1.md §6 plan, docs/seeds/task-graph-v1.md §7 claim, §6 item 8).
  *
  * Pure and deterministic: one snapshot in, one plan out; unchanged facts give
  * a deep-equal plan. Execution must use the same derivation and recheck its
@@ -137,7 +137,7 @@ function checkAgents(raw: unknown, parentTaskId: string): ReadonlyMap<string, Ag
   return agents;
 }
 
-/** Refuse, never repair, a snapshot whose persisted facts contradict each other (§3.3, #23). */
+/** Refuse, never repair, a snapshot whose persisted facts contradict each other (docs/seeds/task-graph-v1.md §3, #23). */
 function checkSnapshot(snapshot: unknown): CheckedSnapshot {
   if (!isObject(snapshot)) refuse('TASK_STATE_CONFLICT', 'Task Graph scheduling snapshot must be an object.');
   const parentTaskId = snapshot.parentTaskId;
@@ -256,7 +256,7 @@ function capacityReason(frontier: TaskGraphFrontier, withIntentMap: boolean): st
 }
 
 /**
- * Derive the one deterministic READY wave from a frontier (seeds-notes §3.5).
+ * Derive the one deterministic READY wave from a frontier (docs/seeds/task-graph-v1.md §5).
  *
  * Without a map: `selected` is the frontier's `eligible` capacity prefix and no
  * conflict is reported. With a map: READY subtasks are walked in id order; the
@@ -476,7 +476,7 @@ function buildPlan(checked: CheckedSnapshot): TaskGraphPlan {
 
 /**
  * Graph Preflight: plan the next wave from one graph snapshot, without side
- * effects (seed 002 "Read-only Graph Preflight"; seeds-notes §3.5–§3.6).
+ * effects (seed 002 "Read-only Graph Preflight"; docs/seeds/task-graph-v1.md §5–§6).
  *
  * Input: `{ parentTaskId, maxConcurrency (1–32), subtasks: [{ id, implementer,
  * dependsOn, state, reason?, blockedExplicitly? }] (1–256), intentMap?,
@@ -511,7 +511,7 @@ export function planGraph(snapshot: GraphSnapshot): PlanGraphResult {
 }
 
 /**
- * The locked claim guard for dispatching one subtask (seeds-notes §3.3, §3.7):
+ * The locked claim guard for dispatching one subtask (docs/seeds/task-graph-v1.md §3, §7):
  * run it inside the transaction that holds the graph lock, on the snapshot
  * read there, immediately before marking the subtask RUNNING.
  *

@@ -1,6 +1,6 @@
 /**
  * zod 4 schemas for documenting the Task Graph v1 contract in OpenAPI and for
- * typing responses (seed 002; seeds-notes §3.1–§3.6; DESIGN §5, §9).
+ * typing responses (seed 002; docs/seeds/task-graph-v1.md §1–§6; docs/architecture.md §D5, §D9).
  *
  * These schemas describe shapes; they do not replace the hand-written
  * validators. A route that accepts a graph or an Intent Map must run

@@ -4,7 +4,7 @@
  * (committed name-status diff base→commit, plus dirty porcelain v1 worktree
  * status) with the subtask's normalised Intent Map `writeIntent` and build the
  * bounded `scopeEvidence` object (seed 002 "Optional Intent Map v1 companion";
- * seeds-notes §3.5, §3.9).
+ * docs/seeds/task-graph-v1.md §5, §9).
  *
  * Pure, I/O-free and deterministic. Running git is the runner's job; this
  * module only judges what was reported, and fails closed
@@ -101,7 +101,7 @@ export interface ScopeDriftEvidence {
 }
 
 /**
- * The persisted `scopeEvidence` of a subtask (seeds-notes §3.9). Every list
+ * The persisted `scopeEvidence` of a subtask (docs/seeds/task-graph-v1.md §9). Every list
  * holds at most {@link SCOPE_AUDIT_LIST_LIMIT} entries; its count is the full
  * number (of reported change entries, or of distinct paths). A `*Truncated`
  * flag is true when its list was cut at 64 or when the reporter said it cut
@@ -141,7 +141,7 @@ export interface ScopeEvidence {
   driftEvidence: ScopeDriftEvidence | null;
 }
 
-/** The fail-closed refusal of a Scope Audit (seeds-notes §3.9, §3.12). */
+/** The fail-closed refusal of a Scope Audit (docs/seeds/task-graph-v1.md §9, §12). */
 export interface ScopeAuditError {
   code: 'TASK_STATE_CONFLICT';
   stage: 'scope-audit';
@@ -226,7 +226,7 @@ const HEX_COMMIT = /^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$/;
 const LOWER_HEX_COMMIT = /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/;
 const COMMITTED_STATUS = /^(?:[AMDT]|([RC])([0-9]{0,3}))$/;
 const DIRTY_STATUS = /^[ MTADRCU?!]{2}$/;
-/** Control characters other than TAB, which git allows in a path and seeds-notes treats as data. */
+/** Control characters other than TAB, which git allows in a path and the seed treats as data. */
 const REFUSED_CONTROL = /[\u0000-\u0008\u000A-\u001F\u007F]/;
 const NUL_OR_REPLACEMENT = /[\u0000\uFFFD]/;
 const DRIVE_PREFIX = /^[A-Za-z]:/;
@@ -412,7 +412,7 @@ function copyChange(change: ScopeEvidenceChange): ScopeEvidenceChange {
     : { status: change.status, oldPath: change.oldPath, path: change.path };
 }
 
-/** Build the evidence from validated facts; the only place evidence is computed (§3.9). */
+/** Build the evidence from validated facts; the only place evidence is computed (docs/seeds/task-graph-v1.md §9). */
 export function deriveEvidence(facts: AuditFacts): ScopeEvidence {
   const covered = new Map<string, boolean>();
   const isCovered = (path: string): boolean => {
@@ -542,7 +542,7 @@ function audit(raw: unknown): ScopeEvidence {
 
 /**
  * Audit one subtask's reported changes against its normalised writeIntent
- * (seeds-notes §3.9). Never throws.
+ * (docs/seeds/task-graph-v1.md §9). Never throws.
  *
  * Refused, in this order, with `TASK_STATE_CONFLICT` at stage `scope-audit`
  * (recoverable; fail closed, never treated as success): a non-object input;

@@ -6,7 +6,7 @@
 
 const CONTROL_CHARACTERS = /[\u0000-\u001F\u007F]/g;
 
-/** Limits shared by several modules (seeds-notes §3.2, §3.3, §3.6). */
+/** Limits shared by several modules (docs/seeds/task-graph-v1.md §2, §3, §6). */
 export const MAX_MESSAGE_CHARS = 2 * 1024;
 export const MAX_ECHO_CHARS = 128;
 export const MAX_REASON_BYTES = 8 * 1024;
@@ -70,7 +70,7 @@ export function truncateUtf8(text: string, maxBytes: number): string {
 
 /**
  * A stored reason for frontier output: control characters replaced, trimmed,
- * bounded to 8 KiB of UTF-8; empty or absent → null (seeds-notes §3.3).
+ * bounded to 8 KiB of UTF-8; empty or absent → null (docs/seeds/task-graph-v1.md §3).
  */
 export function boundReason(reason: string | null | undefined): string | null {
   if (typeof reason !== 'string') return null;

@@ -2,8 +2,8 @@
  * Task Graph v1 + Intent Map v1 contract types.
  *
  * These are the exact JSON shapes of the coordinate-agents contract (seed 002;
- * seeds-notes §3.1–§3.6). Task Graph v1 JSON keeps its contract names verbatim
- * (DESIGN §9): `subtask`, `dependsOn`, `implementer`, `maxConcurrency`,
+ * docs/seeds/task-graph-v1.md §1–§6). Task Graph v1 JSON keeps its contract names verbatim
+ * (docs/architecture.md §D9): `subtask`, `dependsOn`, `implementer`, `maxConcurrency`,
  * `frontier`, `wave`, `writeIntent`, `scopePolicy`.
  *
  * Everything here is plain data: no class instances, so values survive
@@ -32,7 +32,7 @@ export interface TaskGraphInvalidDetails {
 }
 
 /**
- * The stable, non-recoverable `TASK_GRAPH_INVALID` runtime error (seeds-notes §3.2, §3.12).
+ * The stable, non-recoverable `TASK_GRAPH_INVALID` runtime error (docs/seeds/task-graph-v1.md §2, §12).
  * `message` has control characters replaced by spaces and is at most 2048 characters.
  */
 export interface TaskGraphInvalid {
@@ -48,13 +48,13 @@ export interface TaskGraphInvalid {
 export type ContractResult<T, E> = { ok: true; value: T } | { ok: false; error: E };
 
 // ---------------------------------------------------------------------------
-// Task Graph v1 input (seed 002 "Input"; seeds-notes §3.1)
+// Task Graph v1 input (seed 002 "Input"; docs/seeds/task-graph-v1.md §1)
 // ---------------------------------------------------------------------------
 
 /** The normalised Task Graph v1 document: the output of {@link TaskGraphV1Schema}, its one definition. */
 export type TaskGraphV1Input = z.output<typeof TaskGraphV1Schema>;
 
-/** Configured Agent membership: a Set or array of ids or `{ id }` records, or `{ agents: [...] }` (§3.2 step 12). */
+/** Configured Agent membership: a Set or array of ids or `{ id }` records, or `{ agents: [...] }` (docs/seeds/task-graph-v1.md §2 step 12). */
 export type ConfiguredAgents =
   | ReadonlySet<string>
   | ReadonlyArray<string | { readonly id: string }>
@@ -65,7 +65,7 @@ export interface ValidateTaskGraphContext {
 }
 
 // ---------------------------------------------------------------------------
-// Normalised graph (seeds-notes §3.2 "Output" + durable facts view)
+// Normalised graph (docs/seeds/task-graph-v1.md §2 "Output" + durable facts view)
 // ---------------------------------------------------------------------------
 
 export interface NormalizedParentTask {
@@ -130,7 +130,7 @@ export interface NormalizedGraph {
 export type ValidateTaskGraphResult = ContractResult<NormalizedGraph, TaskGraphInvalid>;
 
 // ---------------------------------------------------------------------------
-// Intent Map v1 (seed 002 "Optional Intent Map v1 companion"; seeds-notes §3.5)
+// Intent Map v1 (seed 002 "Optional Intent Map v1 companion"; docs/seeds/task-graph-v1.md §5)
 // ---------------------------------------------------------------------------
 
 export interface IntentMapV1Input {
@@ -187,7 +187,7 @@ export interface WriteIntentConflict {
 }
 
 // ---------------------------------------------------------------------------
-// Frontier (seeds-notes §3.3)
+// Frontier (docs/seeds/task-graph-v1.md §3)
 // ---------------------------------------------------------------------------
 
 /** One subtask as stored: its state plus whether a BLOCKED state was set explicitly. */
@@ -252,7 +252,7 @@ export interface FrontierDerivation {
 }
 
 // ---------------------------------------------------------------------------
-// Graph Preflight / plan (seeds-notes §3.5 wave, §3.6 plan)
+// Graph Preflight / plan (docs/seeds/task-graph-v1.md §5 wave, docs/seeds/task-graph-v1.md §6 plan)
 // ---------------------------------------------------------------------------
 
 /** An agents-registry record as Coord stores it; adapter and command facts are optional. */
@@ -372,7 +372,7 @@ export interface TaskGraphPlan {
 }
 
 /**
- * A scheduling refusal at stage `graph-scheduling` (seeds-notes §3.3, §3.6, §3.7):
+ * A scheduling refusal at stage `graph-scheduling` (docs/seeds/task-graph-v1.md §3, §6, §7):
  * a contradictory or incomplete snapshot (never repaired), a missing registry
  * fact, or a claim guard that no longer holds under the graph lock.
  */

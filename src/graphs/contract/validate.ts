@@ -1,6 +1,6 @@
 /**
  * Task Graph v1 input validation (seed 002 "Input" and "Validation boundary";
- * seeds-notes §3.1–§3.2, §6 item 7).
+ * docs/seeds/task-graph-v1.md §1–§2, docs/seeds/README.md §4 item 7).
  *
  * Pure: no database, no filesystem, no Agent/Adapter resolution. Structural
  * checks run in input order; missing-dependency and cycle checks then run over
@@ -251,7 +251,7 @@ function validate(input: unknown, context: ValidateTaskGraphContext | undefined)
       fail(`Task Graph v1 subtask "${id}" has a malformed dependency identifier.`, options);
     }
     if (new Set(dependsOn).size !== dependsOn.length) {
-      // Duplicate edges are rejected, never folded (DESIGN §8).
+      // Duplicate edges are rejected, never folded (docs/architecture.md §D8).
       fail(`Task Graph v1 subtask "${id}" contains a duplicate dependency edge.`, options);
     }
     if (dependsOn.includes(id)) fail(`Task Graph v1 subtask "${id}" cannot depend on itself.`, options);
@@ -310,7 +310,7 @@ function validate(input: unknown, context: ValidateTaskGraphContext | undefined)
  * configured Agent ids (a Set, an array of ids or `{ id }` records, or
  * `{ agents: [...] }`); no Agent identity is ever inferred from an executable.
  *
- * Checks, in the fixed order of seeds-notes §3.2 (stage `graph-validation`):
+ * Checks, in the fixed order of docs/seeds/task-graph-v1.md §2 (stage `graph-validation`):
  * plain object → unknown top-level keys (alphabetically first reported) →
  * `schemaVersion === 1` → `parentTask` object → unknown parentTask keys →
  * parent id `task-*` → title (non-empty, ≤ 1024 characters after trim) →

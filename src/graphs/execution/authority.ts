@@ -1,5 +1,5 @@
 /**
- * Who may do what to a Task Graph (design brief §2; issue "implementer sessions"). Seeing a graph
+ * Who may do what to a Task Graph (docs/architecture.md §D2). Seeing a graph
  * is graphs.repo.ts's rule; acting needs more:
  *
  * | act                                        | who                                                         |

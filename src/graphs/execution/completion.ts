@@ -1,7 +1,7 @@
 /**
  * The end of a dispatch: heartbeat, complete with IMPLEMENTATION_DONE evidence (and Scope Audit
  * v1), fail (seed 002 "Optional Intent Map v1 companion" — the audit paragraphs — and "Subtask
- * dispatch…" step 5; seeds-notes §3.7, §3.9).
+ * dispatch…" step 5; docs/seeds/task-graph-v1.md §7, §9).
  *
  * What the coordinator can check. It has no checkout: the runner reports the commit and the
  * changed paths (`git diff --name-status -M base..commit`, `git status --porcelain -z`), and the
@@ -69,7 +69,7 @@ function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undef
   }
   if (state.state === 'FAILED' && (row.interrupted || (row.last_error as { code?: string } | null)?.code === INTERRUPTED_CODE)) {
     // The dispatch was recorded interrupted (its lease ran out, or a runner reported its process
-    // dead) before this report arrived: the report is late, not wrong (issue 35).
+    // dead) before this report arrived: the report is late, not wrong.
     const n = row.attempt ?? 0;
     refuse(
       'DISPATCH_INTERRUPTED',

@@ -1,6 +1,6 @@
 /**
  * Dispatch: the locked wave claim (`run`), the fleet claim of one subtask, and `next` in a graph
- * scope (seed 002 "Bounded parallel frontier execution", "Subtask dispatch…"; seeds-notes §3.7).
+ * scope (seed 002 "Bounded parallel frontier execution", "Subtask dispatch…"; docs/seeds/task-graph-v1.md §7).
  *
  * One claim path. `run`, `claim` and `next` all end in {@link claimSubtask}: under the graph lock
  * (execution/locked.ts) it re-checks the contract's guard on the current snapshot
@@ -8,7 +8,7 @@
  * registers the dispatch's own session, and moves the engine row with the engine's own claim
  * statement (`guardedClaim`, the todo seed's compare-and-set, owned by that session). The
  * coordinator creates no worktree and launches nothing: the dispatch record tells the runner on
- * the agent's machine which worktree, branch and base to use (design brief §8).
+ * the agent's machine which worktree, branch and base to use (docs/architecture.md §D8).
  */
 import { insertFirstToken } from '../../tokens/tokens.repo.js';
 import type { Principal } from '../../auth/principal.js';
@@ -196,7 +196,7 @@ function lockedPlan(g: LockedGraph, state: ClaimState): TaskGraphPlan {
 }
 
 /**
- * `POST /v1/graphs/{id}/run` (seed 002 "Bounded parallel frontier execution"; §3.7): under the
+ * `POST /v1/graphs/{id}/run` (seed 002 "Bounded parallel frontier execution"; docs/seeds/task-graph-v1.md §7): under the
  * graph lock, plans once (the Graph Preflight derivation) and claims its selected wave, each
  * subtask through {@link claimSubtask}. Newly unlocked work waits for the next run. Nothing READY
  * → `selected: []`, success, nothing written. The first run that dispatches fixes the graph base
@@ -232,7 +232,7 @@ export async function runGraph(ctx: Ctx, id: string, input: { baseCommit?: strin
 }
 
 /**
- * `POST /v1/graphs/{id}/subtasks/{sid}/claim` (fleet claim; seeds-notes §3.7 `graph-dispatch`'s
+ * `POST /v1/graphs/{id}/subtasks/{sid}/claim` (fleet claim; docs/seeds/task-graph-v1.md §7 `graph-dispatch`'s
  * claim): the same locked claim for one subtask, by the graph's owners or a session bound to its
  * implementer. `baseCommit` as for run (required on the graph's first dispatch).
  */
@@ -263,7 +263,7 @@ export async function nextGraphSubtask(ctx: Ctx, id: string) {
     if (!agent) return { result: { dispatch: null as Dispatch | null, reason: 'the caller is not a session bound to an Agent (agentId)' } };
     // A dispatch's own session is bound to its implementer's Agent too, but it never claims
     // (authority.ts; `requireClaimer` refuses it on the claim route): without this, an
-    // implementer's token took its siblings' work through `next` (found building issue 18's suites).
+    // implementer's token took its siblings' work through `next` (found by the HTTP test suites).
     if (p.kind === 'session' && p.graphId !== null) {
       return { result: { dispatch: null, reason: "a dispatch's own session (an implementer's token) cannot claim; its runner or the graph's owners do" } };
     }

@@ -1,5 +1,5 @@
 /**
- * Task Graph v1 execution routes (design brief §7 "Graphs"; seed 002; seeds-notes §3.7–§3.11):
+ * Task Graph v1 execution routes (docs/architecture.md §D7 "Graphs"; seed 002; docs/seeds/task-graph-v1.md §7–§11):
  * run, fleet claim, heartbeat, complete, fail, recover, resume, stop, cleanup, integration,
  * review. Each handler parses, calls one service function and returns its result; the rules live
  * in this folder's services and the pure contract (`../contract/`).
@@ -69,7 +69,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
         summary: 'Run the next wave (locked wave claim)',
         description:
           'Under the graph lock: plans once (the Graph Preflight derivation) and claims its selected wave, rechecking READY, ' +
-          'remaining capacity and write-intent compatibility with every RUNNING subtask (seeds-notes §3.7). Each dispatch gets ' +
+          'remaining capacity and write-intent compatibility with every RUNNING subtask (docs/seeds/task-graph-v1.md §7). Each dispatch gets ' +
           'its own session (a child of the caller, bound to the implementer; token shown once), the Runtime worktree path and ' +
           'branch, and the graph base. The first run that dispatches fixes the base (`baseCommit`); another base later is 409. ' +
           'Nothing READY → `selected: []`, success, nothing written. Newly unlocked work waits for the next run. Owners only.',
@@ -125,7 +125,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
         summary: 'Complete with IMPLEMENTATION_DONE evidence (and Scope Audit v1)',
         description:
           'Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits ' +
-          'the reported paths against the subtask’s write intent (seeds-notes §3.9) with the map’s policy: observe/warn → SUCCEEDED ' +
+          'the reported paths against the subtask’s write intent (docs/seeds/task-graph-v1.md §9) with the map’s policy: observe/warn → SUCCEEDED ' +
           '(warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no ' +
           'audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 ' +
           '`AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed). A report for an ' +

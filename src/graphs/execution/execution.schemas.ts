@@ -1,6 +1,6 @@
 /**
- * Wire shapes of the Task Graph v1 execution routes (seed 002; seeds-notes §3.7–§3.11). Names are
- * the contract's (camelCase already; DESIGN §9); results keep the contract's `command` names
+ * Wire shapes of the Task Graph v1 execution routes (seed 002; docs/seeds/task-graph-v1.md §7–§11). Names are
+ * the contract's (camelCase already; docs/architecture.md §D9); results keep the contract's `command` names
  * (`task.graph-run`, `task.graph-recover`, …) so a runner can pass them through unchanged.
  */
 import { z } from 'zod';
@@ -233,7 +233,7 @@ export const CompleteResult = z
     command: z.literal('task.graph-complete'),
     ...StateResult,
     evidence: z.unknown().describe('The stored IMPLEMENTATION_DONE evidence'),
-    scopeEvidence: z.unknown().describe('Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map'),
+    scopeEvidence: z.unknown().describe('Scope Audit v1 evidence (docs/seeds/task-graph-v1.md §9); null without an Intent Map'),
     error: z.object({ code: z.literal('INTENT_SCOPE_DRIFT'), stage: z.literal('scope-audit'), recoverable: z.literal(true), message: z.string() }).optional(),
   })
   .meta({ id: 'TaskGraphCompleteResult' });
@@ -273,7 +273,7 @@ export const RecoveryResult = z
     integrationCleanup: z.object({ status: z.string(), idempotent: z.boolean() }).nullable().optional(),
     automaticRetry: z.literal(false),
   })
-  .meta({ id: 'TaskGraphRecoveryResult', description: 'The shared result of recover, resume, stop and cleanup (seeds-notes §3.10).' });
+  .meta({ id: 'TaskGraphRecoveryResult', description: 'The shared result of recover, resume, stop and cleanup (docs/seeds/task-graph-v1.md §10).' });
 
 const Boundaries = z.object({
   merge: z.literal(false),

@@ -1,8 +1,8 @@
 /**
  * Every Task Graph v1 execution write goes through {@link withLockedGraph}: one transaction that
  * holds the graph lock, reads one snapshot, records stranded dispatches, runs the operation, and
- * writes the contract's lifecycle events for exactly what changed (seed 002; seeds-notes §3.3,
- * §3.4, §3.7; design brief §3, §4, §8).
+ * writes the contract's lifecycle events for exactly what changed (seed 002; docs/seeds/task-graph-v1.md §3,
+ * docs/seeds/task-graph-v1.md §4, §7; docs/architecture.md §D3, §D4, §D8).
  *
  * Why one door. The contract's invariants are cross-row: `maxConcurrency` counts RUNNING siblings,
  * write intent is checked against every RUNNING subtask, a SUCCEEDED or FAILED prerequisite
@@ -10,11 +10,11 @@
  * only if every writer of a graph serialises on one lock (`graphLock`, the lock
  * create takes) and decides from a snapshot read after taking it. Events come from diffing the
  * durable derivation before and after the operation, so:
- * - the requested subtasks' transitions come first, then derived ones in id order (§3.4);
- * - a repeated identical operation changes nothing and emits nothing (idempotent, §3.3);
+ * - the requested subtasks' transitions come first, then derived ones in id order (docs/seeds/task-graph-v1.md §4);
+ * - a repeated identical operation changes nothing and emits nothing (idempotent, docs/seeds/task-graph-v1.md §3);
  * - `TASK_GRAPH_STATUS_CHANGED` is written exactly when the derived parent state changes.
  *
- * Stranded dispatches (design brief §8). A RUNNING subtask whose session stopped or whose claim
+ * Stranded dispatches (docs/architecture.md §D8). A RUNNING subtask whose session stopped or whose claim
  * lease expired reads FAILED at once (graphs.view.ts); the first locked write after that (any
  * operation on the graph, or the sweep) records it: outcome FAILED with `lastError.code`
  * `SESSION_INTERRUPTED`, the engine row blocked (owner kept), the dispatch's session stopped, and
@@ -82,7 +82,7 @@ export interface Locked<T> {
 /** The principal the sweep acts as when it records stranded dispatches of a graph of `teamId`. */
 export const sweepPrincipal = (teamId: string): Principal => systemPrincipal('sweep:graph-interruptions', teamId);
 
-/** A contract refusal at `stage` as a problem with the contract's members (seeds-notes §3.12). */
+/** A contract refusal at `stage` as a problem with the contract's members (docs/seeds/task-graph-v1.md §12). */
 export function refuse(
   code: 'TASK_STATE_CONFLICT' | 'DISPATCH_INTERRUPTED' | 'TASK_ALREADY_RUNNING' | 'TASK_NOT_FOUND' | 'AGENT_RUNTIME_ERROR' | 'INVALID_AGENT_CONFIG',
   stage: string,
@@ -158,7 +158,7 @@ export async function recordInterrupted(tx: Db, teamId: string, graphId: string,
      where team_id = ${teamId} and graph_id = ${graphId} and subtask_id = ${row.subtask_id}`;
 }
 
-/** The contract's state event of one transition (seeds-notes §3.4), on the graph's topic. */
+/** The contract's state event of one transition (docs/seeds/task-graph-v1.md §4), on the graph's topic. */
 function transitionEvent(graph: GraphRow, row: SubtaskRow, t: SubtaskTransition, parentState: TaskGraphState, trigger: string | null): EventInput {
   const worktree = runtimeWorktree(graph.id, row.subtask_id);
   const dispatched = (row.attempt ?? 0) > 0;

@@ -1,6 +1,6 @@
 /**
  * Recovery, resume, stop and cleanup (seed 002 "Durable recovery, explicit resume, stop, and
- * cleanup"; seeds-notes §3.10). Every operation is explicit and idempotent: a repeat changes
+ * cleanup"; docs/seeds/task-graph-v1.md §10). Every operation is explicit and idempotent: a repeat changes
  * nothing and emits nothing, and none of them retries, relaunches or replays anything
  * (`automaticRetry: false` in every result).
  *
@@ -33,7 +33,7 @@ import { blockEngineRow } from './completion.js';
 import { recordInterrupted, withLockedGraph, type LockedGraph } from './locked.js';
 import { actorOf } from '../../auth/actor.js';
 
-/** One subtask's outcome in the shared result of recover/resume/stop/cleanup (seeds-notes §3.10). */
+/** One subtask's outcome in the shared result of recover/resume/stop/cleanup (docs/seeds/task-graph-v1.md §10). */
 interface Outcome {
   subtaskId: string;
   state: SubtaskState;
@@ -311,7 +311,7 @@ export async function cleanupGraph(ctx: Ctx, id: string, input: { subtaskId?: st
   });
 }
 
-/** The shared result shape of recover/resume/stop/cleanup (seeds-notes §3.10). */
+/** The shared result shape of recover/resume/stop/cleanup (docs/seeds/task-graph-v1.md §10). */
 function shared(
   command: 'task.graph-recover' | 'task.graph-resume' | 'task.graph-stop' | 'task.graph-cleanup',
   id: string,

@@ -1,6 +1,6 @@
 /**
  * The integration record and the aggregate review (seed 002 "Deterministic integration and
- * aggregate review"; seeds-notes §3.11).
+ * aggregate review"; docs/seeds/task-graph-v1.md §11).
  *
  * The runner cherry-picks the verified commits in subtask-id order into the Runtime-owned
  * `__integration__` worktree and reports the result; the coordinator accepts a record only when
