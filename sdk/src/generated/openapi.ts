@@ -806,7 +806,7 @@ export interface paths {
                             kind: "user" | "session";
                             id: string;
                             name: string;
-                            /** @description Your team (`tm-…`; issue 21): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators) */
+                            /** @description Your team (`tm-…`): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators) */
                             teamId: string;
                             /**
                              * @description Users only: `admin` is the server administrator (creates teams), `operator` otherwise
@@ -1100,7 +1100,7 @@ export interface paths {
         put?: never;
         /**
          * Add many items at once
-         * @description Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add (issue 19). Items name each other by `ref`: `parentRef`, and `dependsOn` entries that do not start with `td-` (those are existing item ids). Positions and `added` events follow request order. A refusal caused by one item names it (`index`, `ref`) beside the single add’s code; a cycle among the new items is `dependency_cycle` with `cycle` as refs. Bodies over `COORD_BODY_LIMIT` (default 1 MiB) are 413.
+         * @description Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add. Items name each other by `ref`: `parentRef`, and `dependsOn` entries that do not start with `td-` (those are existing item ids). Positions and `added` events follow request order. A refusal caused by one item names it (`index`, `ref`) beside the single add’s code; a cycle among the new items is `dependency_cycle` with `cycle` as refs. Bodies over `COORD_BODY_LIMIT` (default 1 MiB) are 413.
          */
         post: {
             parameters: {
@@ -1616,7 +1616,7 @@ export interface paths {
         };
         /**
          * Read an item’s dependencies and their results
-         * @description Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, the `result` each one’s `done` stored (issue 19). Anyone who may read the item may call it (dependencies share its scope).
+         * @description Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, the `result` each one’s `done` stored. Anyone who may read the item may call it (dependencies share its scope).
          */
         get: {
             parameters: {
@@ -1939,7 +1939,7 @@ export interface paths {
         put?: never;
         /**
          * Claim the next eligible item in a scope
-         * @description The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit (`tags`: carries every one; `anyTags`: at least one; `minPriority`; `assignedToMe`). `{claimed:false}` when none. With `waitMs` (≤ 60000) the request is held until an eligible item appears or the time runs out (woken by the scope’s events, never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; filters and waiting are issue 19’s.
+         * @description The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit (`tags`: carries every one; `anyTags`: at least one; `minPriority`; `assignedToMe`). `{claimed:false}` when none. With `waitMs` (≤ 60000) the request is held until an eligible item appears or the time runs out (woken by the scope’s events, never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; the filters and the waiting are Coord’s additions.
          */
         post: {
             parameters: {
@@ -3600,7 +3600,7 @@ export interface paths {
         put?: never;
         /**
          * Register a configured Agent
-         * @description Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against the team’s registry (seed 002; seeds-notes §3.1); ids are unique within a team. Operators (users) only.
+         * @description Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against the team’s registry (seed 002; docs/seeds/task-graph-v1.md §1); ids are unique within a team. Operators (users) only.
          */
         post: {
             parameters: {
@@ -3711,7 +3711,7 @@ export interface paths {
         put?: never;
         /**
          * Validate a Task Graph (and Intent Map) without writing
-         * @description Body: `{graph, intentMap?}` or a bare Task Graph v1 document. Runs the contract’s validation in its fixed order (seeds-notes §3.2, then §3.5 for the Intent Map) against the configured Agents. Success returns the normalised facts with `validation.sideEffects: false`; failure is 400 `TASK_GRAPH_INVALID` with `stage` (`graph-validation` / `intent-map-validation`), `details`, `taskId`. Nothing is written either way. Bodies over 69206016 bytes are 413.
+         * @description Body: `{graph, intentMap?}` or a bare Task Graph v1 document. Runs the contract’s validation in its fixed order (docs/seeds/task-graph-v1.md §2, then §5 for the Intent Map) against the configured Agents. Success returns the normalised facts with `validation.sideEffects: false`; failure is 400 `TASK_GRAPH_INVALID` with `stage` (`graph-validation` / `intent-map-validation`), `details`, `taskId`. Nothing is written either way. Bodies over 69206016 bytes are 413.
          */
         post: {
             parameters: {
@@ -4059,7 +4059,7 @@ export interface paths {
         };
         /**
          * Task Graph inspect
-         * @description Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; seeds-notes §3.4).
+         * @description Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; docs/seeds/task-graph-v1.md §4).
          */
         get: {
             parameters: {
@@ -4155,7 +4155,7 @@ export interface paths {
         };
         /**
          * Graph Preflight (read-only plan)
-         * @description Deterministic, read-only, idempotent: the conflict-aware READY wave, a decision with a bounded reason for every subtask, `conflictDeferred`, `capacityLimited`, `concurrentWriteSafety` (UNVERIFIED with an INTENT_COVERAGE_UNAVAILABLE risk without an Intent Map), agent facts from the registry and the preflight boundaries (seed 002 “Read-only Graph Preflight”; seeds-notes §3.5–§3.6). Writes nothing.
+         * @description Deterministic, read-only, idempotent: the conflict-aware READY wave, a decision with a bounded reason for every subtask, `conflictDeferred`, `capacityLimited`, `concurrentWriteSafety` (UNVERIFIED with an INTENT_COVERAGE_UNAVAILABLE risk without an Intent Map), agent facts from the registry and the preflight boundaries (seed 002 “Read-only Graph Preflight”; docs/seeds/task-graph-v1.md §5–§6). Writes nothing.
          */
         get: {
             parameters: {
@@ -4255,7 +4255,7 @@ export interface paths {
         put?: never;
         /**
          * Run the next wave (locked wave claim)
-         * @description Under the graph lock: plans once (the Graph Preflight derivation) and claims its selected wave, rechecking READY, remaining capacity and write-intent compatibility with every RUNNING subtask (seeds-notes §3.7). Each dispatch gets its own session (a child of the caller, bound to the implementer; token shown once), the Runtime worktree path and branch, and the graph base. The first run that dispatches fixes the base (`baseCommit`); another base later is 409. Nothing READY → `selected: []`, success, nothing written. Newly unlocked work waits for the next run. Owners only.
+         * @description Under the graph lock: plans once (the Graph Preflight derivation) and claims its selected wave, rechecking READY, remaining capacity and write-intent compatibility with every RUNNING subtask (docs/seeds/task-graph-v1.md §7). Each dispatch gets its own session (a child of the caller, bound to the implementer; token shown once), the Runtime worktree path and branch, and the graph base. The first run that dispatches fixes the base (`baseCommit`); another base later is 409. Nothing READY → `selected: []`, success, nothing written. Newly unlocked work waits for the next run. Owners only.
          */
         post: {
             parameters: {
@@ -4595,7 +4595,7 @@ export interface paths {
         put?: never;
         /**
          * Complete with IMPLEMENTATION_DONE evidence (and Scope Audit v1)
-         * @description Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits the reported paths against the subtask’s write intent (seeds-notes §3.9) with the map’s policy: observe/warn → SUCCEEDED (warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 `AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed). A report for an attempt already recorded interrupted (lease expired, runner reported dead) is 409 `DISPATCH_INTERRUPTED`: resume, then dispatch again.
+         * @description Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits the reported paths against the subtask’s write intent (docs/seeds/task-graph-v1.md §9) with the map’s policy: observe/warn → SUCCEEDED (warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 `AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed). A report for an attempt already recorded interrupted (lease expired, runner reported dead) is 409 `DISPATCH_INTERRUPTED`: resume, then dispatch again.
          */
         post: {
             parameters: {
@@ -9519,7 +9519,7 @@ export interface components {
             graph: components["schemas"]["TaskGraphRecord"];
             /** @description The stored IMPLEMENTATION_DONE evidence */
             evidence: unknown;
-            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
+            /** @description Scope Audit v1 evidence (docs/seeds/task-graph-v1.md §9); null without an Intent Map */
             scopeEvidence: unknown;
             error?: {
                 /** @constant */
@@ -9552,7 +9552,7 @@ export interface components {
             graph: components["schemas"]["TaskGraphRecordInput"];
             /** @description The stored IMPLEMENTATION_DONE evidence */
             evidence: unknown;
-            /** @description Scope Audit v1 evidence (seeds-notes §3.9); null without an Intent Map */
+            /** @description Scope Audit v1 evidence (docs/seeds/task-graph-v1.md §9); null without an Intent Map */
             scopeEvidence: unknown;
             error?: {
                 /** @constant */
@@ -10370,7 +10370,7 @@ export interface components {
                 /** @description ISO 8601, database clock */
                 updatedAt: string;
             };
-            /** @description Derived from the subtask states (seeds-notes §3.3) */
+            /** @description Derived from the subtask states (docs/seeds/task-graph-v1.md §3) */
             state: components["schemas"]["TaskGraphState"];
             /** @description Always equal to `state` */
             status: components["schemas"]["TaskGraphState"];
@@ -10382,7 +10382,7 @@ export interface components {
             frontier: components["schemas"]["TaskGraphFrontier"];
             /** @description The graph base commit fixed by the first run (lower-case hex), or null */
             baseCommit: string | null;
-            /** @description One entry per subtask, by id (seeds-notes §3.10) */
+            /** @description One entry per subtask, by id (docs/seeds/task-graph-v1.md §10) */
             recovery: components["schemas"]["TaskGraphRecoveryEntry"][];
             /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
             integration: unknown;
@@ -10425,7 +10425,7 @@ export interface components {
                 /** @description ISO 8601, database clock */
                 updatedAt: string;
             };
-            /** @description Derived from the subtask states (seeds-notes §3.3) */
+            /** @description Derived from the subtask states (docs/seeds/task-graph-v1.md §3) */
             state: components["schemas"]["TaskGraphStateInput"];
             /** @description Always equal to `state` */
             status: components["schemas"]["TaskGraphStateInput"];
@@ -10437,7 +10437,7 @@ export interface components {
             frontier: components["schemas"]["TaskGraphFrontierInput"];
             /** @description The graph base commit fixed by the first run (lower-case hex), or null */
             baseCommit: string | null;
-            /** @description One entry per subtask, by id (seeds-notes §3.10) */
+            /** @description One entry per subtask, by id (docs/seeds/task-graph-v1.md §10) */
             recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
             /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
             integration: unknown;
@@ -10556,7 +10556,7 @@ export interface components {
             sessionHealthy: boolean;
             cleanup: unknown;
         };
-        /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
+        /** @description The shared result of recover, resume, stop and cleanup (docs/seeds/task-graph-v1.md §10). */
         TaskGraphRecoveryResult: {
             /** @constant */
             ok: true;
@@ -10611,7 +10611,7 @@ export interface components {
             /** @constant */
             automaticRetry: false;
         };
-        /** @description The shared result of recover, resume, stop and cleanup (seeds-notes §3.10). */
+        /** @description The shared result of recover, resume, stop and cleanup (docs/seeds/task-graph-v1.md §10). */
         TaskGraphRecoveryResultInput: {
             /** @constant */
             ok: true;
