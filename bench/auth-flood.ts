@@ -44,7 +44,11 @@ async function lookups(base: string): Promise<number> {
 }
 
 /** One run against `server`: the legitimate client quiet, then under the flood. */
-export async function authFloodRun(name: string, server: CoordServer, opts: { flood: number; attackers: number; quietRequests: number }): Promise<AuthFloodRun> {
+export async function authFloodRun(
+  name: string,
+  server: CoordServer,
+  opts: { flood: number; attackers: number; quietRequests: number },
+): Promise<AuthFloodRun> {
   const legit = openPool(server.base, 1);
   try {
     const token = (await call(legit, 'POST', '/v1/sessions', server.adminToken, { name: `auth-flood-${name}` })).body.token as string;
@@ -61,17 +65,23 @@ export async function authFloodRun(name: string, server: CoordServer, opts: { fl
     let started!: () => void;
     const firstAnswer = new Promise<void>((r) => (started = r));
     const attacker = new Promise<Record<string, number>>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', 'lib', 'token-flood.ts'), server.base, String(opts.flood), String(opts.attackers)], {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'pipe', 'inherit'],
-      });
+      const child = spawn(
+        process.execPath,
+        ['--import', 'tsx', path.join('bench', 'lib', 'token-flood.ts'), server.base, String(opts.flood), String(opts.attackers)],
+        {
+          cwd: REPO_ROOT,
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
       let out = '';
       child.stdout!.on('data', (d: Buffer) => {
         out += d.toString('utf8');
         if (out.startsWith('started\n')) started();
       });
       child.once('error', reject);
-      child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Record<string, number>) : reject(new Error(`token flood exited with ${code}`))));
+      child.once('exit', (code) =>
+        code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as Record<string, number>) : reject(new Error(`token flood exited with ${code}`)),
+      );
     }).finally(() => {
       attacking = false;
       started();
@@ -84,7 +94,15 @@ export async function authFloodRun(name: string, server: CoordServer, opts: { fl
     const after = await lookups(server.base);
     const q = summarize(quiet);
     const f = summarize(flood);
-    return { name, quiet: q, flood: f, p99Ratio: round(f.p99 / q.p99, 2), attackerStatuses: statuses, lookups: after - before, legitimateDuringFlood: flood.length };
+    return {
+      name,
+      quiet: q,
+      flood: f,
+      p99Ratio: round(f.p99 / q.p99, 2),
+      attackerStatuses: statuses,
+      lookups: after - before,
+      legitimateDuringFlood: flood.length,
+    };
   } finally {
     await legit.close();
   }

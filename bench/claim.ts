@@ -125,7 +125,16 @@ export class ClaimBench {
     const servers = [this.server, ...this.replicas].slice(0, count);
     if (servers.length < count) throw new Error(`${count} replicas asked for, ${servers.length} started`);
     await this.setupCoordBacklog(backlog);
-    return { ...(await this.runCoordFamily('coord-http', n, backlog, capMs, servers.map((s) => s.base))), replicas: count };
+    return {
+      ...(await this.runCoordFamily(
+        'coord-http',
+        n,
+        backlog,
+        capMs,
+        servers.map((s) => s.base),
+      )),
+      replicas: count,
+    };
   }
 
   /** Registers one root session and `maxAgents` agent sessions under it (their shared scope); prepares the queue databases. */
@@ -200,7 +209,9 @@ export class ClaimBench {
     let cleanup = async () => {};
     let warm = async () => {};
     if (contender === 'coord-http' || contender === 'coord-http-compare' || contender === 'coord-http-no-group-commit') {
-      const base = { 'coord-http': this.server.base, 'coord-http-compare': this.compare?.base, 'coord-http-no-group-commit': this.noGroupCommit?.base }[contender];
+      const base = { 'coord-http': this.server.base, 'coord-http-compare': this.compare?.base, 'coord-http-no-group-commit': this.noGroupCommit?.base }[
+        contender
+      ];
       if (!base) throw new Error(`${contender} needs its own server (--compare, or the breakdown section)`);
       const bases = replicaBases ?? [base];
       // One keep-alive pool per server; agent i talks to server i mod k for the whole run.
@@ -284,7 +295,8 @@ export class ClaimBench {
     if (c.done3 !== cycles) problems.push(`${c.done3} items are done at revision 3, expected ${cycles}`);
     if (c.untouched !== backlog - cycles) problems.push(`${c.untouched} items untouched, expected ${backlog - cycles}`);
     const withEvents = contender !== 'raw-sql-no-events';
-    if (withEvents && (c.claimed_ev !== cycles || c.done_ev !== cycles)) problems.push(`events: ${c.claimed_ev} claimed / ${c.done_ev} done, expected ${cycles} each`);
+    if (withEvents && (c.claimed_ev !== cycles || c.done_ev !== cycles))
+      problems.push(`events: ${c.claimed_ev} claimed / ${c.done_ev} done, expected ${cycles} each`);
     if (problems.length) throw new Error(`EXACTLY-ONCE CHECK FAILED for ${contender} (n=${n}, backlog=${backlog}): ${problems.join('; ')}`);
     return `${cycles} items claimed once each and done at revision 3; ${backlog - cycles} untouched${withEvents ? '; one claimed and one done event per cycle' : ''}`;
   }
@@ -294,7 +306,13 @@ export class ClaimBench {
 
   private async runPgBoss(n: number, backlog: number, capMs: number): Promise<ClaimRun> {
     const queue = 'bench';
-    const boss = new PgBoss({ connectionString: this.bossUrl, max: Math.min(n, POOL_MAX), supervise: false, schedule: false, application_name: 'bench-pgboss' });
+    const boss = new PgBoss({
+      connectionString: this.bossUrl,
+      max: Math.min(n, POOL_MAX),
+      supervise: false,
+      schedule: false,
+      application_name: 'bench-pgboss',
+    });
     boss.on('error', (err) => console.error(`bench: pg-boss error: ${err.message}`));
     await boss.start();
     const admin = postgres(this.bossUrl, { max: 1, onnotice: () => {} });

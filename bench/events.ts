@@ -106,7 +106,14 @@ export class Subscribers {
 
 /** One transaction of events `ks` of `run` on the topic, then the ring (also bench/streams.ts). */
 export async function write(t: Target, run: string, ks: number[]): Promise<void> {
-  await withTx(t.sql, (tx) => appendEvents(tx, DEFAULT_TEAM, ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } })), systemActor('bench')));
+  await withTx(t.sql, (tx) =>
+    appendEvents(
+      tx,
+      DEFAULT_TEAM,
+      ks.map((k) => ({ topic: t.topic, event: 'bench', subjectId: null, payload: { run, k } })),
+      systemActor('bench'),
+    ),
+  );
   // A server built without the in-transaction NOTIFY trigger (bench proposal 2) expects every
   // writer to ring after commit, as its own replicas do; the bench writes like one of them.
   if (t.ringAfterCommit) await t.sql`select pg_notify('coord_events', ${streamKey(DEFAULT_TEAM, t.topic)})`;
@@ -182,8 +189,13 @@ async function throughputRun(t: Target, subscribers: number, events: number, per
  * Runs the latency series (1, 100, 500 subscribers; `events` paced single-event commits each) and
  * the throughput series (1 and 100 subscribers, 20,000 events in 100-event transactions).
  */
-export async function eventsBench(t: Target, opts: { latencyEvents: number; intervalMs: number; throughputEvents: number; capMs: number }): Promise<EventsResult> {
-  const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from pg_trigger where tgrelid = 'events'::regclass and not tgisinternal and tgenabled <> 'D'`;
+export async function eventsBench(
+  t: Target,
+  opts: { latencyEvents: number; intervalMs: number; throughputEvents: number; capMs: number },
+): Promise<EventsResult> {
+  const [{ n }] = await t.sql<
+    { n: number }[]
+  >`select count(*)::int as n from pg_trigger where tgrelid = 'events'::regclass and not tgisinternal and tgenabled <> 'D'`;
   t = { ...t, ringAfterCommit: n === 0 };
   const latency: LatencyRun[] = [];
   for (const s of [1, 100, 500]) latency.push(await latencyRun(t, s, opts.latencyEvents, opts.intervalMs));

@@ -74,7 +74,13 @@ function changedPaths(s: string, n: number): { status: 'M'; path: string }[] {
   for (let i = 0; i < n; i++) {
     const k = i % 4;
     const path =
-      k === 0 ? `src/${s}/mod${i % 97}/file${i}.ts` : k === 1 ? `test/${s}/case${i % 31}/file${i}.test.ts` : k === 2 ? `docs/${s}/page${i}.md` : `packages/${s}/lib/part${i % 13}/f${i}.js`;
+      k === 0
+        ? `src/${s}/mod${i % 97}/file${i}.ts`
+        : k === 1
+          ? `test/${s}/case${i % 31}/file${i}.test.ts`
+          : k === 2
+            ? `docs/${s}/page${i}.md`
+            : `packages/${s}/lib/part${i % 13}/f${i}.js`;
     out.push({ status: 'M', path });
   }
   return out;
@@ -90,7 +96,12 @@ function graphDoc(id: string, subtasks: number, maxConcurrency: number) {
 }
 
 function intentMap(id: string, subtasks: number, patterns: (s: string) => string[]) {
-  return { schemaVersion: 1, parentTaskId: id, scopePolicy: 'warn', subtasks: Array.from({ length: subtasks }, (_, i) => ({ id: sid(i), writeIntent: patterns(sid(i)) })) };
+  return {
+    schemaVersion: 1,
+    parentTaskId: id,
+    scopePolicy: 'warn',
+    subtasks: Array.from({ length: subtasks }, (_, i) => ({ id: sid(i), writeIntent: patterns(sid(i)) })),
+  };
 }
 
 /** `n` disjoint wildcard patterns of subtask `s` (every pair must be compared segment by segment). */
@@ -123,7 +134,12 @@ async function serverTimes(pool: Pool): Promise<Map<string, { sum: number; count
 }
 
 /** The server's mean ms for `key` between two readings (null when it cannot be read or no call was counted). */
-function serverMean(before: Map<string, { sum: number; count: number }>, after: Map<string, { sum: number; count: number }>, key: string, expected: number): number | null {
+function serverMean(
+  before: Map<string, { sum: number; count: number }>,
+  after: Map<string, { sum: number; count: number }>,
+  key: string,
+  expected: number,
+): number | null {
   const a = after.get(key);
   const b = before.get(key) ?? { sum: 0, count: 0 };
   if (!a || a.count - b.count !== expected) return null;
@@ -143,7 +159,12 @@ export async function graphsBench(pool: Pool, adminToken: string, o: GraphsOptio
   const owner = (await call(pool, 'POST', '/v1/sessions', adminToken, { name: 'graphs-owner' })).body.token as string;
   const tag = randomBytes(3).toString('hex');
   const create = async (id: string, subtasks: number, maxConcurrency: number, patterns: (s: string) => string[]) => {
-    const r = await postRaw(pool, '/v1/graphs', owner, JSON.stringify({ graph: graphDoc(id, subtasks, maxConcurrency), intentMap: intentMap(id, subtasks, patterns) }));
+    const r = await postRaw(
+      pool,
+      '/v1/graphs',
+      owner,
+      JSON.stringify({ graph: graphDoc(id, subtasks, maxConcurrency), intentMap: intentMap(id, subtasks, patterns) }),
+    );
     if (r.status !== 201) throw new Error(`graphs: create ${id}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
   };
 
@@ -158,7 +179,14 @@ export async function graphsBench(pool: Pool, adminToken: string, o: GraphsOptio
   const warmBase = commit();
   const warm = await call(pool, 'POST', `/v1/graphs/${warmId}/run`, owner, { baseCommit: warmBase });
   for (const d of warm.body.dispatches) {
-    const body = JSON.stringify({ attempt: d.attempt, graphBaseCommit: warmBase, implementationCommit: commit(), committedChanges: changedPaths(d.subtaskId, 100), dirtyChanges: [], dirtyWorktreeAvailable: true });
+    const body = JSON.stringify({
+      attempt: d.attempt,
+      graphBaseCommit: warmBase,
+      implementationCommit: commit(),
+      committedChanges: changedPaths(d.subtaskId, 100),
+      dirtyChanges: [],
+      dirtyWorktreeAvailable: true,
+    });
     const r = await postRaw(pool, `/v1/graphs/${warmId}/subtasks/${d.subtaskId}/complete`, owner, body);
     if (r.status !== 200) throw new Error(`graphs: warm-up complete: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   }
@@ -175,11 +203,18 @@ export async function graphsBench(pool: Pool, adminToken: string, o: GraphsOptio
     const t0 = performance.now();
     const r = await call(pool, 'POST', `/v1/graphs/${id}/run`, owner, { baseCommit: base });
     runMs.push(performance.now() - t0);
-    if (r.body.selected.length !== o.wave || r.body.dispatches.length !== o.wave) throw new Error(`graphs: run of ${id} selected ${r.body.selected.length} of ${o.wave}`);
+    if (r.body.selected.length !== o.wave || r.body.dispatches.length !== o.wave)
+      throw new Error(`graphs: run of ${id} selected ${r.body.selected.length} of ${o.wave}`);
     for (const d of r.body.dispatches as { subtaskId: string; attempt: number }[]) {
       let body = bodies.get(d.subtaskId);
       if (body === undefined) {
-        body = JSON.stringify({ graphBaseCommit: base, implementationCommit: '@', committedChanges: changedPaths(d.subtaskId, o.paths), dirtyChanges: [], dirtyWorktreeAvailable: true });
+        body = JSON.stringify({
+          graphBaseCommit: base,
+          implementationCommit: '@',
+          committedChanges: changedPaths(d.subtaskId, o.paths),
+          dirtyChanges: [],
+          dirtyWorktreeAvailable: true,
+        });
         bodies.set(d.subtaskId, body);
       }
       const payload = `{"attempt":${d.attempt},${body.slice(1).replace('"@"', `"${commit()}"`)}`;
@@ -192,8 +227,18 @@ export async function graphsBench(pool: Pool, adminToken: string, o: GraphsOptio
     }
   }
   let s1 = await serverTimes(pool);
-  calls.push({ kind: 'run', what: `a wave of ${o.wave} subtasks (4 patterns each)`, client: summarize(runMs), serverMeanMs: serverMean(s0, s1, RUN, runMs.length) });
-  calls.push({ kind: 'complete', what: `evidence of ${o.paths.toLocaleString('en-US')} changed paths`, client: summarize(completeMs), serverMeanMs: serverMean(s0, s1, COMPLETE, completeMs.length) });
+  calls.push({
+    kind: 'run',
+    what: `a wave of ${o.wave} subtasks (4 patterns each)`,
+    client: summarize(runMs),
+    serverMeanMs: serverMean(s0, s1, RUN, runMs.length),
+  });
+  calls.push({
+    kind: 'complete',
+    what: `evidence of ${o.paths.toLocaleString('en-US')} changed paths`,
+    client: summarize(completeMs),
+    serverMeanMs: serverMean(s0, s1, COMPLETE, completeMs.length),
+  });
 
   progress(`graphs: claim × ${o.wave} (one subtask at a time)`);
   const claimMs: number[] = [];
@@ -205,7 +250,12 @@ export async function graphsBench(pool: Pool, adminToken: string, o: GraphsOptio
     if (r.body.dispatch?.subtaskId !== sid(i)) throw new Error(`graphs: claim of ${sid(i)} answered ${JSON.stringify(r.body).slice(0, 300)}`);
   }
   s1 = await serverTimes(pool);
-  calls.push({ kind: 'claim', what: `one subtask of ${o.wave}, the others running`, client: summarize(claimMs), serverMeanMs: serverMean(s0, s1, CLAIM, claimMs.length) });
+  calls.push({
+    kind: 'claim',
+    what: `one subtask of ${o.wave}, the others running`,
+    client: summarize(claimMs),
+    serverMeanMs: serverMean(s0, s1, CLAIM, claimMs.length),
+  });
 
   for (const [subtasks, patterns] of o.planShapes) {
     const id = `task-bench-${tag}-plan-${subtasks}x${patterns}`;
@@ -219,16 +269,27 @@ export async function graphsBench(pool: Pool, adminToken: string, o: GraphsOptio
       const r = await call(pool, 'GET', `/v1/graphs/${id}/plan`, owner);
       ms.push(performance.now() - t0);
       const want = Math.min(32, subtasks);
-      if (r.body.plan?.wave?.selected?.length !== want) throw new Error(`graphs: plan of ${id} selected ${JSON.stringify(r.body.plan?.wave?.selected)?.slice(0, 200)}, expected ${want}`);
+      if (r.body.plan?.wave?.selected?.length !== want)
+        throw new Error(`graphs: plan of ${id} selected ${JSON.stringify(r.body.plan?.wave?.selected)?.slice(0, 200)}, expected ${want}`);
     }
     s1 = await serverTimes(pool);
-    calls.push({ kind: 'plan', what: `${subtasks} subtasks × ${patterns} patterns (all READY)`, client: summarize(ms), serverMeanMs: serverMean(s0, s1, PLAN, ms.length) });
+    calls.push({
+      kind: 'plan',
+      what: `${subtasks} subtasks × ${patterns} patterns (all READY)`,
+      client: summarize(ms),
+      serverMeanMs: serverMean(s0, s1, PLAN, ms.length),
+    });
   }
 
   // The issue's shape: refused by the contract (4,096 patterns in all, 1 MiB).
   const [rs, rp] = o.refusedShape;
   const rid = `task-bench-${tag}-plan-refused`;
-  const refused = await postRaw(pool, '/v1/graphs/validate', owner, JSON.stringify({ graph: graphDoc(rid, rs, 32), intentMap: intentMap(rid, rs, planIntent(rp)) }));
+  const refused = await postRaw(
+    pool,
+    '/v1/graphs/validate',
+    owner,
+    JSON.stringify({ graph: graphDoc(rid, rs, 32), intentMap: intentMap(rid, rs, planIntent(rp)) }),
+  );
   if (refused.status === 200) throw new Error(`graphs: validate accepted ${rs} × ${rp} patterns; time that shape instead`);
   return {
     wave: o.wave,

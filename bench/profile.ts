@@ -77,8 +77,14 @@ export function summarizeCpuProfile(dir: string): ProfileSummary {
   return {
     wallMs: round((p.endTime - p.startTime) / 1000, 0),
     idlePercent: pct(idle),
-    byArea: [...area].sort((a, b) => b[1] - a[1]).slice(0, 20).map(([a, n]) => ({ area: a, percent: pct(n) })),
-    topFunctions: [...fns.values()].sort((a, b) => b.n - a.n).slice(0, 25).map((f) => ({ fn: f.fn, where: f.where, percent: pct(f.n) })),
+    byArea: [...area]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 20)
+      .map(([a, n]) => ({ area: a, percent: pct(n) })),
+    topFunctions: [...fns.values()]
+      .sort((a, b) => b.n - a.n)
+      .slice(0, 25)
+      .map((f) => ({ fn: f.fn, where: f.where, percent: pct(f.n) })),
   };
 }
 

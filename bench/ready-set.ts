@@ -157,7 +157,16 @@ async function runOne(sql: Sql, pool: Pool, adminToken: string, items: number): 
        where e.dependency_id = ${hub} and t.status = 'todo' and t.unfinished_deps = 0`;
     if (n !== HUB_DEPENDENTS) throw new Error(`after the hub's done ${n} dependents are ready, expected ${HUB_DEPENDENTS}`);
   }
-  return { items, edges, ready, next: summarize(next), nextFiltered: summarize(nextFiltered), firstPage: summarize(page), doneReadies1000: summarize(done), reopenBlocks1000: summarize(reopen) };
+  return {
+    items,
+    edges,
+    ready,
+    next: summarize(next),
+    nextFiltered: summarize(nextFiltered),
+    firstPage: summarize(page),
+    doneReadies1000: summarize(done),
+    reopenBlocks1000: summarize(reopen),
+  };
 }
 
 /** Runs the small (2,000 items) and the large (10,000 items) scope and the growth ratios. */
@@ -167,6 +176,12 @@ export async function readySetBench(sql: Sql, pool: Pool, adminToken: string): P
   const g = (f: (r: ReadySetRun) => Summary) => round(f(large).p50 / f(small).p50, 2);
   return {
     runs: [small, large],
-    growth: { next: g((r) => r.next), nextFiltered: g((r) => r.nextFiltered), firstPage: g((r) => r.firstPage), doneReadies1000: g((r) => r.doneReadies1000), reopenBlocks1000: g((r) => r.reopenBlocks1000) },
+    growth: {
+      next: g((r) => r.next),
+      nextFiltered: g((r) => r.nextFiltered),
+      firstPage: g((r) => r.firstPage),
+      doneReadies1000: g((r) => r.doneReadies1000),
+      reopenBlocks1000: g((r) => r.reopenBlocks1000),
+    },
   };
 }

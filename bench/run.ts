@@ -80,8 +80,28 @@ const SCALE = quick
   : { smallItems: 1000, bigItems: 1_000_000, rounds: 6, nextPerRound: 50, pagePerRound: 20, readinessPerRound: 20, smallExports: 9, bigExports: 1 };
 /** Goal 4: Task Graph execution call sizes. */
 const GRAPHS = quick
-  ? { wave: 8, paths: 1000, graphs: 4, planShapes: [[64, 16], [16, 64]] as [number, number][], planCalls: 10, refusedShape: [256, 256] as [number, number] }
-  : { wave: 32, paths: 10_000, graphs: 20, planShapes: [[256, 16], [16, 256]] as [number, number][], planCalls: 20, refusedShape: [256, 256] as [number, number] };
+  ? {
+      wave: 8,
+      paths: 1000,
+      graphs: 4,
+      planShapes: [
+        [64, 16],
+        [16, 64],
+      ] as [number, number][],
+      planCalls: 10,
+      refusedShape: [256, 256] as [number, number],
+    }
+  : {
+      wave: 32,
+      paths: 10_000,
+      graphs: 20,
+      planShapes: [
+        [256, 16],
+        [16, 256],
+      ] as [number, number][],
+      planCalls: 20,
+      refusedShape: [256, 256] as [number, number],
+    };
 const RESULTS_DIR = path.join(REPO_ROOT, 'bench', 'results');
 
 // graphile-worker's best showing: do not even format its per-job success log line.
@@ -221,7 +241,14 @@ async function main(): Promise<void> {
       for (const backlog of BACKLOGS) {
         if (only.has('claim')) for (const n of AGENTS) for (const c of contenders) await runOne(c, n, backlog, claim);
         if (only.has('breakdown')) {
-          const diag: Contender[] = ['coord-http', ...(compareServer ? [COMPARE] : []), 'coord-http-no-group-commit', 'coord-inproc', 'raw-sql', 'raw-sql-no-events'];
+          const diag: Contender[] = [
+            'coord-http',
+            ...(compareServer ? [COMPARE] : []),
+            'coord-http-no-group-commit',
+            'coord-inproc',
+            'raw-sql',
+            'raw-sql-no-events',
+          ];
           for (const c of diag) await runOne(c, BREAKDOWN_N, backlog, breakdown);
         }
       }
@@ -231,7 +258,9 @@ async function main(): Promise<void> {
           for (const k of [1, 2, 3]) {
             const r = await bench.runReplicas(k, BREAKDOWN_N, REPLICA_BACKLOG, capMs);
             replicas.push(r);
-            progress(`replicas ${k}: n=${BREAKDOWN_N} backlog=${fmt(REPLICA_BACKLOG)}: ${fmt(r.perSecond)}/s  next p99 ${fmt(r.next?.p99 ?? NaN)} ms${r.emptied ? '' : `  (capped: ${r.cycles})`}`);
+            progress(
+              `replicas ${k}: n=${BREAKDOWN_N} backlog=${fmt(REPLICA_BACKLOG)}: ${fmt(r.perSecond)}/s  next p99 ${fmt(r.next?.p99 ?? NaN)} ms${r.emptied ? '' : `  (capped: ${r.cycles})`}`,
+            );
           }
         }
       }
@@ -305,12 +334,22 @@ async function main(): Promise<void> {
     const flood = quick ? 2000 : 6000;
     progress(`auth: GET /v1/me alone and under ${fmt(flood)} random-token requests, failed-authentication limit on and off`);
     auth = { flood, attackers: 300, runs: [] };
-    for (const [name, limit] of [['limit on (default)', undefined], ['limit off', '0']] as const) {
+    for (const [name, limit] of [
+      ['limit on (default)', undefined],
+      ['limit off', '0'],
+    ] as const) {
       // Each its own server: the limit's counts and the principal cache start empty.
-      authServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: limit === undefined ? {} : { COORD_AUTH_FAILURE_LIMIT: limit } });
+      authServer = await startCoordServer({
+        databaseUrl: coordUrl,
+        root: serverRoot,
+        adminToken,
+        env: limit === undefined ? {} : { COORD_AUTH_FAILURE_LIMIT: limit },
+      });
       const run = await authFloodRun(name, authServer, { flood, attackers: 300, quietRequests: quick ? 300 : 1000 });
       auth.runs.push(run);
-      progress(`auth: ${name}: p99 ${fmt(run.quiet.p99)} ms quiet, ${fmt(run.flood.p99)} ms under the flood (${run.p99Ratio}×), ${fmt(run.lookups)} database lookups`);
+      progress(
+        `auth: ${name}: p99 ${fmt(run.quiet.p99)} ms quiet, ${fmt(run.flood.p99)} ms under the flood (${run.p99Ratio}×), ${fmt(run.lookups)} database lookups`,
+      );
       await authServer.stop();
     }
   }
@@ -346,10 +385,12 @@ async function main(): Promise<void> {
       backlogs: BACKLOGS,
       agents: AGENTS,
       poolMaxPerContender: 20,
-      coordServer: 'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_MAX_STREAMS=2000, COORD_RATE_LIMIT=0',
+      coordServer:
+        'src/server.ts in a child process, Coord defaults (pool 20, claim lease 30 min, emit_events all), COORD_MAX_STREAMS=2000, COORD_RATE_LIMIT=0',
       ...(serverRoot ? { serverRoot } : {}),
       ...(compareRoot ? { compareRoot } : {}),
-      clients: 'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
+      clients:
+        'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
       setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
     },
     goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), streamsGoal(streams), bigScopeGoal(scale), graphGoal(graphs), scaleOutGoal(replicas)],
@@ -419,7 +460,19 @@ const GOAL_HEAD = ['goal', 'what', 'measured', 'target', 'met'];
 const goalRows = (goals: Goal[]) => goals.map((g) => [String(g.goal), g.name, g.figure, g.target, g.met === null ? '–' : g.met ? 'yes' : 'no']);
 
 const REPLICAS_TITLE = `Scale-out: the claim cycle at N=${BREAKDOWN_N} with the agents spread over 1, 2 and 3 servers on one Postgres (every run verified exactly-once)`;
-const REPLICAS_HEAD = ['servers', 'backlog', 'cycles/s', 'next p50 ms', 'next p99 ms', 'servers µs', 'Postgres + rest µs', 'client µs', 'total µs', 'cores busy', 'run'];
+const REPLICAS_HEAD = [
+  'servers',
+  'backlog',
+  'cycles/s',
+  'next p50 ms',
+  'next p99 ms',
+  'servers µs',
+  'Postgres + rest µs',
+  'client µs',
+  'total µs',
+  'cores busy',
+  'run',
+];
 
 /** Goal 5's rows, in run order (each server count appears once per round). */
 function replicaRows(runs: ClaimRun[]): (string | number)[][] {
@@ -453,17 +506,54 @@ const scaleTitle = (s: ScaleResult & { seconds: number }) =>
   `Big scopes (goal 3): ${fmt(s.big.items)} items against ${fmt(s.small.items)}, one agent over HTTP, ms (section ${s.seconds} s; loaded with ${s.loadedWith}; ` +
   `load ${fmt(s.big.loadMs)} ms for the big scope, not timed)`;
 function scaleRows(s: ScaleResult): (string | number)[][] {
-  const row = (what: string, a: Summary, b: Summary, i: number) => [what, a.p50, a.p99, b.p50, b.p99, s.ratios[i].stat, `${s.ratios[i].ratio}×`, s.ratios[i].met ? 'met' : 'NOT met'];
-  const ex = (x: ScaleResult['small'], f: 'markdown' | 'json') => `${fmt(x.export[f].itemsPerSecond)} items/s (p50 ${fmt(x.export[f].runs.p50)} ms of ${x.export[f].runs.n}, ${fmt(x.export[f].bytes / 1024)} KiB)`;
-  const exRow = (f: 'markdown' | 'json', i: number) => [`GET /v1/scopes/{scope}/export?format=${f}`, ex(s.small, f), '', ex(s.big, f), '', s.ratios[i].stat, `${s.ratios[i].ratio}×`, s.ratios[i].met ? 'met' : 'NOT met'];
+  const row = (what: string, a: Summary, b: Summary, i: number) => [
+    what,
+    a.p50,
+    a.p99,
+    b.p50,
+    b.p99,
+    s.ratios[i].stat,
+    `${s.ratios[i].ratio}×`,
+    s.ratios[i].met ? 'met' : 'NOT met',
+  ];
+  const ex = (x: ScaleResult['small'], f: 'markdown' | 'json') =>
+    `${fmt(x.export[f].itemsPerSecond)} items/s (p50 ${fmt(x.export[f].runs.p50)} ms of ${x.export[f].runs.n}, ${fmt(x.export[f].bytes / 1024)} KiB)`;
+  const exRow = (f: 'markdown' | 'json', i: number) => [
+    `GET /v1/scopes/{scope}/export?format=${f}`,
+    ex(s.small, f),
+    '',
+    ex(s.big, f),
+    '',
+    s.ratios[i].stat,
+    `${s.ratios[i].ratio}×`,
+    s.ratios[i].met ? 'met' : 'NOT met',
+  ];
   return [
     row('POST /v1/todos/next', s.small.next, s.big.next, 0),
     row('GET /v1/todos?limit=100', s.small.firstPage, s.big.firstPage, 1),
     row('GET /v1/todos/{id}/readiness', s.small.readiness, s.big.readiness, 2),
     exRow('markdown', 3),
     exRow('json', 4),
-    ['GET /v1/todos?status=todo&limit=100 (information)', s.small.firstTodoPage.p50, s.small.firstTodoPage.p99, s.big.firstTodoPage.p50, s.big.firstTodoPage.p99, 'p50 ms', `${round(s.big.firstTodoPage.p50 / s.small.firstTodoPage.p50, 2)}×`, '–'],
-    ['GET /v1/scopes (counts; information)', s.small.scopeCounts.p50, s.small.scopeCounts.p99, s.big.scopeCounts.p50, s.big.scopeCounts.p99, 'p50 ms', `${round(s.big.scopeCounts.p50 / s.small.scopeCounts.p50, 2)}×`, '–'],
+    [
+      'GET /v1/todos?status=todo&limit=100 (information)',
+      s.small.firstTodoPage.p50,
+      s.small.firstTodoPage.p99,
+      s.big.firstTodoPage.p50,
+      s.big.firstTodoPage.p99,
+      'p50 ms',
+      `${round(s.big.firstTodoPage.p50 / s.small.firstTodoPage.p50, 2)}×`,
+      '–',
+    ],
+    [
+      'GET /v1/scopes (counts; information)',
+      s.small.scopeCounts.p50,
+      s.small.scopeCounts.p99,
+      s.big.scopeCounts.p50,
+      s.big.scopeCounts.p99,
+      'p50 ms',
+      `${round(s.big.scopeCounts.p50 / s.small.scopeCounts.p50, 2)}×`,
+      '–',
+    ],
   ];
 }
 const GRAPHS_HEAD = ['call', 'size', 'n', 'p50 ms', 'p99 ms', 'max ms', 'server mean ms'];
@@ -485,8 +575,12 @@ function bulkRows(b: BulkResult): (string | number)[][] {
 
 function report(r: Results): void {
   const out: string[] = [];
-  out.push(`Coord benchmark ${r.date} (${r.mode}, ${r.durationSeconds} s) on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.postgres}, Node ${r.machine.node}`);
-  out.push(`Postgres: fsync=off, synchronous_commit=off, full_page_writes=off for every contender. Load average ${r.loadAverage.before} before, ${r.loadAverage.after} after.`);
+  out.push(
+    `Coord benchmark ${r.date} (${r.mode}, ${r.durationSeconds} s) on ${r.machine.cores} cores (${r.machine.cpuModel}), ${r.machine.postgres}, Node ${r.machine.node}`,
+  );
+  out.push(
+    `Postgres: fsync=off, synchronous_commit=off, full_page_writes=off for every contender. Load average ${r.loadAverage.before} before, ${r.loadAverage.after} after.`,
+  );
   out.push('', 'Goals', table(GOAL_HEAD, goalRows(r.goals)));
   if (r.claim.length) {
     out.push('', 'Claim cycle throughput (next → done until the backlog is empty; every run verified exactly-once)', table(CLAIM_HEAD, claimRows(r.claim)));
@@ -506,7 +600,8 @@ function report(r: Results): void {
       ),
     );
   }
-  if (r.breakdown.length) out.push('', `Where the time goes at N=${BREAKDOWN_N} (coord-inproc = Coord's service functions without HTTP)`, table(CLAIM_HEAD, claimRows(r.breakdown)));
+  if (r.breakdown.length)
+    out.push('', `Where the time goes at N=${BREAKDOWN_N} (coord-inproc = Coord's service functions without HTTP)`, table(CLAIM_HEAD, claimRows(r.breakdown)));
   const cpu = cpuRows(r);
   if (cpu.length) out.push('', CPU_TITLE, table(CPU_HEAD, cpu));
   if (r.replicas.length) out.push('', REPLICAS_TITLE, table(REPLICAS_HEAD, replicaRows(r.replicas)));
@@ -515,8 +610,32 @@ function report(r: Results): void {
       '',
       'Ready set at scale (HTTP, one agent; ms)',
       table(
-        ['items', 'edges', 'ready', 'next p50', 'next p99', 'filtered next p50', 'filtered next p99', 'first page p50', 'first page p99', 'done→1,000 ready p50', 'reopen→1,000 blocked p50'],
-        r.readySet.runs.map((x) => [x.items, x.edges, x.ready, x.next.p50, x.next.p99, x.nextFiltered.p50, x.nextFiltered.p99, x.firstPage.p50, x.firstPage.p99, x.doneReadies1000.p50, x.reopenBlocks1000.p50]),
+        [
+          'items',
+          'edges',
+          'ready',
+          'next p50',
+          'next p99',
+          'filtered next p50',
+          'filtered next p99',
+          'first page p50',
+          'first page p99',
+          'done→1,000 ready p50',
+          'reopen→1,000 blocked p50',
+        ],
+        r.readySet.runs.map((x) => [
+          x.items,
+          x.edges,
+          x.ready,
+          x.next.p50,
+          x.next.p99,
+          x.nextFiltered.p50,
+          x.nextFiltered.p99,
+          x.firstPage.p50,
+          x.firstPage.p99,
+          x.doneReadies1000.p50,
+          x.reopenBlocks1000.p50,
+        ]),
       ),
       `growth 10,000 / 2,000 items (p50): next ${r.readySet.growth.next}×, filtered next ${r.readySet.growth.nextFiltered}×, first page ${r.readySet.growth.firstPage}×, done ${r.readySet.growth.doneReadies1000}×, reopen ${r.readySet.growth.reopenBlocks1000}×`,
     );
@@ -525,23 +644,46 @@ function report(r: Results): void {
     out.push(
       '',
       'Events: commit-to-SSE-delivery latency on one topic (ms)',
-      table(['subscribers', 'events', 'p50', 'p99', 'max'], r.events.latency.map((x) => [x.subscribers, x.events, x.latency.p50, x.latency.p99, x.latency.max])),
+      table(
+        ['subscribers', 'events', 'p50', 'p99', 'max'],
+        r.events.latency.map((x) => [x.subscribers, x.events, x.latency.p50, x.latency.p99, x.latency.max]),
+      ),
       '',
       'Events: delivery throughput of one replica (one topic, 100 events per transaction)',
       table(
         ['subscribers', 'events', 'events/s per subscriber', 'frames/s', 'writer events/s', 'complete'],
-        r.events.throughput.map((x) => [x.subscribers, x.events, x.eventsPerSecond, x.deliveriesPerSecond, x.writerEventsPerSecond, x.complete ? 'yes' : 'capped']),
+        r.events.throughput.map((x) => [
+          x.subscribers,
+          x.events,
+          x.eventsPerSecond,
+          x.deliveriesPerSecond,
+          x.writerEventsPerSecond,
+          x.complete ? 'yes' : 'capped',
+        ]),
       ),
     );
   }
   if (r.bulk) {
-    out.push('', `Bulk add: ${fmt(r.bulk.items)} items (ms; bulk over ${r.bulk.bulk.n} runs)`, table(BULK_HEAD, bulkRows(r.bulk)), `one bulk request is ${r.bulk.speedup}× faster than the single adds`);
+    out.push(
+      '',
+      `Bulk add: ${fmt(r.bulk.items)} items (ms; bulk over ${r.bulk.bulk.n} runs)`,
+      table(BULK_HEAD, bulkRows(r.bulk)),
+      `one bulk request is ${r.bulk.speedup}× faster than the single adds`,
+    );
   }
   if (r.auth) out.push('', authFloodTitle(r.auth), table(AUTH_FLOOD_HEAD, authFloodRows(r.auth)));
   if (r.streams) out.push('', streamsTitle(r.streams), table(STREAMS_HEAD, streamsRows(r.streams)));
   if (r.scale) out.push('', scaleTitle(r.scale), table(SCALE_HEAD, scaleRows(r.scale)));
   if (r.graphs) out.push('', graphsTitle(r.graphs), table(GRAPHS_HEAD, graphsRows(r.graphs)), graphsNote(r.graphs));
-  if (r.memory.length) out.push('', 'Server memory (RSS)', table(['when', 'RSS MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
+  if (r.memory.length)
+    out.push(
+      '',
+      'Server memory (RSS)',
+      table(
+        ['when', 'RSS MiB'],
+        r.memory.map((m) => [m.label, m.rssMiB]),
+      ),
+    );
   console.log(out.join('\n'));
 }
 
@@ -618,9 +760,15 @@ function markdown(r: Results): string {
       '',
       '**Events** (commit to SSE delivery, one topic)',
       '',
-      mdTable(['subscribers', 'p50 ms', 'p99 ms'], r.events.latency.map((x) => [x.subscribers, x.latency.p50, x.latency.p99])),
+      mdTable(
+        ['subscribers', 'p50 ms', 'p99 ms'],
+        r.events.latency.map((x) => [x.subscribers, x.latency.p50, x.latency.p99]),
+      ),
       '',
-      mdTable(['subscribers', 'events/s per subscriber', 'frames/s'], r.events.throughput.map((x) => [x.subscribers, x.eventsPerSecond, x.deliveriesPerSecond])),
+      mdTable(
+        ['subscribers', 'events/s per subscriber', 'frames/s'],
+        r.events.throughput.map((x) => [x.subscribers, x.eventsPerSecond, x.deliveriesPerSecond]),
+      ),
     );
   }
   if (r.bulk) out.push('', `**Bulk add** (${fmt(r.bulk.items)} items, ms; ${r.bulk.speedup}× faster in one request)`, '', mdTable(BULK_HEAD, bulkRows(r.bulk)));
@@ -628,7 +776,16 @@ function markdown(r: Results): string {
   if (r.streams) out.push('', `**${streamsTitle(r.streams)}**`, '', mdTable(STREAMS_HEAD, streamsRows(r.streams)));
   if (r.scale) out.push('', `**${scaleTitle(r.scale)}**`, '', mdTable(SCALE_HEAD, scaleRows(r.scale)));
   if (r.graphs) out.push('', `**${graphsTitle(r.graphs)}**`, '', mdTable(GRAPHS_HEAD, graphsRows(r.graphs)), '', graphsNote(r.graphs));
-  if (r.memory.length) out.push('', '**Server RSS**', '', mdTable(['when', 'MiB'], r.memory.map((m) => [m.label, m.rssMiB])));
+  if (r.memory.length)
+    out.push(
+      '',
+      '**Server RSS**',
+      '',
+      mdTable(
+        ['when', 'MiB'],
+        r.memory.map((m) => [m.label, m.rssMiB]),
+      ),
+    );
   return out.join('\n') + '\n';
 }
 
@@ -668,13 +825,22 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
         `Profile of Coord's claim cycle: N=32, backlog 20,000: ${fmt(run.perSecond)} cycles/s, next p50 ${run.next?.p50} ms p99 ${run.next?.p99} ms, done p50 ${run.done?.p50} ms`,
         '',
         `Server CPU (${fmt(cpu.wallMs)} ms profiled, idle ${cpu.idlePercent} %), self time by area`,
-        table(['area', '% samples'], cpu.byArea.map((a) => [a.area, a.percent])),
+        table(
+          ['area', '% samples'],
+          cpu.byArea.map((a) => [a.area, a.percent]),
+        ),
         '',
         'Hottest functions (self time)',
-        table(['function', 'where', '%'], cpu.topFunctions.map((f) => [f.fn, f.where, f.percent])),
+        table(
+          ['function', 'where', '%'],
+          cpu.topFunctions.map((f) => [f.fn, f.where, f.percent]),
+        ),
         '',
         'Postgres statements during the run (pg_stat_statements, by total time)',
-        table(['calls', 'mean ms', 'total ms', 'rows/call', 'query'], statements.map((s) => [s.calls, s.meanMs, s.totalMs, s.rowsPerCall, s.query])),
+        table(
+          ['calls', 'mean ms', 'total ms', 'rows/call', 'query'],
+          statements.map((s) => [s.calls, s.meanMs, s.totalMs, s.rowsPerCall, s.query]),
+        ),
       ].join('\n'),
     );
     progress('wrote bench/results/profile.json');

@@ -164,20 +164,44 @@ async function prepare(sql: Sql, pool: Pool, adminToken: string, items: number, 
     const pos = doneUpTo + 10 * (1 + ((k * 2654435761) % waiting));
     probes.push(itemId(scope, k % 2 === 0 ? pos : pos - 3));
   }
-  return { items, scope, token: agent.body.token, edges, loadMs, probes, next: [], page: [], todoPage: [], readiness: [], counts: [], exports: { markdown: [], json: [] }, exportBytes: { markdown: 0, json: 0 } };
+  return {
+    items,
+    scope,
+    token: agent.body.token,
+    edges,
+    loadMs,
+    probes,
+    next: [],
+    page: [],
+    todoPage: [],
+    readiness: [],
+    counts: [],
+    exports: { markdown: [], json: [] },
+    exportBytes: { markdown: 0, json: 0 },
+  };
 }
 
 /** Reads the loaded scope back through the API: counts, and the first page in position order. */
 async function verify(pool: Pool, s: Side): Promise<number> {
   const doneUpTo = Math.floor((s.items * DONE_SHARE) / 10) * 10;
   const t0 = performance.now();
-  const scopes = await call<{ scopes: { scope: string; total: number; done: number; todo: number; inProgress: number }[] }>(pool, 'GET', '/v1/scopes?limit=100', s.token);
+  const scopes = await call<{ scopes: { scope: string; total: number; done: number; todo: number; inProgress: number }[] }>(
+    pool,
+    'GET',
+    '/v1/scopes?limit=100',
+    s.token,
+  );
   s.counts.push(performance.now() - t0);
   const mine = scopes.body.scopes.find((x) => x.scope === s.scope);
   if (!mine || mine.total !== s.items || mine.done !== doneUpTo || mine.todo !== s.items - doneUpTo) {
     throw new Error(`scale: GET /v1/scopes reads ${JSON.stringify(mine)} for ${s.scope}, expected total ${s.items}, done ${doneUpTo}`);
   }
-  const page = await call<{ items: { id: string; position: number; status: string }[]; nextCursor: string | null }>(pool, 'GET', '/v1/todos?limit=100', s.token);
+  const page = await call<{ items: { id: string; position: number; status: string }[]; nextCursor: string | null }>(
+    pool,
+    'GET',
+    '/v1/todos?limit=100',
+    s.token,
+  );
   const items = page.body.items;
   if (items.length !== 100 || !page.body.nextCursor) throw new Error(`scale: the first page of ${s.scope} held ${items.length} items`);
   for (const [i, x] of items.entries()) {
@@ -240,7 +264,8 @@ export async function scaleBench(sql: Sql, pool: Pool, adminToken: string, o: Sc
   const ready = new Map<Side, number>();
   for (const s of sides) ready.set(s, await verify(pool, s));
   const nextTotal = o.rounds * o.nextPerRound + 5;
-  for (const s of sides) if ((ready.get(s) ?? 0) < nextTotal) throw new Error(`scale: ${s.scope} has ${ready.get(s)} ready items, fewer than the ${nextTotal} next calls`);
+  for (const s of sides)
+    if ((ready.get(s) ?? 0) < nextTotal) throw new Error(`scale: ${s.scope} has ${ready.get(s)} ready items, fewer than the ${nextTotal} next calls`);
 
   // Warm-up (not recorded): each call kind a few times on each scope.
   for (const s of sides) {
@@ -274,7 +299,9 @@ export async function scaleBench(sql: Sql, pool: Pool, adminToken: string, o: Sc
     for (const s of sides) await timedCall(s.counts, pool, 'GET', '/v1/scopes?limit=100', s.token);
   }
   for (const format of EXPORT_FORMATS) {
-    progress(`scale: exports (${format}): ${o.smallExports} × ${o.smallItems.toLocaleString('en-US')} items, ${o.bigExports} × ${o.bigItems.toLocaleString('en-US')} items`);
+    progress(
+      `scale: exports (${format}): ${o.smallExports} × ${o.smallItems.toLocaleString('en-US')} items, ${o.bigExports} × ${o.bigItems.toLocaleString('en-US')} items`,
+    );
     await exportOnce(pool, small, format, false); // warm-up, not recorded
     for (let i = 0; i < Math.max(o.smallExports, o.bigExports); i++) {
       if (i < o.smallExports) small.exportBytes[format] = await exportOnce(pool, small, format);

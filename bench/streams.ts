@@ -56,9 +56,25 @@ export interface StreamsOptions {
 }
 
 /** Goal 2's figures (≈ 1 min on 2 cores). */
-export const STREAMS_FULL: StreamsOptions = { streams: 10_000, latencySubscribers: 1000, otherTopics: 90, baselineSeconds: 5, idleSeconds: 15, latencyEvents: 150, intervalMs: 20 };
+export const STREAMS_FULL: StreamsOptions = {
+  streams: 10_000,
+  latencySubscribers: 1000,
+  otherTopics: 90,
+  baselineSeconds: 5,
+  idleSeconds: 15,
+  latencyEvents: 150,
+  intervalMs: 20,
+};
 /** `--quick`: a tenth of the streams and subscribers (≈ 30 s). */
-export const STREAMS_QUICK: StreamsOptions = { streams: 1000, latencySubscribers: 100, otherTopics: 9, baselineSeconds: 5, idleSeconds: 15, latencyEvents: 60, intervalMs: 20 };
+export const STREAMS_QUICK: StreamsOptions = {
+  streams: 1000,
+  latencySubscribers: 100,
+  otherTopics: 9,
+  baselineSeconds: 5,
+  idleSeconds: 15,
+  latencyEvents: 60,
+  intervalMs: 20,
+};
 
 /** Goal 2's bounds. */
 export const STREAMS_GOALS = {
@@ -160,7 +176,12 @@ async function sample(server: { base: string; rssBytes(): number }): Promise<{ m
     if (res.statusCode !== 200) throw new Error(`GET /metrics: HTTP ${res.statusCode}`);
     const get = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
     return {
-      memory: { rssBytes, heapUsedBytes: get('nodejs_heap_size_used_bytes'), heapTotalBytes: get('nodejs_heap_size_total_bytes'), externalBytes: get('nodejs_external_memory_bytes') },
+      memory: {
+        rssBytes,
+        heapUsedBytes: get('nodejs_heap_size_used_bytes'),
+        heapTotalBytes: get('nodejs_heap_size_total_bytes'),
+        externalBytes: get('nodejs_external_memory_bytes'),
+      },
       openStreams: get('coord_sse_open_streams'),
     };
   } finally {
@@ -200,11 +221,18 @@ export async function streamsBench(
   const t0 = performance.now();
   const { streams, latencySubscribers, otherTopics } = opts;
   const others = streams - latencySubscribers;
-  if (latencySubscribers < 1 || otherTopics < 1 || others < otherTopics) throw new Error(`streams: need 1 ≤ latency subscribers and 1 ≤ other topics ≤ other streams (got ${streams} / ${latencySubscribers} / ${otherTopics})`);
+  if (latencySubscribers < 1 || otherTopics < 1 || others < otherTopics)
+    throw new Error(`streams: need 1 ≤ latency subscribers and 1 ≤ other topics ≤ other streams (got ${streams} / ${latencySubscribers} / ${otherTopics})`);
   const need = streams + 500;
-  for (const [who, pid] of [['server', server.pid], ['bench', 'self']] as const) {
+  for (const [who, pid] of [
+    ['server', server.pid],
+    ['bench', 'self'],
+  ] as const) {
     const limit = openFileLimit(pid);
-    if (limit < need) throw new Error(`streams: the ${who} process may open ${limit} files; ${fmt(streams)} streams need about ${fmt(need)}: raise the hard limit (ulimit -Hn, as root) before npm run bench`);
+    if (limit < need)
+      throw new Error(
+        `streams: the ${who} process may open ${limit} files; ${fmt(streams)} streams need about ${fmt(need)}: raise the hard limit (ulimit -Hn, as root) before npm run bench`,
+      );
   }
 
   // One root session per topic: the latency topic first.
@@ -213,7 +241,9 @@ export async function streamsBench(
   try {
     for (let i = 0; i <= otherTopics; i += 8) {
       const batch = await Promise.all(
-        Array.from({ length: Math.min(8, otherTopics + 1 - i) }, (_, j) => call(admin, 'POST', '/v1/sessions', server.adminToken, { name: `streams-${i + j}` })),
+        Array.from({ length: Math.min(8, otherTopics + 1 - i) }, (_, j) =>
+          call(admin, 'POST', '/v1/sessions', server.adminToken, { name: `streams-${i + j}` }),
+        ),
       );
       for (const r of batch) topics.push({ topic: `todo:session:${r.body.session.id}`, token: r.body.token });
     }
@@ -253,7 +283,10 @@ export async function streamsBench(
         });
         await subs.open(target);
       })(),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`streams: opening ${fmt(streams)} streams took over ${OPEN_TIMEOUT_MS / 1000} s`)), OPEN_TIMEOUT_MS))),
+      new Promise(
+        (_, reject) =>
+          (timer = setTimeout(() => reject(new Error(`streams: opening ${fmt(streams)} streams took over ${OPEN_TIMEOUT_MS / 1000} s`)), OPEN_TIMEOUT_MS)),
+      ),
     ]).finally(() => clearTimeout(timer));
     const openMs = performance.now() - tOpen;
     progress(`streams: ${fmt(streams)} open in ${fmt(openMs / 1000)} s; idle for ${opts.idleSeconds} s`);
@@ -261,7 +294,8 @@ export async function streamsBench(
     // (a) memory, settled, and the server's own count.
     await sleep(SETTLE_MS);
     const withStreams = await sample(server);
-    if (withStreams.openStreams !== baseline + streams) throw new Error(`streams: the server reports ${withStreams.openStreams} open streams, expected ${baseline + streams}`);
+    if (withStreams.openStreams !== baseline + streams)
+      throw new Error(`streams: the server reports ${withStreams.openStreams} open streams, expected ${baseline + streams}`);
 
     // (b) idle: no events, no requests (the scrape's own work over first).
     await sleep(500);
@@ -287,7 +321,8 @@ export async function streamsBench(
     if (!complete) subs.problems.push(`only ${subs.received} of ${opts.latencyEvents * latencySubscribers} deliveries arrived`);
     if (strays) subs.problems.push(`${strays} latency events reached streams of other topics`);
     const afterLatency = await sample(server);
-    if (afterLatency.openStreams !== baseline + streams) subs.problems.push(`the server reports ${afterLatency.openStreams} open streams after the latency run, expected ${baseline + streams}`);
+    if (afterLatency.openStreams !== baseline + streams)
+      subs.problems.push(`the server reports ${afterLatency.openStreams} open streams after the latency run, expected ${baseline + streams}`);
     if (subs.problems.length) throw new Error(`STREAMS DELIVERY CHECK FAILED (${fmt(streams)} streams): ${subs.problems.slice(0, 3).join('; ')}`);
 
     const grew = (k: keyof StreamsMemory) => round((withStreams.memory[k] - before.memory[k]) / streams, 0) || 0; // no -0
@@ -315,7 +350,16 @@ export async function streamsBench(
         restCpuPercent: idle.rest,
         loadAverage,
       },
-      latency: { subscribers: latencySubscribers, events: opts.latencyEvents, intervalMs: opts.intervalMs, latency: summarize(samples), seconds: round(lat.ms / 1000, 1), serverCpuPercent: lat.server, benchCpuPercent: lat.bench, restCpuPercent: lat.rest },
+      latency: {
+        subscribers: latencySubscribers,
+        events: opts.latencyEvents,
+        intervalMs: opts.intervalMs,
+        latency: summarize(samples),
+        seconds: round(lat.ms / 1000, 1),
+        serverCpuPercent: lat.server,
+        benchCpuPercent: lat.bench,
+        restCpuPercent: lat.rest,
+      },
       durationSeconds: round((performance.now() - t0) / 1000, 0),
     };
   } finally {
@@ -323,7 +367,13 @@ export async function streamsBench(
     for (const s of rest) s?.close();
     // Wait for the server to count them closed, so what runs next starts without them.
     for (const deadline = performance.now() + 15_000; performance.now() < deadline; await sleep(250)) {
-      if ((await sample(server).then((x) => x.openStreams, () => baseline)) === baseline) break;
+      if (
+        (await sample(server).then(
+          (x) => x.openStreams,
+          () => baseline,
+        )) === baseline
+      )
+        break;
     }
   }
 }
@@ -348,11 +398,21 @@ export function streamsRows(r: StreamsResult): string[][] {
       `≤ ${mb(g.rssBytes)}`,
       met(m.peakRssBytes <= g.rssBytes),
     ],
-    [`idle server CPU over ${fmt(r.idle.seconds)} s`, `${fmt(r.idle.serverCpuPercent)} % of a core (${fmt(r.idle.baselineCpuPercent)} % with no stream)`, `< ${g.idleCpuPercent} %`, met(r.idle.serverCpuPercent < g.idleCpuPercent)],
-    [`commit-to-delivery, ${fmt(r.latency.subscribers)} subscribers of one topic`, `p99 ${fmt(lat.p99)} ms (p50 ${fmt(lat.p50)}, max ${fmt(lat.max)})`, `p99 ≤ ${g.p99Ms} ms`, met(lat.p99 <= g.p99Ms)],
+    [
+      `idle server CPU over ${fmt(r.idle.seconds)} s`,
+      `${fmt(r.idle.serverCpuPercent)} % of a core (${fmt(r.idle.baselineCpuPercent)} % with no stream)`,
+      `< ${g.idleCpuPercent} %`,
+      met(r.idle.serverCpuPercent < g.idleCpuPercent),
+    ],
+    [
+      `commit-to-delivery, ${fmt(r.latency.subscribers)} subscribers of one topic`,
+      `p99 ${fmt(lat.p99)} ms (p50 ${fmt(lat.p50)}, max ${fmt(lat.max)})`,
+      `p99 ≤ ${g.p99Ms} ms`,
+      met(lat.p99 <= g.p99Ms),
+    ],
     [
       'CPU during the latency run',
-      `${fmt(r.latency.seconds)} s: server ${fmt(r.latency.serverCpuPercent)} % (${fmt((r.latency.serverCpuPercent / 100) * r.latency.seconds * 1000 / r.latency.events)} ms per event), bench (writer and subscribers) ${fmt(r.latency.benchCpuPercent)} %, rest of the machine ${fmt(r.latency.restCpuPercent)} % of a core`,
+      `${fmt(r.latency.seconds)} s: server ${fmt(r.latency.serverCpuPercent)} % (${fmt(((r.latency.serverCpuPercent / 100) * r.latency.seconds * 1000) / r.latency.events)} ms per event), bench (writer and subscribers) ${fmt(r.latency.benchCpuPercent)} %, rest of the machine ${fmt(r.latency.restCpuPercent)} % of a core`,
       '',
       '',
     ],

@@ -22,7 +22,11 @@ const onSignal = () => {
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
-const code = await main(process.argv.slice(2), { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin }, { stop: stop.signal });
+const code = await main(
+  process.argv.slice(2),
+  { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
+  { stop: stop.signal },
+);
 // Flush, then exit at once: idle keep-alive sockets would otherwise hold the process for seconds.
 await new Promise((resolve) => process.stdout.write('', resolve));
 await new Promise((resolve) => process.stderr.write('', resolve));

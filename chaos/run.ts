@@ -127,7 +127,11 @@ function replicaEnv(r: Replica): NodeJS.ProcessEnv {
 
 async function startReplica(r: Replica): Promise<void> {
   const out = createWriteStream(path.join(work, `replica-${r.index}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')], { cwd: ROOT, env: replicaEnv(r), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')], {
+    cwd: ROOT,
+    env: replicaEnv(r),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.pipe(out);
   child.stderr!.pipe(out);
   r.child = child;
@@ -137,8 +141,14 @@ async function startReplica(r: Replica): Promise<void> {
     r.up = false;
     // A replica that dies on its own (not our SIGKILL) is a defect: say so, and bring it back.
     if (!r.killing && !stopping && !r.restarting) {
-      const tail = readFileSync(path.join(work, `replica-${r.index}.log`), 'utf8').split('\n').filter(Boolean).slice(-12).join(' | ');
-      unexpectedExits.push(`replica ${r.index} exited by itself (${signal ?? `code ${code}`}) at +${((Date.now() - t0) / 1000).toFixed(1)}s: ${tail.slice(0, 1500)}`);
+      const tail = readFileSync(path.join(work, `replica-${r.index}.log`), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .slice(-12)
+        .join(' | ');
+      unexpectedExits.push(
+        `replica ${r.index} exited by itself (${signal ?? `code ${code}`}) at +${((Date.now() - t0) / 1000).toFixed(1)}s: ${tail.slice(0, 1500)}`,
+      );
       log(`replica ${r.index}: exited by itself; restarting`);
       void restartReplica(r);
     }
@@ -146,7 +156,8 @@ async function startReplica(r: Replica): Promise<void> {
   r.killing = false;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`replica ${r.index} exited with ${child.exitCode} while starting (log: ${path.join(work, `replica-${r.index}.log`)})`);
+    if (child.exitCode !== null)
+      throw new Error(`replica ${r.index} exited with ${child.exitCode} while starting (log: ${path.join(work, `replica-${r.index}.log`)})`);
     try {
       const res = await fetch(`${r.base}/readyz`, { signal: AbortSignal.timeout(2000) });
       if (res.status === 200) {
@@ -387,7 +398,9 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
     const lost: string[] = [];
     for (const id of ackedAdds) if (!items.has(id)) lost.push(`add ${id}: answered 201, not stored`);
     for (const d of ackedDones) if (items.get(d.id) !== 'done') lost.push(`done ${d.id}: answered 200, stored ${items.get(d.id) ?? 'missing'}`);
-    for (const c of ackedClaims) if (!claimedBy.has(`${c.id} ${c.owner} ${c.revision}`)) lost.push(`claim ${c.id} by ${c.owner} at revision ${c.revision}: answered 200, no such claimed event`);
+    for (const c of ackedClaims)
+      if (!claimedBy.has(`${c.id} ${c.owner} ${c.revision}`))
+        lost.push(`claim ${c.id} by ${c.owner} at revision ${c.revision}: answered 200, no such claimed event`);
     for (const l of lost.slice(0, 10)) violations.push(`lost acknowledged write: ${l}`);
 
     // Followers against the log.
@@ -409,7 +422,8 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
 
     // 5xx outside the outage window.
     const outside = fiveXx.filter((s) => !inOutage(s.at));
-    for (const s of outside.slice(0, 10)) violations.push(`${s.status} outside the outage window: ${s.route} on replica ${s.replica} at +${((s.at - t0) / 1000).toFixed(1)}s`);
+    for (const s of outside.slice(0, 10))
+      violations.push(`${s.status} outside the outage window: ${s.route} on replica ${s.replica} at +${((s.at - t0) / 1000).toFixed(1)}s`);
 
     const report = {
       durationS: Math.round((Date.now() - t0) / 1000),
@@ -442,7 +456,9 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
 }
 
 async function main(): Promise<number> {
-  log(`${REPLICAS} replicas, ${AGENTS} agents, ${DURATION_MS / 1000} s, a replica killed every ${KILL_EVERY_MS / 1000} s${PG_RESTART ? ', one Postgres crash-restart' : ''}; work folder ${work}`);
+  log(
+    `${REPLICAS} replicas, ${AGENTS} agents, ${DURATION_MS / 1000} s, a replica killed every ${KILL_EVERY_MS / 1000} s${PG_RESTART ? ', one Postgres crash-restart' : ''}; work folder ${work}`,
+  );
   await startPostgres();
   for (let i = 0; i < REPLICAS; i++) {
     const port = await freePort();
@@ -485,7 +501,9 @@ async function main(): Promise<number> {
     for (const v of violations) console.log(`  - ${v}`);
     return 1;
   }
-  console.log(`chaos: clean (${report.claims} claims, 0 double claims, 0 lost acknowledged writes, 0 event gaps or duplicates, 0 5xx outside the outage window)`);
+  console.log(
+    `chaos: clean (${report.claims} claims, 0 double claims, 0 lost acknowledged writes, 0 event gaps or duplicates, 0 5xx outside the outage window)`,
+  );
   return 0;
 }
 

@@ -131,7 +131,8 @@ function report(err: unknown, io: Io, argv: string[]): number {
       for (const f of err.problem.errors ?? []) io.stderr.write(`  ${f.path}: ${f.message}\n`);
       if (err instanceof Unauthorized) io.stderr.write('hint: check --token, `coord login` or COORD_TOKEN (`coord whoami` shows which is used)\n');
       if (err instanceof ConnectionFailed) io.stderr.write('hint: is the server running? Set the URL with --url, `coord login` or COORD_URL\n');
-      if (err.code === 'no_session_context') io.stderr.write('hint: a user has no list of its own: pass --scope session:<id>|scenario:<name>|graph:<id> (or --all to list)\n');
+      if (err.code === 'no_session_context')
+        io.stderr.write('hint: a user has no list of its own: pass --scope session:<id>|scenario:<name>|graph:<id> (or --all to list)\n');
       if (err.code === 'claim_requires_session') io.stderr.write('hint: only sessions claim: create one with `coord session create` and use its token\n');
     }
     return EXIT.error;

@@ -121,7 +121,17 @@ export function sessionTable(sessions: Session[]): string[] {
   if (sessions.length === 0) return ['No sessions.'];
   return table(
     ['ID', 'NAME', 'STATUS', 'ALIVE', 'LAST SEEN', 'HOLDING', 'PARENT', 'SCOPE', 'CREATED'],
-    sessions.map((s) => [s.id, s.name, s.status, s.alive ? 'yes' : 'no', dash(s.lastSeenAt), String(s.holding?.count ?? 0), dash(s.parentId), s.scope, s.createdAt]),
+    sessions.map((s) => [
+      s.id,
+      s.name,
+      s.status,
+      s.alive ? 'yes' : 'no',
+      dash(s.lastSeenAt),
+      String(s.holding?.count ?? 0),
+      dash(s.parentId),
+      s.scope,
+      s.createdAt,
+    ]),
   );
 }
 

@@ -38,7 +38,10 @@ export interface McpServerOptions {
 export function parseToolSets(spec: string | undefined): ToolSet[] {
   if (!spec) return [...DEFAULT_TOOL_SETS];
   if (spec === 'all') return [...TOOL_SETS];
-  const sets = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const sets = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const s of sets) if (!TOOL_SETS.includes(s as ToolSet)) throw new Error(`unknown tool set "${s}"; the sets are ${TOOL_SETS.join(', ')}, or all`);
   return sets as ToolSet[];
 }
@@ -54,7 +57,11 @@ export function errorResult(p: { code: string; status: number; message: string; 
     ...(p.details !== undefined ? { details: p.details } : {}),
     next: nextStep(p.code, p.status),
   };
-  return { isError: true, content: [{ type: 'text', text: `${error.code} (${error.status}): ${error.message} Next: ${error.next}` }], structuredContent: { error } };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: `${error.code} (${error.status}): ${error.message} Next: ${error.next}` }],
+    structuredContent: { error },
+  };
 }
 
 /** The text twin of a result: the JSON itself when short, else a pointer to structuredContent (one copy in the context, not two). */
@@ -70,7 +77,9 @@ function okResult(result: unknown): CallToolResult {
 function problemOf(status: number, body: unknown) {
   const b = (body ?? {}) as Record<string, unknown>;
   const detail = typeof b.detail === 'string' ? b.detail : typeof b.title === 'string' ? b.title : `HTTP ${status}`;
-  const fields = Array.isArray(b.errors) ? (b.errors as { path: string; message: string }[]).map((e) => `${e.path}: ${e.message}`).filter((f) => !detail.includes(f)) : [];
+  const fields = Array.isArray(b.errors)
+    ? (b.errors as { path: string; message: string }[]).map((e) => `${e.path}: ${e.message}`).filter((f) => !detail.includes(f))
+    : [];
   // Members beyond RFC 9457 and the contract's (`ids`, `owner`, `dependsOn`, `blockedBy`, …) are the machine-readable facts.
   const standard = new Set(['type', 'title', 'status', 'detail', 'instance', 'code', 'errors', 'stage', 'message', 'recoverable', 'taskId', 'details']);
   const extra = Object.fromEntries(Object.entries(b).filter(([k]) => !standard.has(k)));
@@ -81,7 +90,9 @@ function problemOf(status: number, body: unknown) {
     message: fields.length ? `${detail} ${fields.join('; ')}` : detail,
     recoverable: typeof b.recoverable === 'boolean' ? b.recoverable : undefined,
     stage: typeof b.stage === 'string' ? b.stage : undefined,
-    details: Object.keys(extra).length ? { ...(details && typeof details === 'object' && !Array.isArray(details) ? details : details ? { errors: details } : {}), ...extra } : details,
+    details: Object.keys(extra).length
+      ? { ...(details && typeof details === 'object' && !Array.isArray(details) ? details : details ? { errors: details } : {}), ...extra }
+      : details,
   };
 }
 
@@ -135,7 +146,12 @@ export function createMcpServer(opts: McpServerOptions): Server {
       outputSchema: OUTPUT_SCHEMA as Tool['outputSchema'],
       ...(b.tool.readOnly ? { annotations: { readOnlyHint: true } } : {}),
     })),
-    ...[...local.values()].map((l) => ({ name: l.name, description: l.description, inputSchema: l.inputSchema as Tool['inputSchema'], outputSchema: OUTPUT_SCHEMA as Tool['outputSchema'] })),
+    ...[...local.values()].map((l) => ({
+      name: l.name,
+      description: l.description,
+      inputSchema: l.inputSchema as Tool['inputSchema'],
+      outputSchema: OUTPUT_SCHEMA as Tool['outputSchema'],
+    })),
   ];
   const server = new Server({ name: 'coord', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));

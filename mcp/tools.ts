@@ -49,63 +49,219 @@ const t = (name: string, set: ToolSet, method: ApiTool['method'], path: string, 
 
 /** The API tools, in the order `tools/list` returns them. */
 export const API_TOOLS: readonly ApiTool[] = [
-  t('todo_add', 'todo', 'POST', '/v1/todos', 'Add a todo item (to your own list unless scope says otherwise), with optional parentId, tags, dependsOn, assignee.'),
-  t('todo_add_many', 'todo', 'POST', '/v1/todos/bulk', 'Add many items at once (≤ list_limit, one transaction, all or nothing). Items name each other by ref: parentRef, and dependsOn entries that do not start with td- (those are existing ids). A refusal names the item (index, ref).'),
-  t('todo_list', 'todo', 'GET', '/v1/todos', 'List items of a scope in position order (paginated: pass nextCursor back as cursor). Filters: status, tag, owner (me), assignee.', { readOnly: true }),
+  t(
+    'todo_add',
+    'todo',
+    'POST',
+    '/v1/todos',
+    'Add a todo item (to your own list unless scope says otherwise), with optional parentId, tags, dependsOn, assignee.',
+  ),
+  t(
+    'todo_add_many',
+    'todo',
+    'POST',
+    '/v1/todos/bulk',
+    'Add many items at once (≤ list_limit, one transaction, all or nothing). Items name each other by ref: parentRef, and dependsOn entries that do not start with td- (those are existing ids). A refusal names the item (index, ref).',
+  ),
+  t(
+    'todo_list',
+    'todo',
+    'GET',
+    '/v1/todos',
+    'List items of a scope in position order (paginated: pass nextCursor back as cursor). Filters: status, tag, owner (me), assignee.',
+    { readOnly: true },
+  ),
   t('todo_get', 'todo', 'GET', '/v1/todos/{id}', 'Read one item.', { readOnly: true }),
-  t('todo_next', 'todo', 'POST', '/v1/todos/next', 'Claim the next eligible item (highest priority first); {claimed:false} when none. Optional filters; waitMs waits for one instead of polling. In graph:<id>, claims a subtask for your Agent with its dispatch.'),
+  t(
+    'todo_next',
+    'todo',
+    'POST',
+    '/v1/todos/next',
+    'Claim the next eligible item (highest priority first); {claimed:false} when none. Optional filters; waitMs waits for one instead of polling. In graph:<id>, claims a subtask for your Agent with its dispatch.',
+  ),
   t('todo_claim', 'todo', 'POST', '/v1/todos/{id}/claim', 'Claim one item atomically; exactly one of several racing callers wins.'),
-  t('todo_done', 'todo', 'POST', '/v1/todos/{id}/done', 'Finish a claimed (or blocked) item; dependents become ready. Optional result (text or JSON) is handed on to them.'),
+  t(
+    'todo_done',
+    'todo',
+    'POST',
+    '/v1/todos/{id}/done',
+    'Finish a claimed (or blocked) item; dependents become ready. Optional result (text or JSON) is handed on to them.',
+  ),
   t('todo_block', 'todo', 'POST', '/v1/todos/{id}/block', 'Block a claimed item with an optional note.'),
   t('todo_reopen', 'todo', 'POST', '/v1/todos/{id}/reopen', 'Reopen an item (owner cleared).'),
   t('todo_edit', 'todo', 'PATCH', '/v1/todos/{id}', 'Edit title, note, tags, position or dependsOn in one revision.'),
   t('todo_assign', 'todo', 'PUT', '/v1/todos/{id}/assignee', 'Reserve an item for a session (null clears); override authority only.'),
   t('todo_dependencies', 'todo', 'PUT', '/v1/todos/{id}/dependencies', 'Replace an item’s dependency set ([] clears); cycles are refused.'),
   t('todo_heartbeat', 'todo', 'POST', '/v1/todos/{id}/heartbeat', 'Extend your claim lease on an item you own.'),
-  t('todo_session_heartbeat', 'todo', 'POST', '/v1/sessions/me/heartbeat', 'Say your session is alive (not an item lease: see todo_heartbeat): an idle session with a heartbeat interval calls it to avoid being auto-stopped; any call counts.'),
+  t(
+    'todo_session_heartbeat',
+    'todo',
+    'POST',
+    '/v1/sessions/me/heartbeat',
+    'Say your session is alive (not an item lease: see todo_heartbeat): an idle session with a heartbeat interval calls it to avoid being auto-stopped; any call counts.',
+  ),
   t('todo_why', 'todo', 'GET', '/v1/todos/{id}/readiness', 'Why an item is (not) ready or claimable: the claim predicate spelled out.', { readOnly: true }),
-  t('todo_results', 'todo', 'GET', '/v1/todos/{id}/dependencies', 'Read an item’s dependencies in one call: id, title, status and the result each one’s done handed on.', { readOnly: true }),
-  t('scenario_list', 'scenario', 'GET', '/v1/scenarios', 'The scenarios you orchestrate or are a member of, in name order, with done/total and completion (paginated: pass nextCursor back as cursor).', { readOnly: true }),
-  t('scenario_status', 'scenario', 'GET', '/v1/scenarios/{name}/status', 'A scenario’s per-member DONE/TOTAL, RESULT and WAITING ON; whether it is complete.', { readOnly: true }),
-  t('scenario_result', 'scenario', 'POST', '/v1/scenarios/{name}/members/{member}/result', 'Publish a member’s result (JSON).'),
-  t('events_log', 'events', 'GET', '/v1/events/log', 'Events of a topic (todo:<scope>) after a sequence number, oldest first; pass nextAfter back as after.', { readOnly: true }),
-  t('coordinate_agents_task_graph_validate', 'graph', 'POST', '/v1/graphs/validate', 'Validate a Task Graph v1 (and Intent Map) without writing; TASK_GRAPH_INVALID names the stage.', {
+  t(
+    'todo_results',
+    'todo',
+    'GET',
+    '/v1/todos/{id}/dependencies',
+    'Read an item’s dependencies in one call: id, title, status and the result each one’s done handed on.',
+    { readOnly: true },
+  ),
+  t(
+    'scenario_list',
+    'scenario',
+    'GET',
+    '/v1/scenarios',
+    'The scenarios you orchestrate or are a member of, in name order, with done/total and completion (paginated: pass nextCursor back as cursor).',
+    { readOnly: true },
+  ),
+  t('scenario_status', 'scenario', 'GET', '/v1/scenarios/{name}/status', 'A scenario’s per-member DONE/TOTAL, RESULT and WAITING ON; whether it is complete.', {
     readOnly: true,
-    bodyLike: 'coordinate_agents_task_graph_create',
   }),
-  t('coordinate_agents_task_graph_create', 'graph', 'POST', '/v1/graphs', 'Create a Task Graph ({graph, intentMap?}): one work item per subtask, in one transaction.'),
-  t('coordinate_agents_task_graph_status', 'graph', 'GET', '/v1/graphs/{id}', 'A graph’s subtasks with derived states, the frontier, recovery[] and records.', { readOnly: true }),
+  t('scenario_result', 'scenario', 'POST', '/v1/scenarios/{name}/members/{member}/result', 'Publish a member’s result (JSON).'),
+  t('events_log', 'events', 'GET', '/v1/events/log', 'Events of a topic (todo:<scope>) after a sequence number, oldest first; pass nextAfter back as after.', {
+    readOnly: true,
+  }),
+  t(
+    'coordinate_agents_task_graph_validate',
+    'graph',
+    'POST',
+    '/v1/graphs/validate',
+    'Validate a Task Graph v1 (and Intent Map) without writing; TASK_GRAPH_INVALID names the stage.',
+    {
+      readOnly: true,
+      bodyLike: 'coordinate_agents_task_graph_create',
+    },
+  ),
+  t(
+    'coordinate_agents_task_graph_create',
+    'graph',
+    'POST',
+    '/v1/graphs',
+    'Create a Task Graph ({graph, intentMap?}): one work item per subtask, in one transaction.',
+  ),
+  t('coordinate_agents_task_graph_status', 'graph', 'GET', '/v1/graphs/{id}', 'A graph’s subtasks with derived states, the frontier, recovery[] and records.', {
+    readOnly: true,
+  }),
   t('coordinate_agents_task_graph_inspect', 'graph', 'GET', '/v1/graphs/{id}/inspect', 'Status plus the newest lifecycle events.', { readOnly: true }),
-  t('coordinate_agents_task_graph_plan', 'graph', 'GET', '/v1/graphs/{id}/plan', 'Graph Preflight: the next conflict-aware READY wave and a decision per subtask (read-only).', { readOnly: true }),
-  t('coordinate_agents_task_graph_resume', 'graph', 'POST', '/v1/graphs/{id}/resume', 'Clear the recovery gate of a FAILED or STOPPED subtask; dispatch stays explicit.'),
-  t('coordinate_agents_task_graph_review', 'graph', 'POST', '/v1/graphs/{id}/review', 'Record REVIEW_APPROVED or CHANGES_REQUESTED for the integration you reviewed (fingerprint and aggregate commit); authorises nothing else.'),
-  t('graph_claim_wave', 'graph-runner', 'POST', '/v1/graphs/{id}/run', 'Coordinator only: claim the planned wave (one dispatch per subtask, session token shown once) without executing it; the runner executes.'),
-  t('graph_claim', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/claim', 'Claim one READY subtask (its dispatch: session token, worktree, base).', { rename: { sid: 'subtaskId' } }),
+  t(
+    'coordinate_agents_task_graph_plan',
+    'graph',
+    'GET',
+    '/v1/graphs/{id}/plan',
+    'Graph Preflight: the next conflict-aware READY wave and a decision per subtask (read-only).',
+    { readOnly: true },
+  ),
+  t(
+    'coordinate_agents_task_graph_resume',
+    'graph',
+    'POST',
+    '/v1/graphs/{id}/resume',
+    'Clear the recovery gate of a FAILED or STOPPED subtask; dispatch stays explicit.',
+  ),
+  t(
+    'coordinate_agents_task_graph_review',
+    'graph',
+    'POST',
+    '/v1/graphs/{id}/review',
+    'Record REVIEW_APPROVED or CHANGES_REQUESTED for the integration you reviewed (fingerprint and aggregate commit); authorises nothing else.',
+  ),
+  t(
+    'graph_claim_wave',
+    'graph-runner',
+    'POST',
+    '/v1/graphs/{id}/run',
+    'Coordinator only: claim the planned wave (one dispatch per subtask, session token shown once) without executing it; the runner executes.',
+  ),
+  t('graph_claim', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/claim', 'Claim one READY subtask (its dispatch: session token, worktree, base).', {
+    rename: { sid: 'subtaskId' },
+  }),
   t('graph_heartbeat', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/heartbeat', 'Extend a running dispatch’s lease.', { rename: { sid: 'subtaskId' } }),
-  t('graph_complete', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/complete', 'Report IMPLEMENTATION_DONE evidence (base, commit, changed paths); Scope Audit v1 decides SUCCEEDED or FAILED.', { rename: { sid: 'subtaskId' } }),
-  t('graph_fail', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/fail', 'Report a failed dispatch (e.g. AGENT_EXIT_NONZERO with exitCode).', { rename: { sid: 'subtaskId' } }),
-  t('graph_record_recovery', 'graph-runner', 'POST', '/v1/graphs/{id}/recover', 'Coordinator only: record stranded dispatches FAILED interrupted (with runner observations).'),
-  t('graph_record_stop', 'graph-runner', 'POST', '/v1/graphs/{id}/stop', 'Coordinator only: stop the graph or one subtask (their sessions end); the runner removes worktrees.'),
+  t(
+    'graph_complete',
+    'graph',
+    'POST',
+    '/v1/graphs/{id}/subtasks/{sid}/complete',
+    'Report IMPLEMENTATION_DONE evidence (base, commit, changed paths); Scope Audit v1 decides SUCCEEDED or FAILED.',
+    { rename: { sid: 'subtaskId' } },
+  ),
+  t('graph_fail', 'graph', 'POST', '/v1/graphs/{id}/subtasks/{sid}/fail', 'Report a failed dispatch (e.g. AGENT_EXIT_NONZERO with exitCode).', {
+    rename: { sid: 'subtaskId' },
+  }),
+  t(
+    'graph_record_recovery',
+    'graph-runner',
+    'POST',
+    '/v1/graphs/{id}/recover',
+    'Coordinator only: record stranded dispatches FAILED interrupted (with runner observations).',
+  ),
+  t(
+    'graph_record_stop',
+    'graph-runner',
+    'POST',
+    '/v1/graphs/{id}/stop',
+    'Coordinator only: stop the graph or one subtask (their sessions end); the runner removes worktrees.',
+  ),
   t('graph_record_cleanup', 'graph-runner', 'POST', '/v1/graphs/{id}/cleanup', 'Coordinator only: record the runner’s cleanup outcomes.'),
   t('metagit_task_create', 'metagit', 'POST', '/v1/task-graphs', 'Create a metagit task graph and its root intent (title, goal, acceptance, graphId?).'),
-  t('metagit_task_expand', 'metagit', 'POST', '/v1/task-graphs/{id}/expand', 'Add nodes from an indented outline (string) or a list of {title, nodeId? (or node_id), dependsOn? (or depends_on)}; deterministic, all or nothing.', { rename: { id: 'graphId' } }),
+  t(
+    'metagit_task_expand',
+    'metagit',
+    'POST',
+    '/v1/task-graphs/{id}/expand',
+    'Add nodes from an indented outline (string) or a list of {title, nodeId? (or node_id), dependsOn? (or depends_on)}; deterministic, all or nothing.',
+    { rename: { id: 'graphId' } },
+  ),
   t('metagit_task_list', 'metagit', 'GET', '/v1/task-graphs', 'List task graphs (optionally by status).', { readOnly: true }),
   t('metagit_task_graph', 'metagit', 'GET', '/v1/task-graphs/{id}', 'A task graph with every node’s status.', { readOnly: true, rename: { id: 'graphId' } }),
-  t('metagit_task_status', 'metagit', 'GET', '/v1/task-graphs/{id}/nodes/{nodeId}', 'One node’s status, dependencies and what it waits on.', { readOnly: true, rename: { id: 'graphId' } }),
+  t('metagit_task_status', 'metagit', 'GET', '/v1/task-graphs/{id}/nodes/{nodeId}', 'One node’s status, dependencies and what it waits on.', {
+    readOnly: true,
+    rename: { id: 'graphId' },
+  }),
   t('metagit_task_ready', 'metagit', 'GET', '/v1/task-graphs/{id}/ready', 'The ready nodes of a graph.', { readOnly: true, rename: { id: 'graphId' } }),
-  t('metagit_task_start', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/start', 'Start a ready node: a claim owned by you (one winner).', { rename: { id: 'graphId' } }),
+  t('metagit_task_start', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/start', 'Start a ready node: a claim owned by you (one winner).', {
+    rename: { id: 'graphId' },
+  }),
   t('metagit_task_block', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/block', 'Block a node with a reason.', { rename: { id: 'graphId' } }),
-  t('metagit_task_complete', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/complete', 'Complete a node; its dependents become ready.', { rename: { id: 'graphId' } }),
-  t('metagit_task_cancel', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/cancel', 'Cancel a node; its dependents stay pending and name it.', { rename: { id: 'graphId' } }),
-  t('metagit_task_bind_acl', 'metagit', 'PUT', '/v1/task-graphs/{id}/nodes/{nodeId}/acl', 'Store an ACL binding (branch, lease, worktree, claims) and suggested commands on a node; no side effect.', { rename: { id: 'graphId' } }),
-  t('graph_record_integration', 'graph-runner', 'PUT', '/v1/graphs/{id}/integration', 'Coordinator only: record the runner’s integration (ordered sources, applied commits, aggregate) or its conflict.'),
+  t('metagit_task_complete', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/complete', 'Complete a node; its dependents become ready.', {
+    rename: { id: 'graphId' },
+  }),
+  t('metagit_task_cancel', 'metagit', 'POST', '/v1/task-graphs/{id}/nodes/{nodeId}/cancel', 'Cancel a node; its dependents stay pending and name it.', {
+    rename: { id: 'graphId' },
+  }),
+  t(
+    'metagit_task_bind_acl',
+    'metagit',
+    'PUT',
+    '/v1/task-graphs/{id}/nodes/{nodeId}/acl',
+    'Store an ACL binding (branch, lease, worktree, claims) and suggested commands on a node; no side effect.',
+    { rename: { id: 'graphId' } },
+  ),
+  t(
+    'graph_record_integration',
+    'graph-runner',
+    'PUT',
+    '/v1/graphs/{id}/integration',
+    'Coordinator only: record the runner’s integration (ordered sources, applied commits, aggregate) or its conflict.',
+  ),
 ];
 
 /** A JSON Schema object (as the OpenAPI document holds them). */
 export type JsonSchema = Record<string, unknown>;
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string; required?: boolean; schema?: JsonSchema; description?: string }[]; requestBody?: { content?: Record<string, { schema?: JsonSchema }> } }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        parameters?: { name: string; in: string; required?: boolean; schema?: JsonSchema; description?: string }[];
+        requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+      }
+    >
+  >;
   components?: { schemas?: Record<string, JsonSchema> };
 }
 
@@ -214,7 +370,7 @@ export const OUTPUT_SCHEMA: JsonSchema = {
 /** What every client is told once (the MCP `instructions`). */
 export const INSTRUCTIONS =
   'Coord: todo lists, claims and Task Graphs for fleets of coding agents. Every tool returns structuredContent ' +
-  '{result} (the REST route\'s JSON; shapes in /openapi.json) or, with isError, {error: {code, status, message, ' +
+  "{result} (the REST route's JSON; shapes in /openapi.json) or, with isError, {error: {code, status, message, " +
   'recoverable, stage?, details?, next}}: `next` is the legitimate next step. Lists are paginated: pass nextCursor ' +
   'back as cursor. Claims are atomic: losing a race is an error with code already_claimed, not a fault.';
 

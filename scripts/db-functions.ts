@@ -44,10 +44,7 @@ interface JournalEntry {
 /** The migration's SQL: the drops, then every differing file whole, one statement per breakpoint. */
 function migrationSql(drift: FunctionDrift): string {
   const files = readFunctionFiles().filter((f) => drift.files.includes(f.name));
-  const statements = [
-    ...[...drift.removed, ...drift.replaced].map((k) => `DROP FUNCTION IF EXISTS ${k};`),
-    ...files.flatMap((f) => f.statements),
-  ];
+  const statements = [...[...drift.removed, ...drift.replaced].map((k) => `DROP FUNCTION IF EXISTS ${k};`), ...files.flatMap((f) => f.statements)];
   const header = `-- Functions from src/db/functions/ (npm run db:functions): ${[...new Set([...drift.files, ...drift.removed.map((k) => k.slice(0, k.indexOf('(')))])].join(', ')}.\n`;
   return `${header}${statements.join(`\n${BREAKPOINT}`)}\n`;
 }

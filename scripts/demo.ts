@@ -46,7 +46,13 @@ async function main(): Promise<number> {
   say(`Coord demo in ${tmp}`);
   const server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')], {
     cwd: ROOT,
-    env: { ...withoutDatabaseUrl(process.env), COORD_DATA_DIR: path.join(tmp, 'data'), PORT: String(port), COORD_ADMIN_TOKEN: adminToken, COORD_LOG_LEVEL: 'warn' },
+    env: {
+      ...withoutDatabaseUrl(process.env),
+      COORD_DATA_DIR: path.join(tmp, 'data'),
+      PORT: String(port),
+      COORD_ADMIN_TOKEN: adminToken,
+      COORD_LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let serverErr = '';
@@ -54,7 +60,10 @@ async function main(): Promise<number> {
   try {
     const deadline = Date.now() + 90_000;
     for (;;) {
-      const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
+      const ok = await fetch(`${url}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline || server.exitCode !== null) throw new Error(`the server did not start:\n${serverErr}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -76,7 +85,8 @@ async function main(): Promise<number> {
     say(`2. Repository ${repo} at ${git(repo, 'rev-parse', '--short', 'HEAD')}, with uncommitted work: ${userStatus.split('\n').join(', ')}`);
 
     const admin = createClient({ baseUrl: url, token: adminToken });
-    const implement = 'mkdir -p "src/$COORD_SUBTASK_ID" && echo "$COORD_SUBTASK_SPEC" > "src/$COORD_SUBTASK_ID/README.md" && git add -A && git commit -qm "$COORD_SUBTASK_ID: $COORD_SUBTASK_SPEC"';
+    const implement =
+      'mkdir -p "src/$COORD_SUBTASK_ID" && echo "$COORD_SUBTASK_SPEC" > "src/$COORD_SUBTASK_ID/README.md" && git add -A && git commit -qm "$COORD_SUBTASK_ID: $COORD_SUBTASK_SPEC"';
     await admin.agents.register({ id: 'planner' });
     await admin.agents.register({ id: 'reviewer' });
     await admin.agents.register({ id: 'builder', adapter: 'shell', command: implement });
@@ -91,22 +101,34 @@ async function main(): Promise<number> {
         subtasks: Object.entries(subtasks).map(([sid, deps]) => ({ id: sid, implementer: 'builder', spec: `Implement the ${sid} part.`, dependsOn: deps })),
         maxConcurrency: 2,
       },
-      intentMap: { schemaVersion: 1, parentTaskId: id, scopePolicy: 'strict', subtasks: Object.keys(subtasks).map((sid) => ({ id: sid, writeIntent: [`src/${sid}/**`] })) },
+      intentMap: {
+        schemaVersion: 1,
+        parentTaskId: id,
+        scopePolicy: 'strict',
+        subtasks: Object.keys(subtasks).map((sid) => ({ id: sid, writeIntent: [`src/${sid}/**`] })),
+      },
     });
     say(`3. Graph ${id}: api → (cli, sdk) → docs, and ci alone; maxConcurrency 2; strict Intent Map`);
 
     const ctx: RunnerContext = { client, url, root: repo, env: process.env };
     const adv = await advance(ctx, id, 8);
     say(`4. advance: ${adv.wavesExecuted} waves, stop ${adv.stop.code}`);
-    for (const w of adv.waves) say(`   wave ${w.waveNumber}: ${w.outcomes.map((o) => `${o.subtaskId} ${o.state} ${o.implementationCommit?.slice(0, 8)} in ${o.worktree.path}`).join('; ')}`);
+    for (const w of adv.waves)
+      say(
+        `   wave ${w.waveNumber}: ${w.outcomes.map((o) => `${o.subtaskId} ${o.state} ${o.implementationCommit?.slice(0, 8)} in ${o.worktree.path}`).join('; ')}`,
+      );
     const integ = await integrate(ctx, id);
     const record = integ.integration as { aggregateCommit: string; sourceFingerprint: string };
-    say(`5. integrate: ${integ.branch} at ${record.aggregateCommit.slice(0, 8)} (${git(repo, 'log', '--format=%s', '--reverse', `${git(repo, 'rev-parse', 'main')}..${integ.branch}`).split('\n').length} commits in id order)`);
+    say(
+      `5. integrate: ${integ.branch} at ${record.aggregateCommit.slice(0, 8)} (${git(repo, 'log', '--format=%s', '--reverse', `${git(repo, 'rev-parse', 'main')}..${integ.branch}`).split('\n').length} commits in id order)`,
+    );
     const reviewer = await admin.sessions.create({ name: 'demo-reviewer', agentId: 'reviewer' });
     const rev = await review({ ...ctx, client: createClient({ baseUrl: url, token: reviewer.token }) }, id, 'REVIEW_APPROVED');
     say(`6. review: ${rev.decision}, graph ${rev.state}. ${rev.authorizes.note}`);
     const clean = await cleanup(ctx, id);
-    say(`7. cleanup: ${clean.outcomes.map((o) => `${o.subtaskId} ${(o.cleanup as { status: string }).status}`).join(', ')}; branches kept: ${git(repo, 'branch', '--list', `coord/${id}/*`).split('\n').length}`);
+    say(
+      `7. cleanup: ${clean.outcomes.map((o) => `${o.subtaskId} ${(o.cleanup as { status: string }).status}`).join(', ')}; branches kept: ${git(repo, 'branch', '--list', `coord/${id}/*`).split('\n').length}`,
+    );
     const untouched = git(repo, 'status', '--porcelain=v1') === userStatus;
     say(`8. Your checkout: ${untouched ? 'untouched' : 'CHANGED'} (${git(repo, 'status', '--porcelain=v1').split('\n').join(', ')})`);
     const ok = adv.stop.code === 'COMPLETED' && rev.state === 'APPROVED' && untouched;

@@ -18,7 +18,20 @@ const sdk = JSON.parse(readFileSync(path.join(ROOT, 'sdk', 'package.json'), 'utf
 const version = root.version;
 
 const tsc = (args) => execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], { cwd: ROOT, stdio: 'inherit' });
-const compilerFlags = ['--target', 'ES2022', '--module', 'NodeNext', '--moduleResolution', 'NodeNext', '--strict', '--skipLibCheck', '--esModuleInterop', '--declaration', '--types', 'node'];
+const compilerFlags = [
+  '--target',
+  'ES2022',
+  '--module',
+  'NodeNext',
+  '--moduleResolution',
+  'NodeNext',
+  '--strict',
+  '--skipLibCheck',
+  '--esModuleInterop',
+  '--declaration',
+  '--types',
+  'node',
+];
 
 rmSync(OUT, { recursive: true, force: true });
 
@@ -54,7 +67,7 @@ const cliDir = path.join(OUT, 'pkg', 'cli');
 tsc([...compilerFlags, '--rootDir', '.', '--outDir', path.join(cliDir, 'dist'), ...listTs('cli'), ...listTs('mcp')]);
 mkdirSync(path.join(cliDir, 'bin'), { recursive: true });
 const bin = readFileSync(path.join(ROOT, 'bin', 'coord.mjs'), 'utf8')
-  .replace(/^\/\/ The `coord` CLI[\s\S]*?register\(\);\n/m, "// The `coord` CLI (@coord/cli): plain JavaScript, built by scripts/pack.mjs.\n")
+  .replace(/^\/\/ The `coord` CLI[\s\S]*?register\(\);\n/m, '// The `coord` CLI (@coord/cli): plain JavaScript, built by scripts/pack.mjs.\n')
   .replace("await import('../cli/main.ts')", "await import('../dist/cli/main.js')");
 if (bin.includes('tsx') || !bin.includes('../dist/cli/main.js')) throw new Error('bin/coord.mjs changed shape: update scripts/pack.mjs');
 writeFileSync(path.join(cliDir, 'bin', 'coord.js'), bin, { mode: 0o755 });

@@ -26,13 +26,25 @@ const port = await new Promise<number>((resolve) => {
 const data = mkdtempSync(path.join(tmpdir(), 'coord-shots-'));
 const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
   cwd: root,
-  env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', COORD_DATA_DIR: data, COORD_ADMIN_TOKEN: TOKEN, COORD_LOG_LEVEL: 'warn' },
+  env: {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    COORD_DATA_DIR: data,
+    COORD_ADMIN_TOKEN: TOKEN,
+    COORD_LOG_LEVEL: 'warn',
+  },
   stdio: 'inherit',
 });
 const base = `http://127.0.0.1:${port}`;
 
 async function api(token: string, method: string, url: string, body?: unknown) {
-  const r = await fetch(base + url, { method, headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const r = await fetch(base + url, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   const j = await r.json();
   if (!r.ok) throw new Error(`${method} ${url}: ${r.status} ${JSON.stringify(j)}`);
   return j;
@@ -100,7 +112,15 @@ try {
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
     executablePath: process.env.COORD_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await page.goto(`${base}/ui/`);

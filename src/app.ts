@@ -14,7 +14,14 @@ import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
-import { clientErrorHandler, expectationFailed, frameworkErrors, isDatabaseUnavailable, refuseUnknownRoutes, registerErrorHandler } from './http/error-handler.js';
+import {
+  clientErrorHandler,
+  expectationFailed,
+  frameworkErrors,
+  isDatabaseUnavailable,
+  refuseUnknownRoutes,
+  registerErrorHandler,
+} from './http/error-handler.js';
 import { registerDrain } from './http/drain.js';
 import { registerIdempotency } from './idempotency/idempotency.plugin.js';
 import { registerRateLimit } from './http/rate-limit.js';
@@ -130,15 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
       security: [{ bearer: [] }],
-      tags: [
-        { name: 'sessions' },
-        { name: 'todos' },
-        { name: 'events' },
-        { name: 'tokens' },
-        { name: 'audit' },
-        { name: 'admin' },
-        { name: 'health' },
-      ],
+      tags: [{ name: 'sessions' }, { name: 'todos' }, { name: 'events' }, { name: 'tokens' }, { name: 'audit' }, { name: 'admin' }, { name: 'health' }],
     },
     transform: jsonSchemaTransform,
     transformObject: (input) => sortedComponents(problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc)),
@@ -151,7 +150,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const startedAt = performance.now();
   const hub = new EventHub(sql, deps.eventPollMs ?? 1000, (err) =>
     // During a database outage every poll fails: one line each, without the stack.
-    isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'event hub: database unavailable; polling on') : app.log.error({ err }, 'event hub read failed'),
+    isDatabaseUnavailable(err)
+      ? app.log.warn({ code: (err as { code?: string }).code }, 'event hub: database unavailable; polling on')
+      : app.log.error({ err }, 'event hub read failed'),
   );
   let openStreams = () => 0;
   const metrics = new Metrics({
@@ -172,7 +173,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   hub.onTokenRevoked((id) => principals.evictToken(id));
   // lastSeenAt: each replica batches the sessions it saw into one write a second (sessions.liveness.ts).
   const lastSeen = new LastSeenTracker(sql, undefined, (err) =>
-    isDatabaseUnavailable(err) ? app.log.warn({ code: (err as { code?: string }).code }, 'last-seen flush: database unavailable; kept for the next one') : app.log.error({ err }, 'last-seen flush failed'),
+    isDatabaseUnavailable(err)
+      ? app.log.warn({ code: (err as { code?: string }).code }, 'last-seen flush: database unavailable; kept for the next one')
+      : app.log.error({ err }, 'last-seen flush failed'),
   );
   registerAuth(app, {
     sql,

@@ -249,16 +249,30 @@ const EnvSchema = z.object({
   COORD_SSE_HEARTBEAT: duration('COORD_SSE_HEARTBEAT', { minMs: 100 }).default(15_000),
   COORD_SSE_MAX_AGE: duration('COORD_SSE_MAX_AGE', { minMs: 1000, maxMs: 7 * 86_400_000, allowZero: true }).default(10 * 60_000),
   COORD_EVENT_RETENTION: duration('COORD_EVENT_RETENTION', { minMs: 1000, maxMs: 100 * 365 * 86_400_000, allowZero: true }).default(7 * 86_400_000),
-  COORD_BODY_LIMIT: z.coerce.number().int().min(1024).default(1024 * 1024),
+  COORD_BODY_LIMIT: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   COORD_DB_POOL_MAX: z.coerce.number().int().min(2).max(200).default(20),
   COORD_DB_CONNECT_TIMEOUT: duration('COORD_DB_CONNECT_TIMEOUT', { minMs: 500, maxMs: 60_000 }).default(5000),
   COORD_DRAIN_TIMEOUT: duration('COORD_DRAIN_TIMEOUT', { minMs: 0, maxMs: 10 * 60_000, allowZero: true }).default(10_000),
   COORD_SWEEPS: z.enum(['on', 'off']).default('on'),
   COORD_PRINCIPAL_CACHE: duration('COORD_PRINCIPAL_CACHE', { maxMs: 60_000, allowZero: true }).default(5000),
   COORD_GROUP_COMMIT: z.coerce.number().int().min(1).max(1000).default(64),
-  COORD_RATE_LIMIT: z.coerce.number().int('COORD_RATE_LIMIT must be a whole number (0 turns rate limiting off)').min(0).max(100_000_000).default(RATE_LIMIT_DEFAULT),
+  COORD_RATE_LIMIT: z.coerce
+    .number()
+    .int('COORD_RATE_LIMIT must be a whole number (0 turns rate limiting off)')
+    .min(0)
+    .max(100_000_000)
+    .default(RATE_LIMIT_DEFAULT),
   COORD_RATE_LIMIT_WINDOW: duration('COORD_RATE_LIMIT_WINDOW', { minMs: 1000, maxMs: 86_400_000 }).default(60_000),
-  COORD_AUTH_FAILURE_LIMIT: z.coerce.number().int('COORD_AUTH_FAILURE_LIMIT must be a whole number (0 turns the limit off)').min(0).max(100_000_000).default(AUTH_FAILURE_LIMIT_DEFAULT),
+  COORD_AUTH_FAILURE_LIMIT: z.coerce
+    .number()
+    .int('COORD_AUTH_FAILURE_LIMIT must be a whole number (0 turns the limit off)')
+    .min(0)
+    .max(100_000_000)
+    .default(AUTH_FAILURE_LIMIT_DEFAULT),
   COORD_AUTH_FAILURE_WINDOW: duration('COORD_AUTH_FAILURE_WINDOW', { minMs: 1000, maxMs: 86_400_000 }).default(60_000),
   COORD_TRUST_PROXY: z
     .string()
@@ -270,7 +284,10 @@ const EnvSchema = z.object({
       const entries = v.split(',').map((x) => x.trim());
       const bad = entries.find((x) => !PROXY_NAMES.has(x) && !isAddressOrCidr(x));
       if (bad !== undefined) {
-        ctx.addIssue({ code: 'custom', message: `COORD_TRUST_PROXY: "${bad}" is not an address, a CIDR range, loopback, linklocal or uniquelocal (or give a number of hops)` });
+        ctx.addIssue({
+          code: 'custom',
+          message: `COORD_TRUST_PROXY: "${bad}" is not an address, a CIDR range, loopback, linklocal or uniquelocal (or give a number of hops)`,
+        });
         return z.NEVER;
       }
       return entries;

@@ -6,7 +6,10 @@ export function table(headers: string[], rows: (string | number)[][]): string {
   const widths = headers.map((_, i) => Math.max(...cells.map((r) => String(r[i] ?? '').length)));
   const numeric = headers.map((_, i) => rows.every((r) => typeof r[i] === 'number' || r[i] === '–' || /^[\d.,×x%–-]+$/.test(String(r[i]))));
   const line = (r: (string | number)[]) =>
-    r.map((c, i) => (numeric[i] ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i]))).join('  ').trimEnd();
+    r
+      .map((c, i) => (numeric[i] ? String(c).padStart(widths[i]) : String(c).padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
 }
 

@@ -29,7 +29,13 @@ export function summarize(samples: number[]): Summary {
   const r = (x: number) => (Number.isFinite(x) ? Math.round(x * 100) / 100 : Number.NaN);
   let sum = 0;
   for (const x of s) sum += x;
-  return { n: s.length, p50: r(percentile(s, 0.5)), p99: r(percentile(s, 0.99)), max: r(s.length ? s[s.length - 1] : Number.NaN), mean: r(s.length ? sum / s.length : Number.NaN) };
+  return {
+    n: s.length,
+    p50: r(percentile(s, 0.5)),
+    p99: r(percentile(s, 0.99)),
+    max: r(s.length ? s[s.length - 1] : Number.NaN),
+    mean: r(s.length ? sum / s.length : Number.NaN),
+  };
 }
 
 /** Times one async call; pushes its duration (ms) to `into` and returns its result. */

@@ -50,12 +50,12 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
     .description('Delete the saved URL and token')
     .addHelpText('after', examples(['coord logout']))
     .action(
-    run(async (ctx) => {
-      const file = ctx.config().file;
-      const removed = removeStored(file);
-      ctx.out.result(removed ? `Removed ${file}` : `Not logged in (no ${file})`, { removed, file });
-    }),
-  );
+      run(async (ctx) => {
+        const file = ctx.config().file;
+        const removed = removeStored(file);
+        ctx.out.result(removed ? `Removed ${file}` : `Not logged in (no ${file})`, { removed, file });
+      }),
+    );
 
   const whoami = new Command('whoami')
     .description('Show who the token belongs to, and where the URL and token came from')
@@ -86,7 +86,10 @@ flags win over both. The file is $COORD_CLI_CONFIG, else $XDG_CONFIG_HOME/coord/
     .action(
       run(async (ctx) => {
         const r = await ctx.client().admin.config();
-        ctx.out.result(Object.entries(r.todo).map(([k, v]) => `${k.padEnd(15)} ${v}`), r);
+        ctx.out.result(
+          Object.entries(r.todo).map(([k, v]) => `${k.padEnd(15)} ${v}`),
+          r,
+        );
       }),
     );
   admin

@@ -33,7 +33,18 @@ function auditTable(entries: AuditEntry[]): string[] {
   );
 }
 
-type Opts = { actor?: string; actorKind?: AuditQuery['actorKind']; actorToken?: string; subject?: string; topic?: string; since?: string; until?: string; limit?: number; cursor?: string; all?: boolean };
+type Opts = {
+  actor?: string;
+  actorKind?: AuditQuery['actorKind'];
+  actorToken?: string;
+  subject?: string;
+  topic?: string;
+  since?: string;
+  until?: string;
+  limit?: number;
+  cursor?: string;
+  all?: boolean;
+};
 
 /** The `audit` command. */
 export function auditCommand(io: Io, setExit: (code: number) => void): Command {
@@ -52,7 +63,11 @@ export function auditCommand(io: Io, setExit: (code: number) => void): Command {
     .option('--all', 'follow every page to the end')
     .addHelpText(
       'after',
-      examples(['coord audit --subject td-0123456789abcdef', 'coord audit --actor s-0123456789abcdef --since 2026-12-03T00:00:00Z', 'coord audit --topic audit:tokens --all --json']),
+      examples([
+        'coord audit --subject td-0123456789abcdef',
+        'coord audit --actor s-0123456789abcdef --since 2026-12-03T00:00:00Z',
+        'coord audit --topic audit:tokens --all --json',
+      ]),
     )
     .action(
       run<Opts>(async (ctx) => {

@@ -66,7 +66,11 @@ export function eventsCommand(io: Io, setExit: (code: number) => void, signals: 
     .option('--subject <id>', 'only the events about this item, graph or scenario id (its history)')
     .addHelpText(
       'after',
-      examples(['coord events log todo:session:s-… --after 0', 'coord events log session:s-… --after 120 --limit 50 --json', 'coord events log session:s-… --subject td-…']),
+      examples([
+        'coord events log todo:session:s-… --after 0',
+        'coord events log session:s-… --after 120 --limit 50 --json',
+        'coord events log session:s-… --subject td-…',
+      ]),
     )
     .action(
       run<{ after?: number; limit?: number; subject?: string }>(async (ctx, topic: string) => {

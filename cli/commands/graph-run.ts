@@ -8,7 +8,20 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { table, type Io } from '../output.js';
 import { act, EXIT, type Ctx } from '../runtime.js';
-import { advance, cleanup, dispatchOne, integrate, recover, repositoryRoot, resume, review, runWave, stop, work, type RunnerContext } from '../runner/runner.js';
+import {
+  advance,
+  cleanup,
+  dispatchOne,
+  integrate,
+  recover,
+  repositoryRoot,
+  resume,
+  review,
+  runWave,
+  stop,
+  work,
+  type RunnerContext,
+} from '../runner/runner.js';
 import { RunnerError } from '../runner/worktrees.js';
 import type { Outcome } from '../runner/execute.js';
 
@@ -40,12 +53,24 @@ function outcomeRows(outcomes: Outcome[]): string[] {
   if (outcomes.length === 0) return ['(nothing dispatched)'];
   return table(
     ['SUBTASK', 'STATE', 'ATTEMPT', 'COMMIT', 'WORKTREE', 'ERROR'],
-    outcomes.map((o) => [o.subtaskId, o.state, String(o.attempt), o.implementationCommit?.slice(0, 12) ?? '-', o.worktree.path, o.error ? (o.error.message.startsWith(o.error.code) ? o.error.message : `${o.error.code}: ${o.error.message}`) : '-']),
+    outcomes.map((o) => [
+      o.subtaskId,
+      o.state,
+      String(o.attempt),
+      o.implementationCommit?.slice(0, 12) ?? '-',
+      o.worktree.path,
+      o.error ? (o.error.message.startsWith(o.error.code) ? o.error.message : `${o.error.code}: ${o.error.message}`) : '-',
+    ]),
   );
 }
 
 /** Runs a runner action: its result is printed, `ok` decides the exit code; a RunnerError is a refusal (exit 1). */
-async function perform<T extends { ok: boolean }>(ctx: Ctx<RootOptions>, fn: (r: RunnerContext) => Promise<T>, human: (r: T) => string[], opts: { compact?: boolean; signal?: AbortSignal } = {}): Promise<number> {
+async function perform<T extends { ok: boolean }>(
+  ctx: Ctx<RootOptions>,
+  fn: (r: RunnerContext) => Promise<T>,
+  human: (r: T) => string[],
+  opts: { compact?: boolean; signal?: AbortSignal } = {},
+): Promise<number> {
   try {
     const r = await fn(await runner(ctx, opts.signal ?? currentStop));
     if (opts.compact && ctx.out.json) ctx.out.jsonLine({ event: 'report', ...r });
@@ -68,13 +93,25 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
   currentStop = stopSignal;
   const run = <O>(fn: (ctx: Ctx<O & RootOptions>, ...args: any[]) => Promise<number | void>) => act<O & RootOptions>(io, setExit, fn);
   const withRoot = (c: Command) => c.option('--root <repository>', 'the git repository to run in (default: the current directory)');
-  const withWait = (c: Command) => c.option('--session-wait-ms <ms>', 'stop waiting for an implementer after this long and report it RUNNING', int(0, 86_400_000));
+  const withWait = (c: Command) =>
+    c.option('--session-wait-ms <ms>', 'stop waiting for an implementer after this long and report it RUNNING', int(0, 86_400_000));
 
   withWait(withRoot(graph.command('run')))
     .description('Run the next wave here: claim it on the coordinator, execute each subtask in its own worktree, report the evidence')
     .argument('<id>', 'the parent task id (task-…)')
     .addHelpText('after', examples(['coord graph run task-product-slice', 'coord graph run task-product-slice --root ../repo --json']))
-    .action(run(async (ctx, id: string) => perform(ctx, (r) => runWave(r, id), (x) => [`Wave of ${id} on base ${x.baseCommit.slice(0, 12)}: ${x.selected.join(', ') || 'nothing READY'}; graph ${x.state}`, ...outcomeRows(x.outcomes)])));
+    .action(
+      run(async (ctx, id: string) =>
+        perform(
+          ctx,
+          (r) => runWave(r, id),
+          (x) => [
+            `Wave of ${id} on base ${x.baseCommit.slice(0, 12)}: ${x.selected.join(', ') || 'nothing READY'}; graph ${x.state}`,
+            ...outcomeRows(x.outcomes),
+          ],
+        ),
+      ),
+    );
 
   withWait(withRoot(graph.command('advance')))
     .description('Run up to N freshly planned waves; stops with the contract’s stop code (never retries, integrates or reviews)')
@@ -83,10 +120,14 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .addHelpText('after', examples(['coord graph advance task-product-slice --max-waves 8']))
     .action(
       run<{ maxWaves: number }>(async (ctx, id: string) =>
-        perform(ctx, (r) => advance(r, id, ctx.opts.maxWaves), (x) => [
-          `Advanced ${id}: ${x.wavesExecuted} wave(s), stop ${x.stop.code}: ${x.stop.reason}`,
-          ...x.waves.flatMap((w) => [`wave ${w.waveNumber}: ${w.selected.join(', ')}`, ...outcomeRows(w.outcomes).map((l) => `  ${l}`)]),
-        ]),
+        perform(
+          ctx,
+          (r) => advance(r, id, ctx.opts.maxWaves),
+          (x) => [
+            `Advanced ${id}: ${x.wavesExecuted} wave(s), stop ${x.stop.code}: ${x.stop.reason}`,
+            ...x.waves.flatMap((w) => [`wave ${w.waveNumber}: ${w.selected.join(', ')}`, ...outcomeRows(w.outcomes).map((l) => `  ${l}`)]),
+          ],
+        ),
       ),
     );
 
@@ -95,7 +136,15 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .argument('<id>', 'the parent task id (task-…)')
     .argument('<subtask>', 'the subtask id')
     .addHelpText('after', examples(['coord graph dispatch task-product-slice backend']))
-    .action(run(async (ctx, id: string, subtask: string) => perform(ctx, (r) => dispatchOne(r, id, subtask), (x) => [`Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`, ...outcomeRows([x.outcome])])));
+    .action(
+      run(async (ctx, id: string, subtask: string) =>
+        perform(
+          ctx,
+          (r) => dispatchOne(r, id, subtask),
+          (x) => [`Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`, ...outcomeRows([x.outcome])],
+        ),
+      ),
+    );
 
   withRoot(graph.command('recover'))
     .description('Report which RUNNING dispatches of this machine are dead, so the coordinator records them FAILED interrupted')
@@ -104,7 +153,22 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .addHelpText('after', examples(['coord graph recover task-product-slice', 'coord graph recover task-product-slice frontend --json']))
     .action(
       run(async (ctx, id: string, subtask?: string) =>
-        perform(ctx, (r) => recover(r, id, subtask), (x) => [`Recovered ${id}: ${x.outcomes.filter((o) => o.changed).map((o) => `${o.subtaskId} ${o.state}`).join(', ') || 'nothing changed'}`, ...table(['SUBTASK', 'STATE', 'CLASSIFICATION', 'RECOVERABLE'], x.recovery.map((e) => [e.subtaskId, e.state, e.classification, String(e.recoverable)]))]),
+        perform(
+          ctx,
+          (r) => recover(r, id, subtask),
+          (x) => [
+            `Recovered ${id}: ${
+              x.outcomes
+                .filter((o) => o.changed)
+                .map((o) => `${o.subtaskId} ${o.state}`)
+                .join(', ') || 'nothing changed'
+            }`,
+            ...table(
+              ['SUBTASK', 'STATE', 'CLASSIFICATION', 'RECOVERABLE'],
+              x.recovery.map((e) => [e.subtaskId, e.state, e.classification, String(e.recoverable)]),
+            ),
+          ],
+        ),
       ),
     );
 
@@ -113,17 +177,41 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .argument('<id>', 'the parent task id (task-…)')
     .argument('<subtask>', 'the subtask id')
     .addHelpText('after', examples(['coord graph resume task-product-slice frontend && coord graph run task-product-slice']))
-    .action(run(async (ctx, id: string, subtask: string) => perform(ctx, (r) => resume(r, id, subtask), (x) => [`${id}/${subtask}: ${x.outcomes[0]?.action ?? 'none'} (${x.outcomes[0]?.state})${x.outcomes[0]?.error ? `: ${x.outcomes[0].error.message}` : ''}`])));
+    .action(
+      run(async (ctx, id: string, subtask: string) =>
+        perform(
+          ctx,
+          (r) => resume(r, id, subtask),
+          (x) => [
+            `${id}/${subtask}: ${x.outcomes[0]?.action ?? 'none'} (${x.outcomes[0]?.state})${x.outcomes[0]?.error ? `: ${x.outcomes[0].error.message}` : ''}`,
+          ],
+        ),
+      ),
+    );
 
   withRoot(graph.command('stop'))
     .description('Stop the graph or one subtask: STOPPED on the coordinator, local implementers ended, their worktrees removed (branches kept)')
     .argument('<id>', 'the parent task id (task-…)')
     .argument('[subtask]', 'one subtask only')
     .requiredOption('--reason <text>', 'why (recorded)')
-    .addHelpText('after', examples(['coord graph stop task-product-slice --reason "release cancelled"', 'coord graph stop task-product-slice frontend --reason "wrong approach"']))
+    .addHelpText(
+      'after',
+      examples(['coord graph stop task-product-slice --reason "release cancelled"', 'coord graph stop task-product-slice frontend --reason "wrong approach"']),
+    )
     .action(
       run<{ reason: string }>(async (ctx, id: string, subtask?: string) =>
-        perform(ctx, (r) => stop(r, id, ctx.opts.reason, subtask), (x) => [`Stopped ${id}: ${x.outcomes.filter((o) => o.action === 'stopped').map((o) => o.subtaskId).join(', ') || 'nothing active'}; graph ${x.graph.state}`]),
+        perform(
+          ctx,
+          (r) => stop(r, id, ctx.opts.reason, subtask),
+          (x) => [
+            `Stopped ${id}: ${
+              x.outcomes
+                .filter((o) => o.action === 'stopped')
+                .map((o) => o.subtaskId)
+                .join(', ') || 'nothing active'
+            }; graph ${x.graph.state}`,
+          ],
+        ),
       ),
     );
 
@@ -134,7 +222,17 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .addHelpText('after', examples(['coord graph cleanup task-product-slice']))
     .action(
       run(async (ctx, id: string, subtask?: string) =>
-        perform(ctx, (r) => cleanup(r, id, subtask), (x) => [`Cleanup of ${id}:`, ...table(['SUBTASK', 'CLEANUP'], x.outcomes.map((o) => [o.subtaskId, `${(o.cleanup as { status?: string } | null)?.status ?? '-'}${o.idempotent ? ' (unchanged)' : ''}`]))]),
+        perform(
+          ctx,
+          (r) => cleanup(r, id, subtask),
+          (x) => [
+            `Cleanup of ${id}:`,
+            ...table(
+              ['SUBTASK', 'CLEANUP'],
+              x.outcomes.map((o) => [o.subtaskId, `${(o.cleanup as { status?: string } | null)?.status ?? '-'}${o.idempotent ? ' (unchanged)' : ''}`]),
+            ),
+          ],
+        ),
       ),
     );
 
@@ -144,10 +242,23 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     .addHelpText('after', examples(['coord graph integrate task-product-slice']))
     .action(
       run(async (ctx, id: string) =>
-        perform(ctx, (r) => integrate(r, id), (x) => {
-          const i = x.integration as { status: string; aggregateCommit?: string | null; sourceFingerprint: string; conflict?: { subtaskId: string; message: string } | null };
-          return [i.status === 'SUCCEEDED' ? `Integrated ${id} into ${x.branch} at ${i.aggregateCommit} (${i.sourceFingerprint})` : `Integration of ${id} ${i.status}: ${i.conflict?.message ?? ''}`];
-        }),
+        perform(
+          ctx,
+          (r) => integrate(r, id),
+          (x) => {
+            const i = x.integration as {
+              status: string;
+              aggregateCommit?: string | null;
+              sourceFingerprint: string;
+              conflict?: { subtaskId: string; message: string } | null;
+            };
+            return [
+              i.status === 'SUCCEEDED'
+                ? `Integrated ${id} into ${x.branch} at ${i.aggregateCommit} (${i.sourceFingerprint})`
+                : `Integration of ${id} ${i.status}: ${i.conflict?.message ?? ''}`,
+            ];
+          },
+        ),
       ),
     );
 
@@ -159,10 +270,20 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
       return v;
     })
     .option('--feedback <text>', 'bounded review notes')
-    .addHelpText('after', examples(['coord graph review task-product-slice --decision REVIEW_APPROVED', 'coord graph review task-product-slice --decision CHANGES_REQUESTED --feedback "split the migration"']))
+    .addHelpText(
+      'after',
+      examples([
+        'coord graph review task-product-slice --decision REVIEW_APPROVED',
+        'coord graph review task-product-slice --decision CHANGES_REQUESTED --feedback "split the migration"',
+      ]),
+    )
     .action(
       run<{ decision: 'REVIEW_APPROVED' | 'CHANGES_REQUESTED'; feedback?: string }>(async (ctx, id: string) =>
-        perform(ctx, (r) => review(r, id, ctx.opts.decision, ctx.opts.feedback), (x) => [`Review of ${id}: ${x.decision}; graph ${x.state}. ${x.authorizes.note}`]),
+        perform(
+          ctx,
+          (r) => review(r, id, ctx.opts.decision, ctx.opts.feedback),
+          (x) => [`Review of ${id}: ${x.decision}; graph ${x.state}. ${x.authorizes.note}`],
+        ),
       ),
     );
 }
@@ -176,24 +297,34 @@ export function workerCommand(io: Io, setExit: (code: number) => void, opts: { s
     .option('--graph <id...>', 'only these graphs (default: every graph the session can see)')
     .option('--once', 'run what is claimable now, then exit')
     .option('--root <repository>', 'the git repository to run in (default: the current directory)')
-    .addHelpText('after', examples([
-      'export COORD_TOKEN=$(coord session create --name backend-worker --agent agent-backend -q)',
-      'coord worker --agent agent-backend --root ~/src/project',
-      'coord worker --agent agent-backend --graph task-product-slice --once --json',
-    ]))
+    .addHelpText(
+      'after',
+      examples([
+        'export COORD_TOKEN=$(coord session create --name backend-worker --agent agent-backend -q)',
+        'coord worker --agent agent-backend --root ~/src/project',
+        'coord worker --agent agent-backend --graph task-product-slice --once --json',
+      ]),
+    )
     .action(
       run<{ agent: string; graph?: string[]; once?: boolean }>(async (ctx) =>
-        perform(ctx, async (r) => {
-          const report = await work(r, ctx.opts.agent, {
-            graphs: ctx.opts.graph,
-            once: ctx.opts.once,
-            signal: opts.stop,
-            // One line per finished dispatch as it happens (JSON Lines in JSON mode), then the report.
-            onOutcome: (o) =>
-              ctx.out.json ? ctx.out.jsonLine({ event: 'outcome', ...o }) : ctx.out.line(`${o.parentTaskId}/${o.subtaskId} #${o.attempt}: ${o.state}${o.error ? ` (${o.error.code}: ${o.error.message})` : ''}`),
-          });
-          return { ok: report.outcomes.every((o) => o.ok), command: 'coord.worker' as const, ...report };
-        }, (x) => [`Worker for ${x.agent} ran ${x.outcomes.length} subtask(s) on ${x.graphs.length} graph(s).`], { compact: true, signal: opts.stop }),
+        perform(
+          ctx,
+          async (r) => {
+            const report = await work(r, ctx.opts.agent, {
+              graphs: ctx.opts.graph,
+              once: ctx.opts.once,
+              signal: opts.stop,
+              // One line per finished dispatch as it happens (JSON Lines in JSON mode), then the report.
+              onOutcome: (o) =>
+                ctx.out.json
+                  ? ctx.out.jsonLine({ event: 'outcome', ...o })
+                  : ctx.out.line(`${o.parentTaskId}/${o.subtaskId} #${o.attempt}: ${o.state}${o.error ? ` (${o.error.code}: ${o.error.message})` : ''}`),
+            });
+            return { ok: report.outcomes.every((o) => o.ok), command: 'coord.worker' as const, ...report };
+          },
+          (x) => [`Worker for ${x.agent} ran ${x.outcomes.length} subtask(s) on ${x.graphs.length} graph(s).`],
+          { compact: true, signal: opts.stop },
+        ),
       ),
     );
 }

@@ -37,14 +37,25 @@ export function graphCommands(io: Io, setExit: (code: number) => void, opts: { s
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
   const graph = new Command('graph')
     .description('Validate, create, read and run Task Graphs (Task Graph v1)')
-    .addHelpText('after', examples(['coord graph validate graph.json --intent-map intent-map.json', 'coord graph create graph.json', 'coord graph status task-product-slice', 'coord graph plan task-product-slice']));
+    .addHelpText(
+      'after',
+      examples([
+        'coord graph validate graph.json --intent-map intent-map.json',
+        'coord graph create graph.json',
+        'coord graph status task-product-slice',
+        'coord graph plan task-product-slice',
+      ]),
+    );
 
   graph
     .command('validate')
     .description('Check a Task Graph (and Intent Map) against the contract and the configured Agents; writes nothing')
     .argument('<file>', 'the Task Graph v1 JSON (or {graph, intentMap}); - reads stdin')
     .option('--intent-map <file>', 'the Intent Map v1 companion')
-    .addHelpText('after', `\nA refusal is TASK_GRAPH_INVALID with its stage (exit 1).\n${examples(['coord graph validate graph.json', 'cat graph.json | coord graph validate - --intent-map intent-map.json'])}`)
+    .addHelpText(
+      'after',
+      `\nA refusal is TASK_GRAPH_INVALID with its stage (exit 1).\n${examples(['coord graph validate graph.json', 'cat graph.json | coord graph validate - --intent-map intent-map.json'])}`,
+    )
     .action(
       run<{ intentMap?: string }>(async (ctx, file: string) => {
         const r = await ctx.client().graphs.validate(await requestFrom(ctx.io, file, ctx.opts.intentMap));
@@ -80,7 +91,16 @@ export function graphCommands(io: Io, setExit: (code: number) => void, opts: { s
             ? ['No task graphs.']
             : table(
                 ['ID', 'STATE', 'SUBTASKS', 'READY', 'RUNNING', 'SUCCEEDED', 'FAILED', 'TITLE'],
-                graphs.map((g) => [g.id, g.state, String(g.subtaskCount), String(g.counts.ready), String(g.counts.running), String(g.counts.succeeded), String(g.counts.failed), g.title]),
+                graphs.map((g) => [
+                  g.id,
+                  g.state,
+                  String(g.subtaskCount),
+                  String(g.counts.ready),
+                  String(g.counts.running),
+                  String(g.counts.succeeded),
+                  String(g.counts.failed),
+                  g.title,
+                ]),
               ),
           { graphs },
         );
@@ -98,7 +118,11 @@ export function graphCommands(io: Io, setExit: (code: number) => void, opts: { s
         const g = await ctx.client().graphs.get(id);
         const f = g.frontier;
         ctx.out.result(
-          [graphHeader(g), ...subtaskTable(g), `frontier: ready ${f.ready.join(',') || '-'}; eligible ${f.eligible.join(',') || '-'}; ${f.availableSlots} of ${f.maxConcurrency} slots free`],
+          [
+            graphHeader(g),
+            ...subtaskTable(g),
+            `frontier: ready ${f.ready.join(',') || '-'}; eligible ${f.eligible.join(',') || '-'}; ${f.availableSlots} of ${f.maxConcurrency} slots free`,
+          ],
           { graph: g },
         );
       }),
@@ -135,7 +159,10 @@ export function graphCommands(io: Io, setExit: (code: number) => void, opts: { s
         ctx.out.result(
           [
             `Plan for ${p.parentTaskId}: wave ${p.wave.selected.join(', ') || '(empty)'}; ${p.availableSlots} of ${p.maxConcurrency} slots free; concurrent writes ${p.preflight.concurrentWriteSafety}`,
-            ...table(['SUBTASK', 'DECISION', 'IMPLEMENTER', 'REASON'], p.decisions.map((d) => [d.subtaskId, d.decision, d.implementer, d.reason])),
+            ...table(
+              ['SUBTASK', 'DECISION', 'IMPLEMENTER', 'REASON'],
+              p.decisions.map((d) => [d.subtaskId, d.decision, d.implementer, d.reason]),
+            ),
             ...p.preflight.risks.map((r) => `risk ${r.code} (${r.severity}): ${r.message}`),
           ],
           { plan: p },
@@ -172,7 +199,12 @@ export function graphCommands(io: Io, setExit: (code: number) => void, opts: { s
       run(async (ctx) => {
         const agents = await ctx.client().agents.listAll();
         ctx.out.result(
-          agents.length === 0 ? ['No agents.'] : table(['ID', 'ADAPTER', 'COMMAND', 'CREATED'], agents.map((a) => [a.id, a.adapter ?? '-', a.command ?? '-', a.createdAt])),
+          agents.length === 0
+            ? ['No agents.']
+            : table(
+                ['ID', 'ADAPTER', 'COMMAND', 'CREATED'],
+                agents.map((a) => [a.id, a.adapter ?? '-', a.command ?? '-', a.createdAt]),
+              ),
           { agents },
         );
       }),

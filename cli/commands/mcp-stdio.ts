@@ -15,7 +15,6 @@ import { UsageError, USER_AGENT, type Ctx } from '../runtime.js';
 import { advance, cleanup, dispatchOne, integrate, recover, repositoryRoot, review, runWave, stop, type RunnerContext } from '../runner/runner.js';
 import { RunnerError } from '../runner/worktrees.js';
 
-
 const id = { type: 'string', description: 'The parent task id (task-…)' };
 const subtaskId = { type: 'string', description: 'The subtask id' };
 const schema = (properties: Record<string, unknown>, required: string[]): JsonSchema => ({ type: 'object', properties, required, additionalProperties: false });
@@ -40,21 +39,50 @@ function runnerTools(ctx: () => Promise<RunnerContext>): LocalTool[] {
     problemOf,
   });
   return [
-    tool('coordinate_agents_task_graph_run', 'Run the next wave: claim it and execute each subtask in its own git worktree; report the evidence.', schema({ id, sessionWaitMs: { type: 'integer', minimum: 0 } }, ['id']), (r, a) =>
-      runWave({ ...r, sessionWaitMs: a.sessionWaitMs ?? null }, a.id),
+    tool(
+      'coordinate_agents_task_graph_run',
+      'Run the next wave: claim it and execute each subtask in its own git worktree; report the evidence.',
+      schema({ id, sessionWaitMs: { type: 'integer', minimum: 0 } }, ['id']),
+      (r, a) => runWave({ ...r, sessionWaitMs: a.sessionWaitMs ?? null }, a.id),
     ),
-    tool('coordinate_agents_task_graph_advance', 'Run up to maxWaves (1–32) freshly planned waves; stops with the contract’s stop code.', schema({ id, maxWaves: { type: 'integer', minimum: 1, maximum: 32 }, sessionWaitMs: { type: 'integer', minimum: 0 } }, ['id', 'maxWaves']), (r, a) =>
-      advance({ ...r, sessionWaitMs: a.sessionWaitMs ?? null }, a.id, a.maxWaves),
+    tool(
+      'coordinate_agents_task_graph_advance',
+      'Run up to maxWaves (1–32) freshly planned waves; stops with the contract’s stop code.',
+      schema({ id, maxWaves: { type: 'integer', minimum: 1, maximum: 32 }, sessionWaitMs: { type: 'integer', minimum: 0 } }, ['id', 'maxWaves']),
+      (r, a) => advance({ ...r, sessionWaitMs: a.sessionWaitMs ?? null }, a.id, a.maxWaves),
     ),
-    tool('coordinate_agents_task_graph_dispatch', 'Claim one READY subtask and execute it here.', schema({ id, subtaskId }, ['id', 'subtaskId']), (r, a) => dispatchOne(r, a.id, a.subtaskId)),
-    tool('coordinate_agents_task_graph_recover', 'Report this machine’s dead dispatches; the coordinator records them FAILED interrupted.', schema({ id, subtaskId }, ['id']), (r, a) => recover(r, a.id, a.subtaskId)),
-    tool('coordinate_agents_task_graph_stop', 'Stop the graph or one subtask; local implementers end, their worktrees are removed (branches kept).', schema({ id, subtaskId, reason: { type: 'string', minLength: 1 } }, ['id', 'reason']), (r, a) =>
-      stop(r, a.id, a.reason, a.subtaskId),
+    tool('coordinate_agents_task_graph_dispatch', 'Claim one READY subtask and execute it here.', schema({ id, subtaskId }, ['id', 'subtaskId']), (r, a) =>
+      dispatchOne(r, a.id, a.subtaskId),
     ),
-    tool('coordinate_agents_task_graph_cleanup', 'Remove finished subtasks’ worktrees (RUNNING ones skipped) and record the outcomes.', schema({ id, subtaskId }, ['id']), (r, a) => cleanup(r, a.id, a.subtaskId)),
-    tool('coordinate_agents_task_graph_integrate', 'Cherry-pick the verified commits in subtask-id order into the integration worktree and record it.', schema({ id }, ['id']), (r, a) => integrate(r, a.id)),
-    tool('coordinate_agents_task_graph_review', 'Re-check the aggregate worktree and record REVIEW_APPROVED or CHANGES_REQUESTED; authorises nothing else.', schema({ id, decision: { enum: ['REVIEW_APPROVED', 'CHANGES_REQUESTED'] }, feedback: { type: 'string' } }, ['id', 'decision']), (r, a) =>
-      review(r, a.id, a.decision, a.feedback),
+    tool(
+      'coordinate_agents_task_graph_recover',
+      'Report this machine’s dead dispatches; the coordinator records them FAILED interrupted.',
+      schema({ id, subtaskId }, ['id']),
+      (r, a) => recover(r, a.id, a.subtaskId),
+    ),
+    tool(
+      'coordinate_agents_task_graph_stop',
+      'Stop the graph or one subtask; local implementers end, their worktrees are removed (branches kept).',
+      schema({ id, subtaskId, reason: { type: 'string', minLength: 1 } }, ['id', 'reason']),
+      (r, a) => stop(r, a.id, a.reason, a.subtaskId),
+    ),
+    tool(
+      'coordinate_agents_task_graph_cleanup',
+      'Remove finished subtasks’ worktrees (RUNNING ones skipped) and record the outcomes.',
+      schema({ id, subtaskId }, ['id']),
+      (r, a) => cleanup(r, a.id, a.subtaskId),
+    ),
+    tool(
+      'coordinate_agents_task_graph_integrate',
+      'Cherry-pick the verified commits in subtask-id order into the integration worktree and record it.',
+      schema({ id }, ['id']),
+      (r, a) => integrate(r, a.id),
+    ),
+    tool(
+      'coordinate_agents_task_graph_review',
+      'Re-check the aggregate worktree and record REVIEW_APPROVED or CHANGES_REQUESTED; authorises nothing else.',
+      schema({ id, decision: { enum: ['REVIEW_APPROVED', 'CHANGES_REQUESTED'] }, feedback: { type: 'string' } }, ['id', 'decision']),
+      (r, a) => review(r, a.id, a.decision, a.feedback),
     ),
   ];
 }
@@ -95,7 +123,14 @@ export async function serveStdio(ctx: Ctx<{ tools?: string; root?: string }>, op
     },
   };
   let runner: Promise<RunnerContext> | undefined;
-  const runnerCtx = () => (runner ??= repositoryRoot(ctx.opts.root ?? ctx.io.cwd ?? process.cwd()).then((root) => ({ client: ctx.client(), url, root, env: ctx.io.env, signal: opts.stop })));
+  const runnerCtx = () =>
+    (runner ??= repositoryRoot(ctx.opts.root ?? ctx.io.cwd ?? process.cwd()).then((root) => ({
+      client: ctx.client(),
+      url,
+      root,
+      env: ctx.io.env,
+      signal: opts.stop,
+    })));
   const local = sets.includes('graph') ? runnerTools(runnerCtx) : [];
   const server = createMcpServer({ document, backend, sets, local });
   const transport = new StdioServerTransport();

@@ -32,7 +32,10 @@ function membersFromFlags(o: { member?: string[]; dependsOn?: string[]; requires
   for (const spec of o.dependsOn ?? []) {
     const [name, deps] = spec.split('=', 2);
     if (!deps) throw new UsageError(`--depends-on "${spec}": expected member=other,other`);
-    get('--depends-on', name.trim()).dependsOn = deps.split(',').map((d) => d.trim()).filter(Boolean);
+    get('--depends-on', name.trim()).dependsOn = deps
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean);
   }
   for (const name of o.requiresResult ?? []) get('--requires-result', name.trim()).requiresResult = true;
   for (const spec of o.shared ?? []) {
@@ -155,7 +158,13 @@ export function scenarioCommand(io: Io, setExit: (code: number) => void): Comman
             `${s.name} (${s.id}), scope ${s.scope}, orchestrator ${s.orchestratorId}${s.completedAt ? `, complete since ${s.completedAt}` : ''}`,
             ...table(
               ['MEMBER', 'SESSION', 'TASK', 'DEPENDS ON', 'RESULT'],
-              s.members.map((m) => [m.name, m.sessionId, m.task ?? '-', m.dependsOn.join(',') || '-', m.resultAt ? 'published' : m.requiresResult ? 'pending' : '-']),
+              s.members.map((m) => [
+                m.name,
+                m.sessionId,
+                m.task ?? '-',
+                m.dependsOn.join(',') || '-',
+                m.resultAt ? 'published' : m.requiresResult ? 'pending' : '-',
+              ]),
             ),
           ],
           { scenario: s },

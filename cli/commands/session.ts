@@ -13,16 +13,18 @@ const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}
 /** The `session` command group. */
 export function sessionCommand(io: Io, setExit: (code: number) => void): Command {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
-  const session = new Command('session').description('Register, list and stop agent sessions').addHelpText(
-    'after',
-    examples([
-      'coord session create --name agent-1',
-      'export COORD_TOKEN=$(coord session create --name agent-1 --heartbeat-interval 30s -q)',
-      'coord session list --alive false',
-      'coord session heartbeat',
-      'coord session stop s-…',
-    ]),
-  );
+  const session = new Command('session')
+    .description('Register, list and stop agent sessions')
+    .addHelpText(
+      'after',
+      examples([
+        'coord session create --name agent-1',
+        'export COORD_TOKEN=$(coord session create --name agent-1 --heartbeat-interval 30s -q)',
+        'coord session list --alive false',
+        'coord session heartbeat',
+        'coord session stop s-…',
+      ]),
+    );
 
   session
     .command('create')
@@ -32,7 +34,11 @@ export function sessionCommand(io: Io, setExit: (code: number) => void): Command
     .option('--parent <id>', 'register it as a child of this session (a session’s own children default to itself)')
     .option('--system-kind <kind>', 'users only, e.g. orchestrator: its children anchor to themselves')
     .option('--agent <id>', 'bind it to a registered Agent: it may then claim that Agent’s task graph subtasks (coord worker)')
-    .option('--heartbeat-interval <duration>', 'auto-stop it after this long without a call (5s – 24h, e.g. 30s, 5m); idle agents run `coord session heartbeat`', durationMs)
+    .option(
+      '--heartbeat-interval <duration>',
+      'auto-stop it after this long without a call (5s – 24h, e.g. 30s, 5m); idle agents run `coord session heartbeat`',
+      durationMs,
+    )
     .option('-q, --quiet', 'print only the token')
     .addHelpText(
       'after',
@@ -47,7 +53,9 @@ export function sessionCommand(io: Io, setExit: (code: number) => void): Command
     .action(
       run<{ name?: string; parent?: string; systemKind?: string; agent?: string; heartbeatInterval?: number; quiet?: boolean }>(async (ctx) => {
         const o = ctx.opts;
-        const r = await ctx.client().sessions.create({ name: o.name, parentId: o.parent, systemKind: o.systemKind, agentId: o.agent, heartbeatIntervalMs: o.heartbeatInterval });
+        const r = await ctx
+          .client()
+          .sessions.create({ name: o.name, parentId: o.parent, systemKind: o.systemKind, agentId: o.agent, heartbeatIntervalMs: o.heartbeatInterval });
         if (o.quiet) return ctx.out.line(r.token);
         ctx.out.result(
           [

@@ -13,7 +13,12 @@ const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}
 const collect = (v: string, prev: string[] = []) => [...prev, v];
 
 function nodeRows(nodes: (MetagitNode & { graphId: string })[]): string[] {
-  return nodes.length === 0 ? ['No nodes.'] : table(['GRAPH', 'NODE', 'STATUS', 'DEPENDS ON', 'TITLE'], nodes.map((n) => [n.graphId, n.nodeId, n.status, n.dependsOn.join(',') || '-', n.title]));
+  return nodes.length === 0
+    ? ['No nodes.']
+    : table(
+        ['GRAPH', 'NODE', 'STATUS', 'DEPENDS ON', 'TITLE'],
+        nodes.map((n) => [n.graphId, n.nodeId, n.status, n.dependsOn.join(',') || '-', n.title]),
+      );
 }
 
 /** Every graph the caller may see (all pages). */
@@ -49,7 +54,15 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
   const task = new Command('task')
     .description('metagit task graphs (RFC-0008): intents, deterministic expand, ready nodes, start/complete, ACL bindings')
-    .addHelpText('after', examples(['coord task create --graph-id release --title "Release 2.0" --goal "Ship it"', 'printf "Root\\n  Child\\n" | coord task expand --graph-id release', 'coord task ready --graph-id release', 'coord task complete --node-id root']));
+    .addHelpText(
+      'after',
+      examples([
+        'coord task create --graph-id release --title "Release 2.0" --goal "Ship it"',
+        'printf "Root\\n  Child\\n" | coord task expand --graph-id release',
+        'coord task ready --graph-id release',
+        'coord task complete --node-id root',
+      ]),
+    );
 
   task
     .command('create')
@@ -64,9 +77,29 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .option('--graph-id <id>', 'the graph id (default: 12 random hex)')
     .addHelpText('after', examples(['coord task create --graph-id release --title "Release 2.0" --goal "Ship it" --acceptance "CI green"']))
     .action(
-      run<{ title: string; goal: string; acceptance?: string[]; objectiveId?: string; handoffId?: string; project?: string; repo?: string[]; graphId?: string }>(async (ctx) => {
+      run<{
+        title: string;
+        goal: string;
+        acceptance?: string[];
+        objectiveId?: string;
+        handoffId?: string;
+        project?: string;
+        repo?: string[];
+        graphId?: string;
+      }>(async (ctx) => {
         const o = ctx.opts;
-        const g = await ctx.client().metagit.create({ graphId: o.graphId, title: o.title, goal: o.goal, acceptance: o.acceptance, objectiveId: o.objectiveId, handoffId: o.handoffId, project: o.project, repos: o.repo });
+        const g = await ctx
+          .client()
+          .metagit.create({
+            graphId: o.graphId,
+            title: o.title,
+            goal: o.goal,
+            acceptance: o.acceptance,
+            objectiveId: o.objectiveId,
+            handoffId: o.handoffId,
+            project: o.project,
+            repos: o.repo,
+          });
         ctx.out.result(`Created task graph ${g.graphId} (root intent ${g.rootIntentId})`, g);
       }),
     );
@@ -76,7 +109,10 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .description('Add nodes from an indented outline (or a JSON list); deterministic, all or nothing')
     .requiredOption('--graph-id <id>', 'the graph')
     .option('--from-outline <path>', 'the outline file (default: stdin)')
-    .addHelpText('after', examples(['coord task expand --graph-id release --from-outline plan.md', 'printf "Root\\n  Child\\n    Leaf\\n" | coord task expand --graph-id release']))
+    .addHelpText(
+      'after',
+      examples(['coord task expand --graph-id release --from-outline plan.md', 'printf "Root\\n  Child\\n    Leaf\\n" | coord task expand --graph-id release']),
+    )
     .action(
       run<{ graphId: string; fromOutline?: string }>(async (ctx) => {
         const text = ctx.opts.fromOutline ? readFileSync(ctx.opts.fromOutline, 'utf8') : await readStdin(ctx.io);
@@ -99,7 +135,15 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         const c = ctx.client();
         if (!ctx.opts.graphId && !ctx.opts.status) {
           const graphs = (await c.metagit.list()).graphs;
-          return ctx.out.result(graphs.length ? table(['GRAPH', 'STATUS', 'TITLE'], graphs.map((g) => [g.graphId, g.status, g.title])) : ['No task graphs.'], { graphs });
+          return ctx.out.result(
+            graphs.length
+              ? table(
+                  ['GRAPH', 'STATUS', 'TITLE'],
+                  graphs.map((g) => [g.graphId, g.status, g.title]),
+                )
+              : ['No task graphs.'],
+            { graphs },
+          );
         }
         const graphs = ctx.opts.graphId ? [await c.metagit.get(ctx.opts.graphId)] : await allGraphs(c);
         const nodes = graphs.flatMap((g) => g.nodes).filter((n) => !ctx.opts.status || n.status === ctx.opts.status);
@@ -117,7 +161,14 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
       run<{ nodeId: string; graphId?: string }>(async (ctx) => {
         const c = ctx.client();
         const n = await c.metagit.node(await graphOf(c, ctx.opts.nodeId, ctx.opts.graphId), ctx.opts.nodeId);
-        ctx.out.result([`${n.graphId}/${n.nodeId}: ${n.status}${n.blockerReason ? ` (${n.blockerReason})` : ''}`, `  ${n.title}`, `  depends on: ${n.dependsOn.join(', ') || '-'}`], n);
+        ctx.out.result(
+          [
+            `${n.graphId}/${n.nodeId}: ${n.status}${n.blockerReason ? ` (${n.blockerReason})` : ''}`,
+            `  ${n.title}`,
+            `  depends on: ${n.dependsOn.join(', ') || '-'}`,
+          ],
+          n,
+        );
       }),
     );
 
@@ -129,7 +180,9 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
     .action(
       run<{ graphId?: string }>(async (ctx) => {
         const c = ctx.client();
-        const nodes = ctx.opts.graphId ? await c.metagit.ready(ctx.opts.graphId) : (await allGraphs(c)).flatMap((g) => g.nodes.filter((n) => n.status === 'ready'));
+        const nodes = ctx.opts.graphId
+          ? await c.metagit.ready(ctx.opts.graphId)
+          : (await allGraphs(c)).flatMap((g) => g.nodes.filter((n) => n.status === 'ready'));
         ctx.out.result(nodeRows(nodes), { nodes });
       }),
     );
@@ -186,7 +239,9 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         const o = ctx.opts;
         const c = ctx.client();
         const id = await graphOf(c, o.nodeId, o.graphId);
-        const n = (await c.metagit.bindAcl(id, o.nodeId, { agentId: o.agentId, branch: o.branch, leaseId: o.leaseId, worktreeId: o.worktreeId, pattern: o.pattern })).node;
+        const n = (
+          await c.metagit.bindAcl(id, o.nodeId, { agentId: o.agentId, branch: o.branch, leaseId: o.leaseId, worktreeId: o.worktreeId, pattern: o.pattern })
+        ).node;
         const acl = n.acl as { commands: string[] };
         ctx.out.result([`Bound ${o.agentId} to ${id}/${n.nodeId}; suggested commands:`, ...acl.commands.map((x) => `  ${x}`)], n);
       }),

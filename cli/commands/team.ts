@@ -34,20 +34,15 @@ function teamDetail(x: TeamDetail): string[] {
 /** The team command group. */
 export function teamCommand(io: Io, setExit: (code: number) => void): Command {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
-  const team = new Command('team').description('Create teams (the server administrator), list and show them, and add operators').addHelpText(
-    'after',
-    examples(['coord team create platform --operator alice', 'coord team list', 'coord team show', 'coord team add-operator tm-… bob']),
-  );
+  const team = new Command('team')
+    .description('Create teams (the server administrator), list and show them, and add operators')
+    .addHelpText('after', examples(['coord team create platform --operator alice', 'coord team list', 'coord team show', 'coord team add-operator tm-… bob']));
 
   /** A new operator and its secret: the secret alone with -q, else what was made and the secret, once. */
   const printOperator = (ctx: Ctx<{ quiet?: boolean }>, first: string, r: { operator: TeamOperator; token: Token; secret: string }, machine: unknown) => {
     if (ctx.opts.quiet) return ctx.out.line(r.secret);
     ctx.out.result(
-      [
-        first,
-        `Secret (shown once): ${r.secret}`,
-        `(operator ${r.operator.name} signs in with: coord login --url ${ctx.config().url} --token <secret>)`,
-      ],
+      [first, `Secret (shown once): ${r.secret}`, `(operator ${r.operator.name} signs in with: coord login --url ${ctx.config().url} --token <secret>)`],
       machine,
     );
   };

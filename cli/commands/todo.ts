@@ -76,17 +76,19 @@ export function todoCommand(io: Io, setExit: (code: number) => void): Command {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
   const itemOut = (ctx: { out: Ctx['out'] }, item: TodoItem, human: string) => ctx.out.result(human, { item });
 
-  const todo = new Command('todo').description('Add, list, claim and finish todo items (the seed’s `gr todo`)').addHelpText(
-    'after',
-    examples([
-      'coord todo add "Wire the claim CAS" --tag backend --tag p1',
-      'coord todo add "Publish" --depends-on td-api --depends-on td-ui',
-      'coord todo list --status blocked',
-      'coord todo next',
-      'coord todo done td-…',
-      'coord todo export scenario:strath',
-    ]),
-  );
+  const todo = new Command('todo')
+    .description('Add, list, claim and finish todo items (the seed’s `gr todo`)')
+    .addHelpText(
+      'after',
+      examples([
+        'coord todo add "Wire the claim CAS" --tag backend --tag p1',
+        'coord todo add "Publish" --depends-on td-api --depends-on td-ui',
+        'coord todo list --status blocked',
+        'coord todo next',
+        'coord todo done td-…',
+        'coord todo export scenario:strath',
+      ]),
+    );
 
   withScopeOptions(
     todo
@@ -167,13 +169,29 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       .command('list')
       .alias('ls')
       .description('List items in position order (every page; sub-items indented)')
-      .addOption(new Option('--status <status>', 'effective status: todo = ready only; blocked = manual blocks and dependency waiting').choices(['todo', 'in-progress', 'done', 'blocked']))
+      .addOption(
+        new Option('--status <status>', 'effective status: todo = ready only; blocked = manual blocks and dependency waiting').choices([
+          'todo',
+          'in-progress',
+          'done',
+          'blocked',
+        ]),
+      )
       .option('--tag <tag>', 'only items with this tag')
       .option('--owner <session>', 'only items claimed by this session (`me` = you)')
       .option('--assignee <session>', 'only items reserved for this session')
       .option('--all', 'every scope (users and orchestrator sessions)'),
   )
-    .addHelpText('after', examples(['coord todo list', 'coord todo list --status blocked', 'coord todo list --tag backend --json', 'coord todo list --scenario strath', 'coord todo list --all']))
+    .addHelpText(
+      'after',
+      examples([
+        'coord todo list',
+        'coord todo list --status blocked',
+        'coord todo list --tag backend --json',
+        'coord todo list --scenario strath',
+        'coord todo list --all',
+      ]),
+    )
     .action(
       run<ScopeOpts & { status?: TodoItem['status']; tag?: string; owner?: string; assignee?: string; all?: boolean }>(async (ctx) => {
         const o = ctx.opts;
@@ -226,7 +244,10 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       .command(name)
       .description(desc)
       .argument('<id>')
-      .addHelpText('after', `\nExit code 3 when the item is not eligible (already claimed, waiting on dependencies, reserved for another session).${examples([`coord todo ${name} td-abc123`])}`)
+      .addHelpText(
+        'after',
+        `\nExit code 3 when the item is not eligible (already claimed, waiting on dependencies, reserved for another session).${examples([`coord todo ${name} td-abc123`])}`,
+      )
       .action(claimAction);
   }
 
@@ -279,12 +300,14 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
     .option('--result-file <path>', 'the result as JSON from a file (`-` = stdin)')
     .addHelpText(
       'after',
-      `\nA result is at most max_result bytes (default 16384) as JSON; dependents read it with \`coord todo results <their id>\`. Reopening clears it.${examples([
-        'coord todo done td-abc123',
-        'coord todo done td-abc123 --result "merged as 4f2e1c"',
-        `coord todo done td-abc123 --result-json '{"sha":"4f2e1c","files":3}'`,
-        'coord todo done td-abc123 --result-file report.json',
-      ])}`,
+      `\nA result is at most max_result bytes (default 16384) as JSON; dependents read it with \`coord todo results <their id>\`. Reopening clears it.${examples(
+        [
+          'coord todo done td-abc123',
+          'coord todo done td-abc123 --result "merged as 4f2e1c"',
+          `coord todo done td-abc123 --result-json '{"sha":"4f2e1c","files":3}'`,
+          'coord todo done td-abc123 --result-file report.json',
+        ],
+      )}`,
     )
     .action(
       run<{ result?: string; resultJson?: string; resultFile?: string }>(async (ctx, id: string) => {
@@ -315,7 +338,10 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       run(async (ctx, id: string) => {
         const r = await ctx.client().todos.dependencyResults(id);
         const human = r.dependencies.length
-          ? table(['ID', 'STATUS', 'TITLE', 'RESULT'], r.dependencies.map((d) => [d.id, d.status, d.title, resultText(d.result) ?? '-']))
+          ? table(
+              ['ID', 'STATUS', 'TITLE', 'RESULT'],
+              r.dependencies.map((d) => [d.id, d.status, d.title, resultText(d.result) ?? '-']),
+            )
           : [`${id} has no dependencies`];
         ctx.out.result(human, r);
       }),
@@ -413,21 +439,27 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
     .option('--position <n>', 'list position', int('--position'))
     .option('--priority <n>', 'higher is claimed first by next', signedInt('--priority'))
     .option('--if-match <revision>', 'refuse (412) unless the item is still at this revision', int('--if-match'))
-    .addHelpText('after', examples(['coord todo edit td-abc123 --title "Wire the claim CAS (v2)"', 'coord todo edit td-abc123 --tag backend --tag p0 --if-match 3']))
+    .addHelpText(
+      'after',
+      examples(['coord todo edit td-abc123 --title "Wire the claim CAS (v2)"', 'coord todo edit td-abc123 --tag backend --tag p0 --if-match 3']),
+    )
     .action(
-      run<{ title?: string; note?: string; tag?: string[]; tags?: boolean; position?: number; priority?: number; ifMatch?: number }>(async (ctx, id: string) => {
-        const o = ctx.opts;
-        const patch = {
-          title: o.title,
-          note: o.note,
-          tags: o.tags === false ? [] : o.tag,
-          position: o.position,
-          priority: o.priority,
-        };
-        if (Object.values(patch).every((v) => v === undefined)) throw new UsageError('nothing to change: pass --title, --note, --tag, --no-tags, --position or --priority');
-        const item = await ctx.client().todos.edit(id, patch, { ifMatch: o.ifMatch });
-        itemOut(ctx, item, `Updated ${item.id}: ${item.title} (revision ${item.revision})`);
-      }),
+      run<{ title?: string; note?: string; tag?: string[]; tags?: boolean; position?: number; priority?: number; ifMatch?: number }>(
+        async (ctx, id: string) => {
+          const o = ctx.opts;
+          const patch = {
+            title: o.title,
+            note: o.note,
+            tags: o.tags === false ? [] : o.tag,
+            position: o.position,
+            priority: o.priority,
+          };
+          if (Object.values(patch).every((v) => v === undefined))
+            throw new UsageError('nothing to change: pass --title, --note, --tag, --no-tags, --position or --priority');
+          const item = await ctx.client().todos.edit(id, patch, { ifMatch: o.ifMatch });
+          itemOut(ctx, item, `Updated ${item.id}: ${item.title} (revision ${item.revision})`);
+        },
+      ),
     );
 
   todo

@@ -15,7 +15,16 @@ function tokenTable(tokens: Token[]): string[] {
   if (tokens.length === 0) return ['No tokens.'];
   return table(
     ['ID', 'NAME', 'STATE', 'OWNER', 'EXPIRES', 'ROTATED', 'CREATED', ''],
-    tokens.map((k) => [k.id, k.name, k.state, `${k.principal.kind} ${k.principal.id}`, dash(k.expiresAt), dash(k.rotatedAt), k.createdAt, k.current ? '(this one)' : '']),
+    tokens.map((k) => [
+      k.id,
+      k.name,
+      k.state,
+      `${k.principal.kind} ${k.principal.id}`,
+      dash(k.expiresAt),
+      dash(k.rotatedAt),
+      k.createdAt,
+      k.current ? '(this one)' : '',
+    ]),
   );
 }
 
@@ -30,17 +39,18 @@ function keepUsing(ctx: Ctx, secret: string): void {
     writeStored(c.file, { ...readStored(c.file), token: secret });
     ctx.out.note(`saved the new secret in ${c.file} (the token coord login stored was this one)`);
   } else {
-    ctx.out.note(`warning: the token you called with (${c.source.token === 'flag' ? '--token' : 'COORD_TOKEN'}) was this one and is now refused; use the new secret`);
+    ctx.out.note(
+      `warning: the token you called with (${c.source.token === 'flag' ? '--token' : 'COORD_TOKEN'}) was this one and is now refused; use the new secret`,
+    );
   }
 }
 
 /** The `token` command group. */
 export function tokenCommand(io: Io, setExit: (code: number) => void): Command {
   const run = <O>(fn: (ctx: Ctx<O>, ...args: any[]) => Promise<number | void>) => act<O>(io, setExit, fn);
-  const token = new Command('token').description('List, create, rotate and revoke your bearer tokens').addHelpText(
-    'after',
-    examples(['coord token list', 'coord token create ci --expires-in 30d', 'coord token rotate tk-…', 'coord token revoke tk-…']),
-  );
+  const token = new Command('token')
+    .description('List, create, rotate and revoke your bearer tokens')
+    .addHelpText('after', examples(['coord token list', 'coord token create ci --expires-in 30d', 'coord token rotate tk-…', 'coord token revoke tk-…']));
 
   token
     .command('list')
@@ -52,7 +62,9 @@ export function tokenCommand(io: Io, setExit: (code: number) => void): Command {
     .addHelpText('after', examples(['coord token list', 'coord token list --principal s-0123456789abcdef --all', 'coord token list --operators']))
     .action(
       run<{ principal?: string; operators?: boolean; all?: boolean }>(async (ctx) => {
-        const tokens = await ctx.client().tokens.list({ principal: ctx.opts.principal, principalKind: ctx.opts.operators ? 'user' : undefined, includeRevoked: ctx.opts.all || undefined });
+        const tokens = await ctx
+          .client()
+          .tokens.list({ principal: ctx.opts.principal, principalKind: ctx.opts.operators ? 'user' : undefined, includeRevoked: ctx.opts.all || undefined });
         ctx.out.result(tokenTable(tokens), { tokens });
       }),
     );

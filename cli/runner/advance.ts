@@ -57,7 +57,12 @@ export function stopBeforeWave(g: GraphFacts, plan: PlanFacts, next: number): St
   if (g.subtasks.length > 0 && g.subtasks.every((s) => s.state === 'SUCCEEDED')) {
     const integration = g.integration as { status?: string; conflict?: { subtaskId?: string } } | null | undefined;
     const review = g.review as { decision?: string } | null | undefined;
-    if (integration?.status === 'CONFLICT') return at('INTEGRATION_CONFLICT', 'The recorded integration stopped on a cherry-pick conflict.', integration.conflict?.subtaskId ? [integration.conflict.subtaskId] : []);
+    if (integration?.status === 'CONFLICT')
+      return at(
+        'INTEGRATION_CONFLICT',
+        'The recorded integration stopped on a cherry-pick conflict.',
+        integration.conflict?.subtaskId ? [integration.conflict.subtaskId] : [],
+      );
     if (integration?.status === 'FAILED') return at('INTEGRATION_FAILED', 'The recorded integration failed.');
     if (review?.decision === 'CHANGES_REQUESTED') return at('CHANGES_REQUESTED', 'The aggregate review requested changes.');
     return at('COMPLETED', 'Every subtask SUCCEEDED.');
@@ -74,7 +79,11 @@ export function stopBeforeWave(g: GraphFacts, plan: PlanFacts, next: number): St
   if (plan.conflicts.length || plan.wave.conflictDeferred.length) {
     const c = plan.conflicts[0];
     const pair = c ? ` (${c.patterns.map((p) => `${p.subtaskId} "${p.pattern}"`).join(' vs ')})` : '';
-    return at('WRITE_INTENT_CONFLICT', `The plan defers subtasks on a write-intent conflict${pair}; advance stops before dispatching.`, plan.wave.conflictDeferred);
+    return at(
+      'WRITE_INTENT_CONFLICT',
+      `The plan defers subtasks on a write-intent conflict${pair}; advance stops before dispatching.`,
+      plan.wave.conflictDeferred,
+    );
   }
   if (plan.wave.selected.length === 0) return at('NO_ELIGIBLE_WORK', 'No subtask is eligible for a wave.');
   return null;
@@ -85,8 +94,10 @@ export function stopAfterWave(outcomes: { subtaskId: string; ok: boolean; state:
   const failed = outcomes.filter((o) => !o.ok || o.state === 'FAILED').map((o) => o.subtaskId);
   if (failed.length) return { code: 'WAVE_FAILED', reason: `Wave ${n} had failed subtasks: ${failed.join(', ')}.`, waveNumber: n, subtaskIds: failed };
   const running = outcomes.filter((o) => o.state === 'RUNNING').map((o) => o.subtaskId);
-  if (running.length) return { code: 'SUBTASKS_RUNNING', reason: `Still RUNNING after the observation window: ${running.join(', ')}.`, waveNumber: n, subtaskIds: running };
-  if (g.subtasks.length > 0 && g.subtasks.every((s) => s.state === 'SUCCEEDED')) return { code: 'COMPLETED', reason: 'Every subtask SUCCEEDED.', waveNumber: n, subtaskIds: [] };
+  if (running.length)
+    return { code: 'SUBTASKS_RUNNING', reason: `Still RUNNING after the observation window: ${running.join(', ')}.`, waveNumber: n, subtaskIds: running };
+  if (g.subtasks.length > 0 && g.subtasks.every((s) => s.state === 'SUCCEEDED'))
+    return { code: 'COMPLETED', reason: 'Every subtask SUCCEEDED.', waveNumber: n, subtaskIds: [] };
   if (n >= maxWaves) return { code: 'MAX_WAVES_REACHED', reason: `The caller's limit of ${maxWaves} waves was reached.`, waveNumber: n, subtaskIds: [] };
   return null;
 }

@@ -301,7 +301,15 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   // An implementer that exits (or never reads stdin) before the prompt is written closes the pipe: not an error.
   child.stdin?.on('error', () => undefined);
   child.stdin?.end(launch.adapter === 'shell' || launch.adapter === 'exec' ? prompt : '');
-  const record: RunRecord = { parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, attempt: d.attempt, sessionId: d.session.id, pid: child.pid ?? null, startedAt: new Date().toISOString(), log: logRel };
+  const record: RunRecord = {
+    parentTaskId: d.parentTaskId,
+    subtaskId: d.subtaskId,
+    attempt: d.attempt,
+    sessionId: d.session.id,
+    pid: child.pid ?? null,
+    startedAt: new Date().toISOString(),
+    log: logRel,
+  };
   writeFileSync(recordFile, JSON.stringify(record, null, 2) + '\n');
 
   const every = opts.heartbeatMs ?? Math.max(1000, Math.min(30_000, Math.floor(d.claimLeaseMs / 3) || 30_000));
@@ -338,17 +346,30 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   const { code, signal, spawnError } = first;
   outcome.exitCode = code;
   // The implementer has exited; a signal now ends the attempt before its evidence is reported.
-  if (opts.signal?.aborted) return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM) after the implementer exited, before its evidence was reported (log: ${logRel})`, 'completion', { exitCode: code, signal });
+  if (opts.signal?.aborted)
+    return fail(
+      'RUNNER_INTERRUPTED',
+      `the runner was interrupted (SIGINT/SIGTERM) after the implementer exited, before its evidence was reported (log: ${logRel})`,
+      'completion',
+      { exitCode: code, signal },
+    );
   if (spawnError) return fail('SPAWN_FAILED', `could not start ${program}: ${spawnError.message}`, 'agent-launch');
   if (code !== 0) {
-    return fail('AGENT_EXIT_NONZERO', `the implementer ${signal ? `was killed by ${signal}` : `exited with ${code}`} (log: ${logRel})`, 'completion', { exitCode: code, signal });
+    return fail('AGENT_EXIT_NONZERO', `the implementer ${signal ? `was killed by ${signal}` : `exited with ${code}`} (log: ${logRel})`, 'completion', {
+      exitCode: code,
+      signal,
+    });
   }
   let head: string;
   try {
     const branch = (await git(worktreeAbs, ['symbolic-ref', '--quiet', 'HEAD'], { allowExit: [1] })).trim();
     const expected = ownedWorktree(opts.root, d.parentTaskId, d.subtaskId).ref;
     if (branch !== expected) {
-      return fail('AGENT_RUNTIME_ERROR', `the implementer left the worktree on ${branch || 'a detached HEAD'}, not ${expected}: commit on the dispatch's branch`, 'completion');
+      return fail(
+        'AGENT_RUNTIME_ERROR',
+        `the implementer left the worktree on ${branch || 'a detached HEAD'}, not ${expected}: commit on the dispatch's branch`,
+        'completion',
+      );
     }
     head = await headCommit(worktreeAbs);
   } catch (err) {
@@ -367,7 +388,12 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     const committed = cap(await committedChanges(worktreeAbs, base, head));
     const dirty = cap(await dirtyChanges(worktreeAbs));
     // Last moment a signal ends the attempt: once the report is sent, the coordinator decides it atomically.
-    if (opts.signal?.aborted) return fail('RUNNER_INTERRUPTED', `the runner was interrupted (SIGINT/SIGTERM) while it collected the evidence; commit ${head} is kept on ${d.worktree.branch} (log: ${logRel})`, 'completion');
+    if (opts.signal?.aborted)
+      return fail(
+        'RUNNER_INTERRUPTED',
+        `the runner was interrupted (SIGINT/SIGTERM) while it collected the evidence; commit ${head} is kept on ${d.worktree.branch} (log: ${logRel})`,
+        'completion',
+      );
     const r = await client.graphs.complete(d.parentTaskId, d.subtaskId, {
       attempt: d.attempt,
       graphBaseCommit: base,

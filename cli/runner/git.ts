@@ -26,7 +26,7 @@ export function git(cwd: string, args: readonly string[], opts: { env?: NodeJS.P
   return new Promise((resolve, reject) => {
     execFile('git', argv, { env: { ...process.env, ...ENV, ...(opts.env ?? {}) }, maxBuffer: 256 * 1024 * 1024, encoding: 'utf8' }, (err, stdout, stderr) => {
       if (err) {
-        const code = typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : null;
+        const code = typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : null;
         if (code !== null && opts.allowExit?.includes(code)) return resolve(stdout);
         return reject(new GitError(args, code, stderr || err.message));
       }

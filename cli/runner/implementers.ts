@@ -87,7 +87,12 @@ export function which(command: string, env: NodeJS.ProcessEnv): string | null {
 function plan(root: string, agent: string, entry: AgentEntry, source: CommandSource, env: NodeJS.ProcessEnv, where: string): LaunchPlan {
   const adapter = (entry.adapter ?? (entry.command ? 'shell' : undefined)) as Adapter | undefined;
   if (!adapter || !ADAPTERS.includes(adapter)) {
-    throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}) has adapter ${JSON.stringify(entry.adapter ?? null)}; expected one of ${ADAPTERS.join(', ')}`, 'agent-resolution', { agent, commandSource: source });
+    throw new RunnerError(
+      'INVALID_AGENT_CONFIG',
+      `Agent "${agent}" (${where}) has adapter ${JSON.stringify(entry.adapter ?? null)}; expected one of ${ADAPTERS.join(', ')}`,
+      'agent-resolution',
+      { agent, commandSource: source },
+    );
   }
   if (entry.args !== undefined && (!Array.isArray(entry.args) || entry.args.some((a) => typeof a !== 'string'))) {
     throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}): args must be an array of strings`, 'agent-resolution', { agent });
@@ -97,12 +102,14 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
   let argv: string[];
   switch (adapter) {
     case 'shell':
-      if (!entry.command) throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}): the shell adapter needs a command`, 'agent-resolution', { agent });
+      if (!entry.command)
+        throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}): the shell adapter needs a command`, 'agent-resolution', { agent });
       program = 'sh';
       argv = ['-c', entry.command, ...args];
       break;
     case 'exec':
-      if (!entry.command) throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}): the exec adapter needs a command`, 'agent-resolution', { agent });
+      if (!entry.command)
+        throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}): the exec adapter needs a command`, 'agent-resolution', { agent });
       program = entry.command;
       argv = args;
       break;
@@ -120,11 +127,16 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
   const executable = relative ? (which(path.resolve(root, program), env) ? program : null) : which(program, env);
   if (!executable) {
     const where = program.includes('/') ? (relative ? `at ${path.resolve(root, program)} (relative to the repository root)` : 'at that path') : 'on PATH';
-    throw new RunnerError('EXECUTABLE_NOT_FOUND', `Agent "${agent}": executable "${program}" (${adapter} adapter, ${source}) was not found ${where}, or is not executable`, 'agent-resolution', {
-      agent,
-      executable: program,
-      commandSource: source,
-    });
+    throw new RunnerError(
+      'EXECUTABLE_NOT_FOUND',
+      `Agent "${agent}": executable "${program}" (${adapter} adapter, ${source}) was not found ${where}, or is not executable`,
+      'agent-resolution',
+      {
+        agent,
+        executable: program,
+        commandSource: source,
+      },
+    );
   }
   return { agent, adapter, executable, argv, commandSource: source, effectiveCommand: [program, ...argv].join(' ') };
 }
@@ -133,14 +145,26 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
  * The launch plan of `agent` (see the file header). `registry` is the coordinator's record of the
  * Agent (`adapter`, `command`). Throws RunnerError INVALID_AGENT_CONFIG or EXECUTABLE_NOT_FOUND.
  */
-export function resolveImplementer(root: string, agent: string, registry: { adapter?: string | null; command?: string | null } | undefined, env: NodeJS.ProcessEnv): LaunchPlan {
+export function resolveImplementer(
+  root: string,
+  agent: string,
+  registry: { adapter?: string | null; command?: string | null } | undefined,
+  env: NodeJS.ProcessEnv,
+): LaunchPlan {
   const project = readAgents(projectAgentsFile(root))?.[agent];
   if (project) return plan(root, agent, project, 'project', env, projectAgentsFile(root));
   const userFile = userAgentsFile(env);
   const user = readAgents(userFile)?.[agent];
   if (user) return plan(root, agent, user, 'user', env, userFile);
   if (registry && (registry.adapter || registry.command)) {
-    return plan(root, agent, { adapter: registry.adapter ?? undefined, command: registry.command ?? undefined }, 'adapter-default', env, 'the coordinator’s agents registry');
+    return plan(
+      root,
+      agent,
+      { adapter: registry.adapter ?? undefined, command: registry.command ?? undefined },
+      'adapter-default',
+      env,
+      'the coordinator’s agents registry',
+    );
   }
   throw new RunnerError(
     'INVALID_AGENT_CONFIG',
@@ -152,7 +176,10 @@ export function resolveImplementer(root: string, agent: string, registry: { adap
 
 /** The text an agent adapter receives: the spec plus what the runner needs from it. */
 export function promptFor(spec: string, subtask: { parentTaskId: string; subtaskId: string; writeIntent: string[] | null }): string {
-  const scope = subtask.writeIntent === null ? '' : `\nWrite only paths matching: ${subtask.writeIntent.length ? subtask.writeIntent.join(', ') : '(nothing: this subtask declares no writes)'}.`;
+  const scope =
+    subtask.writeIntent === null
+      ? ''
+      : `\nWrite only paths matching: ${subtask.writeIntent.length ? subtask.writeIntent.join(', ') : '(nothing: this subtask declares no writes)'}.`;
   return `${spec}\n\n(Coord ${subtask.parentTaskId}/${subtask.subtaskId}: work in the current directory, a git worktree. When done, commit your changes with git; the commit is the evidence.${scope})`;
 }
 

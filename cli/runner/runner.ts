@@ -60,7 +60,13 @@ async function baseFor(ctx: RunnerContext, graph: TaskGraphRecord): Promise<stri
 }
 
 /** Checks, before anything is claimed, that every implementer of `subtaskIds` can be launched here. */
-async function preflightImplementers(ctx: RunnerContext, graph: TaskGraphRecord, subtaskIds: string[], registry: Map<string, { adapter: string | null; command: string | null }>, base: string): Promise<void> {
+async function preflightImplementers(
+  ctx: RunnerContext,
+  graph: TaskGraphRecord,
+  subtaskIds: string[],
+  registry: Map<string, { adapter: string | null; command: string | null }>,
+  base: string,
+): Promise<void> {
   for (const id of subtaskIds) {
     const s = graph.subtasks.find((x) => x.subtaskId === id);
     if (!s) continue;
@@ -76,10 +82,19 @@ async function preflightImplementers(ctx: RunnerContext, graph: TaskGraphRecord,
 
 /** A signal that came before the claim: nothing is claimed, so nothing needs reporting. */
 function refuseIfInterrupted(ctx: RunnerContext): void {
-  if (ctx.signal?.aborted) throw new RunnerError('RUNNER_INTERRUPTED', 'the runner was interrupted (SIGINT/SIGTERM) before it claimed anything; nothing was claimed or started', 'dispatch');
+  if (ctx.signal?.aborted)
+    throw new RunnerError(
+      'RUNNER_INTERRUPTED',
+      'the runner was interrupted (SIGINT/SIGTERM) before it claimed anything; nothing was claimed or started',
+      'dispatch',
+    );
 }
 
-async function executeAll(ctx: RunnerContext, dispatches: TaskGraphDispatch[], registry: Map<string, { adapter: string | null; command: string | null }>): Promise<Outcome[]> {
+async function executeAll(
+  ctx: RunnerContext,
+  dispatches: TaskGraphDispatch[],
+  registry: Map<string, { adapter: string | null; command: string | null }>,
+): Promise<Outcome[]> {
   return Promise.all(
     dispatches.map((d) =>
       executeDispatch(d, {
@@ -229,7 +244,11 @@ export async function stop(ctx: RunnerContext, id: string, reason: string, subta
   const stopped = r.outcomes.filter((o) => o.action === 'stopped').map((o) => o.subtaskId);
   for (const s of stopped) await killLocal(ctx, id, s);
   const cleaned = await cleanup(ctx, id, subtaskId, { only: stopped.length ? stopped : [], integration: subtaskId === undefined });
-  return { ...r, root: ctx.root, cleanup: cleaned.outcomes.map((o) => ({ subtaskId: o.subtaskId, status: (o.cleanup as { status?: string } | null)?.status ?? null })) };
+  return {
+    ...r,
+    root: ctx.root,
+    cleanup: cleaned.outcomes.map((o) => ({ subtaskId: o.subtaskId, status: (o.cleanup as { status?: string } | null)?.status ?? null })),
+  };
 }
 
 /**
@@ -239,7 +258,9 @@ export async function stop(ctx: RunnerContext, id: string, reason: string, subta
  */
 export async function cleanup(ctx: RunnerContext, id: string, subtaskId?: string, opts: { only?: string[]; integration?: boolean } = {}) {
   const graph = await ctx.client.graphs.get(id);
-  const targets = graph.subtasks.filter((s) => (subtaskId === undefined || s.subtaskId === subtaskId) && (opts.only === undefined || opts.only.includes(s.subtaskId)));
+  const targets = graph.subtasks.filter(
+    (s) => (subtaskId === undefined || s.subtaskId === subtaskId) && (opts.only === undefined || opts.only.includes(s.subtaskId)),
+  );
   const outcomes: { subtaskId: string; status: 'CLEANED' | 'FAILED' | 'SKIPPED'; error?: { code: string; message: string } }[] = [];
   for (const s of targets) {
     if (s.state === 'RUNNING') {
@@ -275,24 +296,41 @@ async function committerEnv(root: string): Promise<NodeJS.ProcessEnv> {
 export async function integrate(ctx: RunnerContext, id: string) {
   const graph = await ctx.client.graphs.get(id);
   const open = graph.subtasks.filter((s) => s.state !== 'SUCCEEDED');
-  if (open.length) throw new RunnerError('TASK_STATE_CONFLICT', `integration needs every subtask SUCCEEDED: ${open.map((s) => `${s.subtaskId} (${s.state})`).join(', ')}`, 'integration');
+  if (open.length)
+    throw new RunnerError(
+      'TASK_STATE_CONFLICT',
+      `integration needs every subtask SUCCEEDED: ${open.map((s) => `${s.subtaskId} (${s.state})`).join(', ')}`,
+      'integration',
+    );
   const base = graph.baseCommit!;
   const sources = [...graph.subtasks]
     .sort((a, b) => (a.subtaskId < b.subtaskId ? -1 : a.subtaskId > b.subtaskId ? 1 : 0))
     .map((s) => ({ subtaskId: s.subtaskId, branch: s.branch!, commit: s.implementationCommit! }));
   for (const s of sources) {
     const tip = (await git(ctx.root, ['rev-parse', '--verify', '--quiet', `refs/heads/${s.branch}^{commit}`], { allowExit: [1] })).trim();
-    if (tip !== s.commit) throw new RunnerError('TASK_STATE_CONFLICT', `source ${s.subtaskId}: ${s.branch} is at ${tip || '(missing)'}, not the verified commit ${s.commit} (stale source)`, 'integration', { subtaskId: s.subtaskId });
-    if (!(await isAncestor(ctx.root, base, s.commit))) throw new RunnerError('TASK_STATE_CONFLICT', `source ${s.subtaskId}: ${s.commit} does not descend from the base ${base}`, 'integration');
+    if (tip !== s.commit)
+      throw new RunnerError(
+        'TASK_STATE_CONFLICT',
+        `source ${s.subtaskId}: ${s.branch} is at ${tip || '(missing)'}, not the verified commit ${s.commit} (stale source)`,
+        'integration',
+        { subtaskId: s.subtaskId },
+      );
+    if (!(await isAncestor(ctx.root, base, s.commit)))
+      throw new RunnerError('TASK_STATE_CONFLICT', `source ${s.subtaskId}: ${s.commit} does not descend from the base ${base}`, 'integration');
   }
   const previous = graph.integration as { status?: string; sourceFingerprint?: string } | null;
   const w = ownedWorktree(ctx.root, id, '__integration__');
   if (previous && existsSync(w.abs)) {
-    throw new RunnerError('WORKTREE_CONFLICT', `an integration worktree exists at ${w.rel} (status ${previous.status}); run \`coord graph cleanup ${id}\` before integrating again`, 'integration');
+    throw new RunnerError(
+      'WORKTREE_CONFLICT',
+      `an integration worktree exists at ${w.rel} (status ${previous.status}); run \`coord graph cleanup ${id}\` before integrating again`,
+      'integration',
+    );
   }
   assertNoLinks(ctx.root, w.abs);
   if (existsSync(w.abs)) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is in the way: run \`coord graph cleanup ${id}\` first`, 'integration');
-  if ((await worktreeListed(ctx.root, w.abs))) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered with git but missing on disk: run \`coord graph cleanup ${id}\` first`, 'integration');
+  if (await worktreeListed(ctx.root, w.abs))
+    throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered with git but missing on disk: run \`coord graph cleanup ${id}\` first`, 'integration');
   const branchExists = await gitOk(ctx.root, ['show-ref', '--verify', '--quiet', w.ref]);
   if (branchExists) {
     // A fresh integration starts at the base: an old integration branch is kept under a new name, never reset.
@@ -312,7 +350,12 @@ export async function integrate(ctx: RunnerContext, id: string) {
         status: 'CONFLICT',
         sources,
         appliedRefs: applied,
-        conflict: { subtaskId: s.subtaskId, commit: s.commit, paths: paths.slice(0, 64), message: `cherry-pick of ${s.subtaskId} (${s.commit}) conflicted; left in ${w.rel} for inspection` },
+        conflict: {
+          subtaskId: s.subtaskId,
+          commit: s.commit,
+          paths: paths.slice(0, 64),
+          message: `cherry-pick of ${s.subtaskId} (${s.commit}) conflicted; left in ${w.rel} for inspection`,
+        },
       });
       return { ...r, root: ctx.root, worktree: w.rel, branch: w.branch };
     }
@@ -331,14 +374,26 @@ export async function integrate(ctx: RunnerContext, id: string) {
 export async function review(ctx: RunnerContext, id: string, decision: 'REVIEW_APPROVED' | 'CHANGES_REQUESTED', feedback?: string) {
   const graph = await ctx.client.graphs.get(id);
   const integration = graph.integration as { status?: string; sourceFingerprint?: string; aggregateCommit?: string } | null;
-  if (!integration || integration.status !== 'SUCCEEDED') throw new RunnerError('TASK_STATE_CONFLICT', `Task Graph ${id} has no successful integration to review; run \`coord graph integrate ${id}\``, 'review');
+  if (!integration || integration.status !== 'SUCCEEDED')
+    throw new RunnerError('TASK_STATE_CONFLICT', `Task Graph ${id} has no successful integration to review; run \`coord graph integrate ${id}\``, 'review');
   const w = ownedWorktree(ctx.root, id, '__integration__');
-  if (!existsSync(w.abs)) throw new RunnerError('TASK_STATE_CONFLICT', `the integration worktree ${w.rel} is missing: review needs the aggregate in place`, 'review');
+  if (!existsSync(w.abs))
+    throw new RunnerError('TASK_STATE_CONFLICT', `the integration worktree ${w.rel} is missing: review needs the aggregate in place`, 'review');
   const head = await headCommit(w.abs);
-  if (head !== integration.aggregateCommit) throw new RunnerError('TASK_STATE_CONFLICT', `the aggregate worktree is at ${head}, not the integrated ${integration.aggregateCommit} (stale aggregate)`, 'review');
+  if (head !== integration.aggregateCommit)
+    throw new RunnerError(
+      'TASK_STATE_CONFLICT',
+      `the aggregate worktree is at ${head}, not the integrated ${integration.aggregateCommit} (stale aggregate)`,
+      'review',
+    );
   const dirty = (await git(w.abs, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).length > 0;
   if (dirty) throw new RunnerError('DIRTY_WORKTREE', `the aggregate worktree ${w.rel} has uncommitted changes: refusing to review a dirty aggregate`, 'review');
-  const r = await ctx.client.graphs.review(id, { decision, ...(feedback ? { feedback } : {}), sourceFingerprint: integration.sourceFingerprint!, aggregateCommit: head });
+  const r = await ctx.client.graphs.review(id, {
+    decision,
+    ...(feedback ? { feedback } : {}),
+    sourceFingerprint: integration.sourceFingerprint!,
+    aggregateCommit: head,
+  });
   return { ...r, root: ctx.root };
 }
 
@@ -358,10 +413,18 @@ export interface WorkerReport {
  * stream (no poll loop) and tries again after every event. `once`: drain what is claimable now,
  * then return. Stops when `signal` aborts.
  */
-export async function work(ctx: RunnerContext, agent: string, opts: { graphs?: string[]; once?: boolean; signal?: AbortSignal; onOutcome?: (o: Outcome & { parentTaskId: string }) => void } = {}): Promise<WorkerReport> {
+export async function work(
+  ctx: RunnerContext,
+  agent: string,
+  opts: { graphs?: string[]; once?: boolean; signal?: AbortSignal; onOutcome?: (o: Outcome & { parentTaskId: string }) => void } = {},
+): Promise<WorkerReport> {
   const me = await ctx.client.me();
   if (me.kind !== 'session' || me.session?.agentId !== agent) {
-    throw new RunnerError('AUTH_REQUIRED', `the token is not a session bound to Agent "${agent}": create one with \`coord session create --agent ${agent}\``, 'worker');
+    throw new RunnerError(
+      'AUTH_REQUIRED',
+      `the token is not a session bound to Agent "${agent}": create one with \`coord session create --agent ${agent}\``,
+      'worker',
+    );
   }
   const named = opts.graphs && opts.graphs.length ? opts.graphs : null;
   const candidates = named ?? (await ctx.client.graphs.listAll()).map((g) => g.id);

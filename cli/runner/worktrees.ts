@@ -159,7 +159,13 @@ type WorktreePlan = 'reuse' | 'create' | 'restart';
  * subtask's name the runner did not create (with the command to move it aside), a folder git did
  * not register, a registered folder on another branch.
  */
-export async function checkWorktree(root: string, parentTaskId: string, subtaskId: string, base: string, attempt?: number): Promise<{ plan: WorktreePlan; w: ReturnType<typeof ownedWorktree>; owned: Ownership | null }> {
+export async function checkWorktree(
+  root: string,
+  parentTaskId: string,
+  subtaskId: string,
+  base: string,
+  attempt?: number,
+): Promise<{ plan: WorktreePlan; w: ReturnType<typeof ownedWorktree>; owned: Ownership | null }> {
   const w = ownedWorktree(root, parentTaskId, subtaskId);
   if (!(await isSafeBranch(root, w.branch))) throw new RunnerError('WORKTREE_CONFLICT', `unsafe branch name ${w.branch}`, 'worktree', { branch: w.branch });
   assertNoLinks(root, w.abs);
@@ -167,9 +173,15 @@ export async function checkWorktree(root: string, parentTaskId: string, subtaskI
   const owned = await readOwnership(root, parentTaskId, subtaskId);
   const branchExists = await gitOk(root, ['show-ref', '--verify', '--quiet', w.ref]);
   if (existsSync(w.abs)) {
-    if (!existing) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} exists but is not a worktree git registered: refusing a foreign folder`, 'worktree', { path: w.rel });
+    if (!existing)
+      throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} exists but is not a worktree git registered: refusing a foreign folder`, 'worktree', {
+        path: w.rel,
+      });
     if (existing.branch !== w.ref) {
-      throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is on ${existing.branch ?? '(detached)'}, not ${w.ref}`, 'worktree', { path: w.rel, branch: existing.branch });
+      throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is on ${existing.branch ?? '(detached)'}, not ${w.ref}`, 'worktree', {
+        path: w.rel,
+        branch: existing.branch,
+      });
     }
   }
   if (branchExists && !owned) {
@@ -185,7 +197,8 @@ export async function checkWorktree(root: string, parentTaskId: string, subtaskI
   }
   if (!branchExists) {
     // The record outlived its branch (deleted by hand): start over as if new.
-    if (existing && existsSync(w.abs)) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered on ${w.ref}, which does not exist`, 'worktree', { path: w.rel });
+    if (existing && existsSync(w.abs))
+      throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is registered on ${w.ref}, which does not exist`, 'worktree', { path: w.rel });
     return { plan: 'create', w, owned };
   }
   if (existing && existsSync(w.abs) && attempt !== undefined && owned!.attempt === attempt) {
@@ -260,7 +273,11 @@ export async function ensureWorktree(root: string, parentTaskId: string, subtask
  * CLEANED (removed, or already gone and unregistered), FAILED (refused: a foreign folder, a
  * symlink, a registration elsewhere, or git failed), with the reason.
  */
-export async function removeWorktree(root: string, parentTaskId: string, subtaskId: string): Promise<{ status: 'CLEANED' | 'FAILED'; error?: { code: string; message: string } }> {
+export async function removeWorktree(
+  root: string,
+  parentTaskId: string,
+  subtaskId: string,
+): Promise<{ status: 'CLEANED' | 'FAILED'; error?: { code: string; message: string } }> {
   try {
     const w = ownedWorktree(root, parentTaskId, subtaskId);
     assertNoLinks(root, w.abs);
@@ -270,7 +287,8 @@ export async function removeWorktree(root: string, parentTaskId: string, subtask
       return { status: 'CLEANED' };
     }
     if (!existing) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is not a worktree git registered: left untouched`, 'cleanup', { path: w.rel });
-    if (existing.branch !== w.ref) throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is on ${existing.branch ?? '(detached)'}, not ${w.ref}: left untouched`, 'cleanup', { path: w.rel });
+    if (existing.branch !== w.ref)
+      throw new RunnerError('WORKTREE_CONFLICT', `${w.rel} is on ${existing.branch ?? '(detached)'}, not ${w.ref}: left untouched`, 'cleanup', { path: w.rel });
     await worktreeAdmin(() => git(root, ['worktree', 'remove', '--force', w.abs]));
     return { status: 'CLEANED' };
   } catch (err) {

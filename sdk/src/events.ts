@@ -88,7 +88,12 @@ export class EventsApi {
    * Errors: `NotFound` (a topic you may not read), `InvalidRequest` (invalid_cursor).
    */
   async log(topic: string, opts: { after?: number; limit?: number; subjectId?: string } = {}): Promise<EventLogPage> {
-    const query = { topic: normalizeTopic(topic), after: opts.after === undefined ? undefined : String(opts.after), limit: opts.limit ?? 100, subjectId: opts.subjectId };
+    const query = {
+      topic: normalizeTopic(topic),
+      after: opts.after === undefined ? undefined : String(opts.after),
+      limit: opts.limit ?? 100,
+      subjectId: opts.subjectId,
+    };
     return this.t.unwrap('GET /v1/events/log', this.t.api.GET('/v1/events/log', { params: { query } }));
   }
 

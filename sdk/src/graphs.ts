@@ -144,7 +144,6 @@ export class GraphExecutionApi {
 
 /** `client.graphs`: validate, create, read and plan Task Graphs, and the execution calls above. */
 export class GraphsApi extends GraphExecutionApi {
-
   /**
    * Validates a Task Graph (and its optional Intent Map) without writing (`POST /v1/graphs/validate`):
    * the contract's checks in their fixed order against the configured Agents. `input` is

@@ -52,7 +52,12 @@ export class MetagitApi {
 
   /** One node (`…/nodes/{nodeId}`, metagit `task status`). */
   async node(id: string, nodeId: string): Promise<MetagitNode> {
-    return (await this.t.unwrap('GET /v1/task-graphs/{id}/nodes/{nodeId}', this.t.api.GET('/v1/task-graphs/{id}/nodes/{nodeId}', { params: { path: { id, nodeId } } }))).node;
+    return (
+      await this.t.unwrap(
+        'GET /v1/task-graphs/{id}/nodes/{nodeId}',
+        this.t.api.GET('/v1/task-graphs/{id}/nodes/{nodeId}', { params: { path: { id, nodeId } } }),
+      )
+    ).node;
   }
 
   private async transition(verb: 'start' | 'complete' | 'cancel' | 'reopen', id: string, nodeId: string): Promise<MetagitNodeResult> {
@@ -82,12 +87,18 @@ export class MetagitApi {
 
   /** Blocks a node with a reason. */
   async block(id: string, nodeId: string, reason: string): Promise<MetagitNodeResult> {
-    return this.t.unwrap('POST /v1/task-graphs/{id}/nodes/{nodeId}/block', this.t.api.POST('/v1/task-graphs/{id}/nodes/{nodeId}/block', { params: { path: { id, nodeId } }, body: { reason } }));
+    return this.t.unwrap(
+      'POST /v1/task-graphs/{id}/nodes/{nodeId}/block',
+      this.t.api.POST('/v1/task-graphs/{id}/nodes/{nodeId}/block', { params: { path: { id, nodeId } }, body: { reason } }),
+    );
   }
 
   /** Stores an ACL binding and its suggested commands (hints only; no side effect). */
   async bindAcl(id: string, nodeId: string, input: MetagitAclInput): Promise<MetagitNodeResult> {
-    return this.t.unwrap('PUT /v1/task-graphs/{id}/nodes/{nodeId}/acl', this.t.api.PUT('/v1/task-graphs/{id}/nodes/{nodeId}/acl', { params: { path: { id, nodeId } }, body: input }));
+    return this.t.unwrap(
+      'PUT /v1/task-graphs/{id}/nodes/{nodeId}/acl',
+      this.t.api.PUT('/v1/task-graphs/{id}/nodes/{nodeId}/acl', { params: { path: { id, nodeId } }, body: input }),
+    );
   }
 
   /** Reopens a cancelled graph. */

@@ -4,7 +4,16 @@
  * `scope: 'scenario:<name>'` too); its events on topic `todo:scenario:<id>`.
  */
 import { collectPages, type Transport } from './transport.js';
-import type { CreateScenarioInput, CreatedScenario, ListScenariosQuery, PublishedResult, Scenario, ScenarioList, ScenarioStatus, ScenarioSummary } from './types.js';
+import type {
+  CreateScenarioInput,
+  CreatedScenario,
+  ListScenariosQuery,
+  PublishedResult,
+  Scenario,
+  ScenarioList,
+  ScenarioStatus,
+  ScenarioSummary,
+} from './types.js';
 
 export class ScenariosApi {
   constructor(private readonly t: Transport) {}

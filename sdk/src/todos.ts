@@ -5,7 +5,20 @@
 import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
 import type { Transport } from './transport.js';
 import { claims, withClaim, work, type ClaimContext, type ClaimLoopOptions, type WithClaimOptions, type WithClaimResult, type WorkSummary } from './work.js';
-import type { AddManyTodoItem, AddManyTodosResult, AddTodoInput, ClaimResult, DependencyResults, DoneTodoInput, EditTodoInput, ListTodosQuery, NextInput, Readiness, TodoItem, TodoList } from './types.js';
+import type {
+  AddManyTodoItem,
+  AddManyTodosResult,
+  AddTodoInput,
+  ClaimResult,
+  DependencyResults,
+  DoneTodoInput,
+  EditTodoInput,
+  ListTodosQuery,
+  NextInput,
+  Readiness,
+  TodoItem,
+  TodoList,
+} from './types.js';
 
 /** Options of the edits that take an optimistic-concurrency guard. */
 export interface IfMatch {

@@ -14,7 +14,11 @@ export class TokensApi {
    * Errors: `Forbidden` (a session naming another principal), `ValidationFailed` (both given).
    */
   async list(query: { principal?: string; principalKind?: 'user'; includeRevoked?: boolean } = {}): Promise<Token[]> {
-    const q = { principal: query.principal, principalKind: query.principalKind, includeRevoked: query.includeRevoked === undefined ? undefined : (String(query.includeRevoked) as 'true' | 'false') };
+    const q = {
+      principal: query.principal,
+      principalKind: query.principalKind,
+      includeRevoked: query.includeRevoked === undefined ? undefined : (String(query.includeRevoked) as 'true' | 'false'),
+    };
     const r: TokenList = await this.t.unwrap('GET /v1/tokens', this.t.api.GET('/v1/tokens', { params: { query: q } }));
     return r.tokens;
   }

@@ -33,8 +33,15 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
     };
   };
   const TodoView = z.object({
-    emit_events: z.string(), claim_lease: z.string(), retention: z.string(), max_title: z.number(), max_note: z.number(), max_result: z.number(),
-    list_limit: z.number(), sweep_interval: z.string(), busy_timeout: z.string(),
+    emit_events: z.string(),
+    claim_lease: z.string(),
+    retention: z.string(),
+    max_title: z.number(),
+    max_note: z.number(),
+    max_result: z.number(),
+    list_limit: z.number(),
+    sweep_interval: z.string(),
+    busy_timeout: z.string(),
   });
   r.get(
     '/v1/admin/config',

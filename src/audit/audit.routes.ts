@@ -10,8 +10,17 @@ import { listAudit } from './audit.service.js';
 
 export const AuditEntry = Event.extend({
   topic: z.string().describe('`todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents`'),
-  event: z.string().describe('The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created'),
-  subjectId: z.string().nullable().describe('The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id'),
+  event: z
+    .string()
+    .describe(
+      'The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created',
+    ),
+  subjectId: z
+    .string()
+    .nullable()
+    .describe(
+      'The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id',
+    ),
 }).meta({ id: 'AuditEntry', description: 'One stored change and who made it' });
 
 /** An ISO 8601 instant with an offset, handed on as UTC; years 1–9999 (what Postgres and JavaScript both hold). */
@@ -28,7 +37,10 @@ const Topic = z
   .string()
   .min(6)
   .max(600)
-  .regex(/^(todo:.+|audit:(tokens|sessions|agents|teams|intents))$/, 'topic must be todo:<scope>, audit:tokens, audit:sessions, audit:agents, audit:teams or audit:intents');
+  .regex(
+    /^(todo:.+|audit:(tokens|sessions|agents|teams|intents))$/,
+    'topic must be todo:<scope>, audit:tokens, audit:sessions, audit:agents, audit:teams or audit:intents',
+  );
 
 /** Registers the audit route. */
 export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
@@ -52,7 +64,9 @@ export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           actorId: z.string().min(1).max(200).optional().describe('A user or session id, or a system job (`sweep:lease`)'),
           actorToken: z.string().min(1).max(100).optional().describe('A token name'),
           subjectId: z.string().min(1).max(200).optional().describe('An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id'),
-          topic: Topic.optional().describe('`todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams`, `audit:intents`'),
+          topic: Topic.optional().describe(
+            '`todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams`, `audit:intents`',
+          ),
           since: Instant.optional().describe('ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive'),
           until: Instant.optional().describe('ISO 8601 with offset; exclusive'),
           limit: z.coerce.number().int().min(1).max(500).default(100),

@@ -1,4 +1,3 @@
-
 /**
  * Who is calling. Users are operators ("the human" of the todo seed): in every scope of their team, override
  * authority everywhere, no session identity (cannot claim). Sessions are agents with a parent

@@ -83,13 +83,36 @@ function principalRows(sql: Sql) {
 /** `asked`: `performance.now()` just before the query that read `r`, which its expiry counts from. */
 function toPrincipal(r: PrincipalRow, asked: number): Principal {
   const tok = { id: r.token_id, name: r.token_name, ...(r.expires_in_ms === null ? {} : { expiresAtMono: asked + r.expires_in_ms }) };
-  return r.kind === 'user' ? { kind: 'user', id: r.id, name: r.name, teamId: r.team_id, role: r.role ?? 'operator', token: tok } : { ...sessionPrincipal(r), token: tok };
+  return r.kind === 'user'
+    ? { kind: 'user', id: r.id, name: r.name, teamId: r.team_id, role: r.role ?? 'operator', token: tok }
+    : { ...sessionPrincipal(r), token: tok };
 }
 
-type SessionRow = { id: string; name: string; team_id: string; root_id: string | null; parent_id: string | null; system_kind: string | null; agent_id: string | null; graph_id: string | null; subtask_id: string | null };
+type SessionRow = {
+  id: string;
+  name: string;
+  team_id: string;
+  root_id: string | null;
+  parent_id: string | null;
+  system_kind: string | null;
+  agent_id: string | null;
+  graph_id: string | null;
+  subtask_id: string | null;
+};
 
 function sessionPrincipal(r: SessionRow): SessionPrincipal {
-  return { kind: 'session', id: r.id, name: r.name, teamId: r.team_id, rootId: r.root_id!, parentId: r.parent_id, systemKind: r.system_kind, agentId: r.agent_id, graphId: r.graph_id, subtaskId: r.subtask_id };
+  return {
+    kind: 'session',
+    id: r.id,
+    name: r.name,
+    teamId: r.team_id,
+    rootId: r.root_id!,
+    parentId: r.parent_id,
+    systemKind: r.system_kind,
+    agentId: r.agent_id,
+    graphId: r.graph_id,
+    subtaskId: r.subtask_id,
+  };
 }
 
 /**
@@ -103,4 +126,3 @@ export async function activeSessionPrincipal(db: Db, id: string): Promise<Sessio
       from sessions where id = ${id} and status = 'active'`;
   return r ? sessionPrincipal(r) : undefined;
 }
-

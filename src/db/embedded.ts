@@ -12,7 +12,20 @@
  * started it dies, even by `kill -9`.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, chownSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createHash, randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -79,10 +92,7 @@ export function untraversableAncestor(p: string, user: { uid: number; gids: numb
   for (;;) {
     if (existsSync(dir)) {
       const st = statSync(dir);
-      const ok =
-        st.mode & 0o001 ||
-        (user && st.uid === user.uid && st.mode & 0o100) ||
-        (user && user.gids.includes(st.gid) && st.mode & 0o010);
+      const ok = st.mode & 0o001 || (user && st.uid === user.uid && st.mode & 0o100) || (user && user.gids.includes(st.gid) && st.mode & 0o010);
       if (!ok) return dir;
     }
     const parent = path.dirname(dir);
@@ -113,10 +123,7 @@ async function importEmbeddedPostgres(log: (m: string) => void): Promise<typeof 
   const version = JSON.parse(readFileSync(path.join(binPkgDir, 'package.json'), 'utf8')).version as string;
   const home = path.join(os.tmpdir(), `coord-embedded-pg-${version}`);
   const nm = path.join(home, 'node_modules');
-  log(
-    `embedded Postgres: the postgres OS user cannot traverse ${blocked} (above ${binPkgDir}); ` +
-      `running its binaries from a copy in ${home} instead`,
-  );
+  log(`embedded Postgres: the postgres OS user cannot traverse ${blocked} (above ${binPkgDir}); ` + `running its binaries from a copy in ${home} instead`);
   if (!existsSync(path.join(nm, '.complete'))) {
     // Build the copy beside its final place and rename it in, so two processes starting at once
     // never see (or write into) a half-made copy.
@@ -229,7 +236,8 @@ async function securePassword(port: number, passwordFile: string): Promise<strin
     target = randomBytes(24).toString('hex');
     writeAtomic(pending, target, 0o600);
   }
-  const connect = (password: string) => postgres({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {}, connect_timeout: 10 });
+  const connect = (password: string) =>
+    postgres({ host: '127.0.0.1', port, user: 'postgres', password, database: 'postgres', max: 1, onnotice: () => {}, connect_timeout: 10 });
   for (const candidate of [target, LEGACY_PASSWORD]) {
     const sql = connect(candidate);
     try {
@@ -336,7 +344,9 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
       // /root). Keep the cluster in a reachable, persistent place keyed by the data folder instead.
       const key = createHash('sha256').update(path.resolve(opts.dataDir)).digest('hex').slice(0, 12);
       const fallback = path.join(FALLBACK_ROOT, `${path.basename(path.resolve(opts.dataDir, '..'))}-${key}`);
-      log(`embedded Postgres: the postgres OS user cannot traverse ${blocked}; keeping the cluster in ${fallback}/pg (set COORD_DATA_DIR to choose another folder)`);
+      log(
+        `embedded Postgres: the postgres OS user cannot traverse ${blocked}; keeping the cluster in ${fallback}/pg (set COORD_DATA_DIR to choose another folder)`,
+      );
       clusterDir = path.join(fallback, 'pg');
     }
   }
@@ -372,9 +382,12 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
     createPostgresUser: isRoot(),
     initdbFlags: ['--encoding=UTF8', '--no-locale', ...(opts.fast ? ['--no-sync'] : [])],
     postgresFlags: [
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', 'unix_socket_directories=',
-      '-c', 'max_connections=300',
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=300',
       ...(opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : []),
     ],
     onLog: () => {},

@@ -29,4 +29,3 @@ export function assertEventWriter(db: Db): void {
     throw new Error('events are written in a transaction of withTx (src/db/tx.ts), which declares it an event writer first');
   }
 }
-

@@ -121,7 +121,12 @@ async function definedIn(tx: Sql, schema: string): Promise<Defined[]> {
      where n.nspname = ${schema} and p.prokind in ('f', 'p')
      order by p.proname, pg_get_function_identity_arguments(p.oid)`;
   // The function's own name is printed schema-qualified; nothing else in the header is.
-  return rows.map((r) => ({ key: `${r.name}(${r.args})`, name: r.name, result: r.result, def: normalizeDefinition(r.def.replace(`FUNCTION ${schema}.`, 'FUNCTION public.')) }));
+  return rows.map((r) => ({
+    key: `${r.name}(${r.args})`,
+    name: r.name,
+    result: r.result,
+    def: normalizeDefinition(r.def.replace(`FUNCTION ${schema}.`, 'FUNCTION public.')),
+  }));
 }
 
 /**

@@ -165,7 +165,16 @@ export const START: Cursor = { tx: '0', id: 0 };
 /** An event as Coord hands it on. */
 export function toEventRow(r: StoredEvent): EventRow {
   const actor = r.actor_kind && r.actor_id ? { kind: r.actor_kind, id: r.actor_id, token: r.actor_token } : null;
-  return { id: Number(r.id), topic: r.topic, event: r.event, subjectId: r.subject_id, payload: r.payload, at: r.created_at.toISOString(), actor, tx: String(r.tx) };
+  return {
+    id: Number(r.id),
+    topic: r.topic,
+    event: r.event,
+    subjectId: r.subject_id,
+    payload: r.payload,
+    at: r.created_at.toISOString(),
+    actor,
+    tx: String(r.tx),
+  };
 }
 
 /**
@@ -174,7 +183,14 @@ export function toEventRow(r: StoredEvent): EventRow {
  * `held` is true when newer rows of the topic are visible but still behind a running
  * transaction (the caller should look again shortly).
  */
-export async function readAfter(db: Db, teamId: string, topic: string, cursor: Cursor, limit: number, subjectId?: string): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
+export async function readAfter(
+  db: Db,
+  teamId: string,
+  topic: string,
+  cursor: Cursor,
+  limit: number,
+  subjectId?: string,
+): Promise<{ events: EventRow[]; horizon: string; held: boolean }> {
   const rows = await db<(StoredEvent & { horizon: string })[]>`
     with h as (select ${db.unsafe(HORIZON)} as x)
     select ${db.unsafe(EVENT_COLUMNS)}, h.x::text as horizon

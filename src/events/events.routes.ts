@@ -31,7 +31,12 @@ export const Event = z
   })
   .meta({ id: 'Event' });
 
-const TopicQuery = z.string().min(6).max(600).regex(/^todo:/, 'topic must be todo:<scope>').describe('`todo:<scope>`, e.g. `todo:session:s-…`');
+const TopicQuery = z
+  .string()
+  .min(6)
+  .max(600)
+  .regex(/^todo:/, 'topic must be todo:<scope>')
+  .describe('`todo:<scope>`, e.g. `todo:session:s-…`');
 
 function view(e: EventRow) {
   return { seq: e.id, topic: e.topic, event: e.event, at: e.at, actor: e.actor, data: e.payload };
@@ -56,7 +61,11 @@ function frame(e: EventRow): Buffer {
  * A topic may be read by whoever may read its scope; anyone else learns nothing (404). A topic is
  * always the caller's team's. Names are resolved (`todo:scenario:<name>` reads `todo:scenario:<id>`); returns the canonical topic.
  */
-async function authorizeTopic(sql: Sql, req: { principal: import('../auth/principal.js').Principal }, topic: string): Promise<{ teamId: string; topic: string }> {
+async function authorizeTopic(
+  sql: Sql,
+  req: { principal: import('../auth/principal.js').Principal },
+  topic: string,
+): Promise<{ teamId: string; topic: string }> {
   const { teamId } = req.principal;
   const scope = await canonicalScope(sql, teamId, topic.slice('todo:'.length));
   const a = scope ? await accessToScope(sql, req.principal, { teamId, scope }) : undefined;
@@ -88,7 +97,9 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
   const r = app.withTypeProvider<ZodTypeProvider>();
   // Every open stream's token and scope access, re-checked in one pass per heartbeat interval.
   const recheck = new StreamRecheck(sql, config.sseHeartbeatMs, (err) =>
-    isDatabaseUnavailable(err) ? app.log.warn('event stream re-check: database unavailable; streams kept open') : app.log.error({ err }, 'event stream re-check failed'),
+    isDatabaseUnavailable(err)
+      ? app.log.warn('event stream re-check: database unavailable; streams kept open')
+      : app.log.error({ err }, 'event stream re-check failed'),
   );
 
   app.addHook('preClose', async () => {
@@ -133,7 +144,13 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       }
       const teamCap = Math.min(config.maxStreamsPerTeam, config.maxStreams);
       if ((openByTeam.get(teamId) ?? 0) >= teamCap) {
-        throw new DomainError('too_many_streams', `your team holds ${teamCap} streams on this replica, the most one team may; close streams you no longer follow, or retry later`, {}, 503, { 'retry-after': '5' });
+        throw new DomainError(
+          'too_many_streams',
+          `your team holds ${teamCap} streams on this replica, the most one team may; close streams you no longer follow, or retry later`,
+          {},
+          503,
+          { 'retry-after': '5' },
+        );
       }
 
       reply.hijack();
@@ -147,7 +164,9 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
       });
       res.write(`retry: 2000\n: topic ${topic}\n\n`);
       if (resync) {
-        res.write(`event: resync\ndata: ${JSON.stringify({ event: 'resync', topic, after: afterId, reason: 'cursor not retained; re-read state, then continue from here' })}\n\n`);
+        res.write(
+          `event: resync\ndata: ${JSON.stringify({ event: 'resync', topic, after: afterId, reason: 'cursor not retained; re-read state, then continue from here' })}\n\n`,
+        );
       }
       let closed = false;
       let leave: (() => void) | undefined;

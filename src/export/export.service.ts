@@ -78,8 +78,7 @@ export async function* exportChunks(db: Db, scope: TeamScope, format: ExportForm
       buf += markdownLine(item) + '\n';
       const result = markdownResultLine(item);
       if (result) buf += result + '\n';
-    }
-    else buf += (n > 0 ? ',\n' : '\n') + JSON.stringify(item, null, 2).replace(/^/gm, '  ');
+    } else buf += (n > 0 ? ',\n' : '\n') + JSON.stringify(item, null, 2).replace(/^/gm, '  ');
     n++;
     if (n % pageSize === 0) {
       yield buf;

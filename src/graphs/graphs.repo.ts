@@ -45,8 +45,12 @@ export function visibleTo(db: Db, p: Principal) {
   if (p.graphId !== null) return db`(g.team_id = ${p.teamId} and g.id = ${p.graphId})`;
   const agent = p.agentId;
   return db`(g.team_id = ${p.teamId} and (cs.root_id = ${p.rootId}
-             ${agent === null ? db`` : db`or g.parent->>'planner' = ${agent} or g.parent->>'reviewer' = ${agent}
-                or exists (select 1 from graph_subtasks ga where ga.team_id = g.team_id and ga.graph_id = g.id and ga.implementer = ${agent})`}))`;
+             ${
+               agent === null
+                 ? db``
+                 : db`or g.parent->>'planner' = ${agent} or g.parent->>'reviewer' = ${agent}
+                or exists (select 1 from graph_subtasks ga where ga.team_id = g.team_id and ga.graph_id = g.id and ga.implementer = ${agent})`
+             }))`;
 }
 
 /**

@@ -52,9 +52,7 @@ export const Agent = z
 
 export const AgentEnvelope = z.object({ agent: Agent });
 
-export const AgentList = z
-  .object({ agents: z.array(Agent), nextCursor: z.string().nullable() })
-  .meta({ id: 'AgentList' });
+export const AgentList = z.object({ agents: z.array(Agent), nextCursor: z.string().nullable() }).meta({ id: 'AgentList' });
 
 export const ListAgentsQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100_000).optional().describe('Page size, capped at list_limit'),

@@ -69,13 +69,18 @@ function invalid(error: TaskGraphInvalid): never {
 /** A scheduling refusal on read (contradictory persisted facts) as a 409 problem (docs/seeds/task-graph-v1.md §3). */
 function conflict(error: TaskGraphSchedulingError): never {
   const code = error.code === 'INVALID_AGENT_CONFIG' ? 'INVALID_AGENT_CONFIG' : 'TASK_STATE_CONFLICT';
-  throw new DomainError(code, error.message, {
-    stage: error.stage,
-    message: error.message,
-    recoverable: error.recoverable,
-    taskId: error.taskId,
-    details: error.details,
-  }, 409);
+  throw new DomainError(
+    code,
+    error.message,
+    {
+      stage: error.stage,
+      message: error.message,
+      recoverable: error.recoverable,
+      taskId: error.taskId,
+      details: error.details,
+    },
+    409,
+  );
 }
 
 /** The `updatedAt` half of a graph-list cursor: UTC with microseconds, as `listGraphs` writes it. */
@@ -100,7 +105,13 @@ interface AgentRow {
   created_at: Date;
 }
 
-const toAgent = (r: AgentRow): AgentView => ({ id: r.id, adapter: r.adapter, command: r.command, createdBy: r.created_by, createdAt: r.created_at.toISOString() });
+const toAgent = (r: AgentRow): AgentView => ({
+  id: r.id,
+  adapter: r.adapter,
+  command: r.command,
+  createdBy: r.created_by,
+  createdAt: r.created_at.toISOString(),
+});
 
 /**
  * Registers a configured Agent (seed 002 "Every subtask has one explicit, configured Implementer";
@@ -117,9 +128,15 @@ export async function registerAgent(ctx: Ctx, input: { id: string; adapter?: str
       values (${input.id}, ${input.adapter ?? null}, ${input.command ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
       on conflict (team_id, id) do nothing
       returning id, adapter, command, created_by, created_at`;
-    if (!r) throw new DomainError('agent_exists', `Agent "${input.id}" is already registered in your team; use it, or register another id`, { agent: input.id });
+    if (!r)
+      throw new DomainError('agent_exists', `Agent "${input.id}" is already registered in your team; use it, or register another id`, { agent: input.id });
     const payload = { event: 'agent-registered', id: r.id, adapter: r.adapter, command: r.command };
-    await appendEvents(tx, ctx.principal.teamId, [{ topic: auditTopic('agents'), event: 'agent-registered', subjectId: r.id, payload }], actorOf(ctx.principal));
+    await appendEvents(
+      tx,
+      ctx.principal.teamId,
+      [{ topic: auditTopic('agents'), event: 'agent-registered', subjectId: r.id, payload }],
+      actorOf(ctx.principal),
+    );
     return r;
   });
   return toAgent(row);
@@ -222,7 +239,12 @@ function checkStorableIntentMap(map: NormalizedIntentMap | null): void {
     for (const pattern of s.writeIntent) {
       const why = unstorable(pattern);
       if (why) {
-        invalid(taskGraphInvalid('intent-map-validation', `Intent Map v1 writeIntent pattern of subtask "${s.id}" contains ${why}, which Coord cannot store.`, { parentTaskId: map!.parentTaskId, subtaskId: s.id }));
+        invalid(
+          taskGraphInvalid('intent-map-validation', `Intent Map v1 writeIntent pattern of subtask "${s.id}" contains ${why}, which Coord cannot store.`, {
+            parentTaskId: map!.parentTaskId,
+            subtaskId: s.id,
+          }),
+        );
       }
     }
   }
@@ -259,7 +281,10 @@ export async function validateGraph(ctx: Ctx, body: unknown) {
     validation: { sideEffects: false as const },
     facts: mutable(graph.facts),
     intentMap: mutable(intentMap),
-    intentCoverage: intentCoverageFacts(graph.subtasks.map((s) => s.id), intentMap),
+    intentCoverage: intentCoverageFacts(
+      graph.subtasks.map((s) => s.id),
+      intentMap,
+    ),
   };
 }
 
@@ -494,7 +519,10 @@ export async function planForGraph(ctx: Ctx, id: string): Promise<TaskGraphPlan>
     const implementers = [...new Set(snapshot.rows.map((r) => r.implementer))];
     const agents = await tx<{ id: string; adapter: string | null; command: string | null }[]>`
       select id, adapter, command from agents where team_id = ${snapshot.graph.team_id} and id = any(${implementers}::text[]) order by id collate "C"`;
-    return checkedPlan(snapshot, agents.map((a) => ({ id: a.id, adapter: a.adapter, command: a.command, commandSource: null })));
+    return checkedPlan(
+      snapshot,
+      agents.map((a) => ({ id: a.id, adapter: a.adapter, command: a.command, commandSource: null })),
+    );
   });
 }
 

@@ -170,7 +170,10 @@ export interface DerivedGraph {
 /** Derives subtask states, the frontier and the parent state from stored rows (docs/seeds/task-graph-v1.md §3). */
 export function deriveGraph(graph: Pick<GraphRow, 'parent' | 'max_concurrency'>, rows: readonly SubtaskRow[], durable = false): DerivedGraph {
   const { subtasks, frontier } = deriveFrontier({ maxConcurrency: graph.max_concurrency, subtasks: storedSubtasks(rows, durable) });
-  const state = deriveParentState(graph.parent.state ?? 'CREATED', subtasks.map((subtask) => subtask.state));
+  const state = deriveParentState(
+    graph.parent.state ?? 'CREATED',
+    subtasks.map((subtask) => subtask.state),
+  );
   return { state, frontier, subtasks: new Map(subtasks.map((subtask) => [subtask.id, { state: subtask.state, reason: subtask.reason }])) };
 }
 
@@ -252,7 +255,10 @@ export function toRecord(graph: GraphRow, rows: readonly SubtaskRow[]) {
     integration: graph.integration ?? null,
     review: graph.review ?? null,
     intentMap: mutable(graph.intent_map),
-    intentCoverage: intentCoverageFacts(rows.map((row) => row.subtask_id), graph.intent_map),
+    intentCoverage: intentCoverageFacts(
+      rows.map((row) => row.subtask_id),
+      graph.intent_map,
+    ),
     createdBy: graph.created_by,
     createdAt,
     updatedAt,

@@ -13,10 +13,18 @@ const expectedMigrations = () => readdirSync(MIGRATIONS_DIR).filter((f) => f.end
 
 export const SweepHealth = z
   .object({
-    sweep: z.enum(SWEEPS).describe('The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys'),
+    sweep: z
+      .enum(SWEEPS)
+      .describe(
+        'The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys',
+      ),
     lastSuccessAt: z.string().nullable().describe('Database time of its last success on any replica (ISO 8601); null until it first succeeded'),
     durationMs: z.number().nullable().describe('How long that success took, in ms'),
-    changed: z.number().int().nullable().describe('Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed'),
+    changed: z
+      .number()
+      .int()
+      .nullable()
+      .describe('Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed'),
     lastFailureAt: z.string().nullable().describe('Database time of its last failure on any replica; null when it never failed'),
     stale: z.boolean().describe('No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica)'),
   })
@@ -64,7 +72,12 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       },
     },
     async (_req, reply) => {
-      const unavailable = (detail: string) => reply.status(503).header('retry-after', '1').type('application/problem+json').send(problemBody('database_unavailable', detail, 503));
+      const unavailable = (detail: string) =>
+        reply
+          .status(503)
+          .header('retry-after', '1')
+          .type('application/problem+json')
+          .send(problemBody('database_unavailable', detail, 503));
       try {
         await sql`select 1`;
       } catch {
@@ -93,7 +106,12 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     '/metrics',
     {
       config: exempt,
-      schema: { tags: ['health'], summary: 'Prometheus metrics', description: 'Prometheus text format; docs/operations.md lists every series.', response: { 200: z.string() } },
+      schema: {
+        tags: ['health'],
+        summary: 'Prometheus metrics',
+        description: 'Prometheus text format; docs/operations.md lists every series.',
+        response: { 200: z.string() },
+      },
     },
     async (_req, reply) => {
       reply.type(metrics.contentType);

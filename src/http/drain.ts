@@ -56,7 +56,13 @@ export function registerDrain(app: FastifyInstance, timeoutMs: number): void {
         .type('application/problem+json')
         .header('retry-after', '1')
         .header('connection', 'close')
-        .send(problemBody('shutting_down', 'this Coord replica is shutting down and takes no new requests; retry after Retry-After seconds (another replica answers, or this one once restarted)', 503));
+        .send(
+          problemBody(
+            'shutting_down',
+            'this Coord replica is shutting down and takes no new requests; retry after Retry-After seconds (another replica answers, or this one once restarted)',
+            503,
+          ),
+        );
       return;
     }
     state.inFlight++;

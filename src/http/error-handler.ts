@@ -15,9 +15,26 @@ const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
  * postgres.js's own connection codes, and the socket errors Node reports for the connection.
  */
 const DB_UNAVAILABLE = new Set([
-  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006',
-  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  'CONNECTION_CLOSED',
+  'CONNECTION_ENDED',
+  'CONNECTION_DESTROYED',
+  'CONNECT_TIMEOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
 ]);
 
 /**
@@ -28,7 +45,9 @@ const DB_UNAVAILABLE = new Set([
 export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') return DB_UNAVAILABLE.has(code);
-  return /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|Connection terminated/.test(String((err as Error | null)?.message ?? ''));
+  return /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|Connection terminated/.test(
+    String((err as Error | null)?.message ?? ''),
+  );
 }
 
 /**
@@ -51,7 +70,12 @@ export function registerErrorHandler(app: FastifyInstance): void {
     }
     if (hasZodFastifySchemaValidationErrors(err)) {
       const errors: FieldProblem[] = err.validation.map((v) => ({
-        path: [err.validationContext ?? 'body', ...String(v.instancePath ?? '').split('/').filter(Boolean)].join('.'),
+        path: [
+          err.validationContext ?? 'body',
+          ...String(v.instancePath ?? '')
+            .split('/')
+            .filter(Boolean),
+        ].join('.'),
         message: v.message ?? 'invalid',
       }));
       const detail = errors.map((e) => `${e.path}: ${e.message}`).join('; ');
@@ -80,7 +104,16 @@ export function registerErrorHandler(app: FastifyInstance): void {
       // check (logged as such), yet still the client's request, refused whole: never a 500.
       const constraint = (err as { constraint_name?: string }).constraint_name;
       request.log.warn({ err }, 'constraint violation reached the error handler');
-      return reply.status(409).send(problemBody('constraint_violation', `the change conflicts with stored data${constraint ? ` (${constraint})` : ''}; nothing was written; retry, and report it if it repeats`, 409, constraint ? { constraint } : {}));
+      return reply
+        .status(409)
+        .send(
+          problemBody(
+            'constraint_violation',
+            `the change conflicts with stored data${constraint ? ` (${constraint})` : ''}; nothing was written; retry, and report it if it repeats`,
+            409,
+            constraint ? { constraint } : {},
+          ),
+        );
     }
     if (code && PG_BUSY.has(code)) {
       request.log.warn({ err }, 'database busy');
@@ -93,7 +126,13 @@ export function registerErrorHandler(app: FastifyInstance): void {
       reply.header('retry-after', '1');
       return reply
         .status(503)
-        .send(problemBody('database_unavailable', 'the database is unreachable; retry after Retry-After seconds. A write cut off while it committed may still have been applied: read before repeating one that is not safe to repeat', 503));
+        .send(
+          problemBody(
+            'database_unavailable',
+            'the database is unreachable; retry after Retry-After seconds. A write cut off while it committed may still have been applied: read before repeating one that is not safe to repeat',
+            503,
+          ),
+        );
     }
     if (typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send(problemBody('validation_failed', err.message, err.statusCode));
@@ -103,7 +142,10 @@ export function registerErrorHandler(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    reply.type('application/problem+json').status(404).send(problemBody('not_found', noRoute(request), 404));
+    reply
+      .type('application/problem+json')
+      .status(404)
+      .send(problemBody('not_found', noRoute(request), 404));
   });
 }
 
@@ -127,7 +169,11 @@ export function refuseUnknownRoutes(app: FastifyInstance): void {
  */
 export function expectationFailed(req: IncomingMessage, res: ServerResponse): void {
   const body = JSON.stringify(
-    problemBody('expectation_failed', `Coord meets only "Expect: 100-continue", not "Expect: ${req.headers.expect}"; send the request without that header`, 417),
+    problemBody(
+      'expectation_failed',
+      `Coord meets only "Expect: 100-continue", not "Expect: ${req.headers.expect}"; send the request without that header`,
+      417,
+    ),
   );
   res.writeHead(417, { 'content-type': 'application/problem+json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' });
   res.end(body);
@@ -143,7 +189,9 @@ export function frameworkErrors(err: FastifyError, _request: FastifyRequest, rep
     void reply.status(414).send(problemBody('uri_too_long', 'a path segment is longer than 1,000 characters; no Coord id is that long, so check the id', 414));
     return;
   }
-  void reply.status(400).send(problemBody('malformed_url', 'the request path is not valid percent-encoded UTF-8; encode each path segment with encodeURIComponent', 400));
+  void reply
+    .status(400)
+    .send(problemBody('malformed_url', 'the request path is not valid percent-encoded UTF-8; encode each path segment with encodeURIComponent', 400));
 }
 
 const CLIENT_ERRORS: Record<string, [number, string, string]> = {
@@ -156,7 +204,11 @@ const CLIENT_ERRORS: Record<string, [number, string, string]> = {
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? [400, 'malformed_request', 'the HTTP parser refused the request; send a well-formed HTTP/1.1 request'];
+  const [status, code, detail] = CLIENT_ERRORS[err.code ?? ''] ?? [
+    400,
+    'malformed_request',
+    'the HTTP parser refused the request; send a well-formed HTTP/1.1 request',
+  ];
   const body = JSON.stringify(problemBody(code, detail, status));
   socket.end(
     `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json\r\n` +

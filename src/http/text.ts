@@ -79,7 +79,9 @@ export function refuseUnstorableText(app: FastifyInstance): void {
     if (req.body === undefined || req.body === null || req.routeOptions.config?.checksOwnText) return;
     const bad = findUnstorable(req.body);
     if (bad) {
-      const message = bad.problem.startsWith('nesting') ? `must not nest deeper than ${MAX_JSON_DEPTH} levels` : `must be valid Unicode text: found ${bad.problem}`;
+      const message = bad.problem.startsWith('nesting')
+        ? `must not nest deeper than ${MAX_JSON_DEPTH} levels`
+        : `must be valid Unicode text: found ${bad.problem}`;
       throw new DomainError('validation_failed', `${bad.path}: ${message}`, { errors: [{ path: bad.path, message }] });
     }
   });

@@ -69,7 +69,9 @@ export function canonicalJson(value: unknown): string {
       parts.push({ s: ']' });
       for (let i = parts.length - 1; i >= 0; i--) stack.push(parts[i]);
     } else {
-      const keys = Object.keys(v).filter((k) => (v as Record<string, unknown>)[k] !== undefined).sort();
+      const keys = Object.keys(v)
+        .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+        .sort();
       const parts: ({ v: unknown } | { s: string })[] = [{ s: '{' }];
       keys.forEach((k, i) => parts.push({ s: `${i ? ',' : ''}${JSON.stringify(k)}:` }, { v: (v as Record<string, unknown>)[k] }));
       parts.push({ s: '}' });
@@ -81,5 +83,7 @@ export function canonicalJson(value: unknown): string {
 
 /** sha256 (hex) of `METHOD`, the canonical path and the canonical body, newline-separated. */
 export function requestFingerprint(method: string, url: string, body: unknown): string {
-  return createHash('sha256').update(`${method}\n${canonicalPath(url)}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method}\n${canonicalPath(url)}\n${canonicalJson(body)}`)
+    .digest('hex');
 }

@@ -32,7 +32,17 @@ export interface KeyRef {
  */
 export async function beginKey(sql: Sql, ref: KeyRef, request: string, fingerprint: string, ttlMs: number): Promise<Begin | null> {
   for (let attempt = 0; attempt < 3; attempt++) {
-    const rows = await sql<{ state: 'owned' | 'existing'; created_at: string; fingerprint: string | null; request: string | null; status: number | null; answer: Buffer | null; expires_at: Date | null }[]>`
+    const rows = await sql<
+      {
+        state: 'owned' | 'existing';
+        created_at: string;
+        fingerprint: string | null;
+        request: string | null;
+        status: number | null;
+        answer: Buffer | null;
+        expires_at: Date | null;
+      }[]
+    >`
       with ins as (
         insert into idempotency_keys as k (principal, key_hash, request, fingerprint, expires_at)
         values (${ref.principal}, ${ref.keyHash}, ${request}, ${fingerprint}, now() + make_interval(secs => ${ttlMs}::float8 / 1000))

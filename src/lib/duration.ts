@@ -9,7 +9,7 @@
 const UNIT_MS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
-  'µs': 1e-3,
+  µs: 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,
@@ -46,7 +46,12 @@ export function formatDuration(ms: number): string {
   if (ms === 0) return '0';
   const parts: string[] = [];
   let rest = ms;
-  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ] as const) {
     if (rest >= size) {
       const n = Math.floor(rest / size);
       parts.push(`${n}${unit}`);

@@ -97,7 +97,15 @@ function parseText(text: string): { title: string; parent: number | null }[] {
  * new nodes in outline order with their final ids and dependencies, or the first refusal.
  */
 export function expandOutline(outline: string | unknown[], existing: ReadonlySet<string>): ExpandResult {
-  let items: { title: string; requested: string | null; explicit: boolean; deps: string[] | null; parent: number | null; project: string | null; repository: string | null }[];
+  let items: {
+    title: string;
+    requested: string | null;
+    explicit: boolean;
+    deps: string[] | null;
+    parent: number | null;
+    project: string | null;
+    repository: string | null;
+  }[];
   if (typeof outline === 'string') {
     // A JSON list when the text parses as one; otherwise an outline (`[WIP] Root` is a title).
     if (outline.trim().startsWith('[')) {
@@ -115,7 +123,12 @@ export function expandOutline(outline: string | unknown[], existing: ReadonlySet
     items = [];
     const KEYS = new Set(['title', 'nodeId', 'dependsOn', 'project', 'repository']);
     for (const [i, raw] of outline.entries()) {
-      if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, code: 'outline_invalid', message: `outline item ${i} must be an object {title, nodeId? (node_id?), dependsOn? (depends_on?), project?, repository?}` };
+      if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+        return {
+          ok: false,
+          code: 'outline_invalid',
+          message: `outline item ${i} must be an object {title, nodeId? (node_id?), dependsOn? (depends_on?), project?, repository?}`,
+        };
       const norm = normaliseOutlineItem(raw as Record<string, unknown>);
       if ('error' in norm) return { ok: false, code: 'outline_invalid', message: `outline item ${i}: ${norm.error}` };
       const extra = Object.keys(norm.item).find((k) => !KEYS.has(k));
@@ -123,7 +136,8 @@ export function expandOutline(outline: string | unknown[], existing: ReadonlySet
       const item = norm.item as unknown as OutlineItem;
       if (typeof item.title !== 'string') return { ok: false, code: 'outline_invalid', message: `outline item ${i} requires a title` };
       for (const key of ['project', 'repository'] as const) {
-        if (item[key] !== undefined && (typeof item[key] !== 'string' || item[key]!.length > 300)) return { ok: false, code: 'outline_invalid', message: `outline item ${i}: ${key} must be a string of at most 300 characters` };
+        if (item[key] !== undefined && (typeof item[key] !== 'string' || item[key]!.length > 300))
+          return { ok: false, code: 'outline_invalid', message: `outline item ${i}: ${key} must be a string of at most 300 characters` };
       }
       if (item.nodeId !== undefined && (typeof item.nodeId !== 'string' || !SLUG_ID.test(item.nodeId))) {
         return { ok: false, code: 'outline_invalid', message: `outline item ${i}: nodeId must match [A-Za-z0-9_.-]{1,128}` };
@@ -145,7 +159,8 @@ export function expandOutline(outline: string | unknown[], existing: ReadonlySet
     return { ok: false, code: 'outline_invalid', message: 'JSON outline must be a list' };
   }
   if (items.length === 0) return { ok: false, code: 'outline_empty', message: 'outline is empty' };
-  if (items.length > MAX_EXPAND_NODES) return { ok: false, code: 'too_many_nodes', message: `an expand adds at most ${MAX_EXPAND_NODES} nodes; this one has ${items.length}` };
+  if (items.length > MAX_EXPAND_NODES)
+    return { ok: false, code: 'too_many_nodes', message: `an expand adds at most ${MAX_EXPAND_NODES} nodes; this one has ${items.length}` };
   for (const [i, it] of items.entries()) {
     it.title = it.title.trim();
     if (!it.title) return { ok: false, code: 'outline_invalid', message: `outline item ${i} requires a title` };
@@ -156,7 +171,8 @@ export function expandOutline(outline: string | unknown[], existing: ReadonlySet
   const renamed = new Map<string, string>();
   for (const it of items) {
     if (it.explicit) {
-      if (taken.has(it.requested!)) return { ok: false, code: 'node_id_taken', message: `node id "${it.requested}" is already in this graph or this outline`, ids: [it.requested!] };
+      if (taken.has(it.requested!))
+        return { ok: false, code: 'node_id_taken', message: `node id "${it.requested}" is already in this graph or this outline`, ids: [it.requested!] };
       finalIds.push(it.requested!);
       taken.add(it.requested!);
       renamed.set(it.requested!, it.requested!);

@@ -203,7 +203,8 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
       schema: {
         tags,
         summary: 'Create a task graph (metagit `task create`)',
-        description: 'Creates the graph and its root intent `intent-<graphId>` in one transaction, with `TaskGraphCreated`. A taken `graphId` is 409 and writes nothing.',
+        description:
+          'Creates the graph and its root intent `intent-<graphId>` in one transaction, with `TaskGraphCreated`. A taken `graphId` is 409 and writes nothing.',
         body: CreateTaskGraph,
         response: { 201: z.object({ graph: Graph }), ...problemResponses('task_graph_exists', 'intent_exists', 'payload_too_large') },
       },
@@ -227,7 +228,17 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         }),
         response: {
           200: z.object({
-            graphs: z.array(z.object({ graphId: z.string(), title: z.string(), status: z.string(), rootIntentId: z.string(), objectiveId: z.string().nullable(), updatedAt: z.string(), revision: z.number().int() })),
+            graphs: z.array(
+              z.object({
+                graphId: z.string(),
+                title: z.string(),
+                status: z.string(),
+                rootIntentId: z.string(),
+                objectiveId: z.string().nullable(),
+                updatedAt: z.string(),
+                revision: z.number().int(),
+              }),
+            ),
             nextCursor: z.string().nullable(),
           }),
           ...problemResponses('invalid_cursor'),
@@ -239,25 +250,53 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
 
   r.get(
     '/v1/task-graphs/:id',
-    { schema: { tags, summary: 'A task graph with every node’s status (metagit `task list --graph-id`)', params: Params, response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') } } },
+    {
+      schema: {
+        tags,
+        summary: 'A task graph with every node’s status (metagit `task list --graph-id`)',
+        params: Params,
+        response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') },
+      },
+    },
     async (req) => ({ graph: await getTaskGraph(ctx(req), req.params.id) }),
   );
 
   r.get(
     '/v1/task-graphs/:id/ready',
-    { schema: { tags, summary: 'The ready nodes (metagit `task ready`)', params: Params, response: { 200: z.object({ graphId: z.string(), nodes: z.array(Node) }), ...problemResponses('task_graph_not_found') } } },
+    {
+      schema: {
+        tags,
+        summary: 'The ready nodes (metagit `task ready`)',
+        params: Params,
+        response: { 200: z.object({ graphId: z.string(), nodes: z.array(Node) }), ...problemResponses('task_graph_not_found') },
+      },
+    },
     async (req) => readyNodes(ctx(req), req.params.id),
   );
 
   r.post(
     '/v1/task-graphs/:id/cancel',
-    { schema: { tags, summary: 'Cancel a task graph', params: Params, response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') } } },
+    {
+      schema: {
+        tags,
+        summary: 'Cancel a task graph',
+        params: Params,
+        response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') },
+      },
+    },
     async (req) => ({ graph: await cancelTaskGraph(ctx(req), req.params.id) }),
   );
 
   r.post(
     '/v1/task-graphs/:id/reopen',
-    { schema: { tags, summary: 'Reopen a cancelled task graph', params: Params, response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') } } },
+    {
+      schema: {
+        tags,
+        summary: 'Reopen a cancelled task graph',
+        params: Params,
+        response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') },
+      },
+    },
     async (req) => ({ graph: await reopenTaskGraph(ctx(req), req.params.id) }),
   );
 
@@ -275,7 +314,15 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         body: ExpandTaskGraph,
         response: {
           200: z.object({ added: z.array(Node).describe('The new nodes, in outline order'), graph: GraphSummary }),
-          ...problemResponses('task_graph_not_found', 'node_id_taken', 'dependency_not_found', 'dependency_cycle', 'title_too_long', 'invalid_transition', 'payload_too_large'),
+          ...problemResponses(
+            'task_graph_not_found',
+            'node_id_taken',
+            'dependency_not_found',
+            'dependency_cycle',
+            'title_too_long',
+            'invalid_transition',
+            'payload_too_large',
+          ),
         },
       },
     },
@@ -288,13 +335,30 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
 
   r.get(
     '/v1/task-graphs/:id/nodes/:nodeId',
-    { schema: { tags, summary: 'A node (metagit `task status --node-id`)', params: NodeParams, response: { 200: z.object({ node: Node }), ...problemResponses('task_graph_not_found', 'task_node_not_found') } } },
+    {
+      schema: {
+        tags,
+        summary: 'A node (metagit `task status --node-id`)',
+        params: NodeParams,
+        response: { 200: z.object({ node: Node }), ...problemResponses('task_graph_not_found', 'task_node_not_found') },
+      },
+    },
     async (req) => ({ node: await getNode(ctx(req), req.params.id, req.params.nodeId) }),
   );
 
   const transitions = [
-    ['start', 'Start a ready node: a claim owned by the calling session (one winner)', startNode, ['claim_requires_session', 'already_claimed', 'dependency_blocked', 'invalid_transition']],
-    ['complete', 'Complete a node (ready, running or blocked); dependents become ready', completeNode, ['dependency_blocked', 'invalid_transition', 'forbidden', 'already_claimed']],
+    [
+      'start',
+      'Start a ready node: a claim owned by the calling session (one winner)',
+      startNode,
+      ['claim_requires_session', 'already_claimed', 'dependency_blocked', 'invalid_transition'],
+    ],
+    [
+      'complete',
+      'Complete a node (ready, running or blocked); dependents become ready',
+      completeNode,
+      ['dependency_blocked', 'invalid_transition', 'forbidden', 'already_claimed'],
+    ],
     ['cancel', 'Cancel a node; its dependents stay pending and name it', cancelNode, ['invalid_transition', 'forbidden']],
     ['reopen', 'Reopen a blocked, cancelled or completed node', reopenNode, ['invalid_transition']],
   ] as const;
@@ -322,7 +386,10 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
         summary: 'Block a node with a reason (metagit `task block --reason`)',
         params: NodeParams,
         body: z.strictObject({ reason: Text(2000) }),
-        response: { 200: NodeResult, ...problemResponses('task_graph_not_found', 'task_node_not_found', 'invalid_transition', 'forbidden', 'note_too_long', 'dependency_blocked') },
+        response: {
+          200: NodeResult,
+          ...problemResponses('task_graph_not_found', 'task_node_not_found', 'invalid_transition', 'forbidden', 'note_too_long', 'dependency_blocked'),
+        },
       },
     },
     async (req) => nodeResult(blockNode(ctx(req), req.params.id, req.params.nodeId, req.body.reason), req.params.nodeId),

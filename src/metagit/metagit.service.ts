@@ -116,7 +116,15 @@ function toNode(graphId: string, r: NodeRow, byId: Map<string, NodeRow>) {
     status,
     dependsOn: r.depends_on,
     waitingOn,
-    blockerReason: status === 'blocked' ? r.note : status === 'pending' && waitingOn.some((w) => w.status === 'cancelled') ? `waiting on cancelled dependencies: ${waitingOn.filter((w) => w.status === 'cancelled').map((w) => w.nodeId).join(', ')}` : null,
+    blockerReason:
+      status === 'blocked'
+        ? r.note
+        : status === 'pending' && waitingOn.some((w) => w.status === 'cancelled')
+          ? `waiting on cancelled dependencies: ${waitingOn
+              .filter((w) => w.status === 'cancelled')
+              .map((w) => w.nodeId)
+              .join(', ')}`
+          : null,
     owner: status === 'running' || status === 'blocked' ? r.owner : null,
     intentId: r.intent_id,
     project: r.project,
@@ -245,7 +253,9 @@ async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.Transact
         update task_graphs set status = ${status}, updated_at = now(), revision = revision + 1
          where team_id = ${g.team_id} and id = ${id} returning *`;
       record = { ...u, creator_root: g.creator_root };
-      const events = stranded.map((s) => event(record, 'TaskReopened', { nodeId: s.nodeId, from: 'running', cause: s.cause, status: 'ready' }, record.revision));
+      const events = stranded.map((s) =>
+        event(record, 'TaskReopened', { nodeId: s.nodeId, from: 'running', cause: s.cause, status: 'ready' }, record.revision),
+      );
       events.push(...(op.events ?? []).map((e) => event(record, e.type, e.payload, record.revision)));
       for (const nodeId of nowReady) events.push(event(record, 'TaskReady', { nodeId, status: 'ready' }, record.revision));
       for (const nodeId of demoted) events.push(event(record, 'TaskPending', { nodeId, status: 'pending' }, record.revision));
@@ -461,7 +471,15 @@ export async function listTaskGraphs(ctx: Ctx, input: { status?: string; limit?:
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return {
-    graphs: page.map((g) => ({ graphId: g.id, title: g.title, status: g.status, rootIntentId: g.root_intent_id, objectiveId: g.objective_id, updatedAt: g.updated_at.toISOString(), revision: g.revision })),
+    graphs: page.map((g) => ({
+      graphId: g.id,
+      title: g.title,
+      status: g.status,
+      rootIntentId: g.root_intent_id,
+      objectiveId: g.objective_id,
+      updatedAt: g.updated_at.toISOString(),
+      revision: g.revision,
+    })),
     nextCursor: more ? encodeCursor([page[page.length - 1].id]) : null,
   };
 }
@@ -509,11 +527,16 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
       fail('validation_failed', r.message);
     }
     for (const n of r.nodes) {
-      for (const [what, v] of [['title', n.title], ['project', n.project ?? undefined], ['repository', n.repository ?? undefined]] as const) {
+      for (const [what, v] of [
+        ['title', n.title],
+        ['project', n.project ?? undefined],
+        ['repository', n.repository ?? undefined],
+      ] as const) {
         const why = unstorable(v);
         if (why) fail('validation_failed', `node "${n.nodeId}" ${what} contains ${why}`);
       }
-      if (bytes(n.title) > maxTitle) fail('title_too_long', `node "${n.nodeId}" title is ${bytes(n.title)} bytes; the limit is ${maxTitle} bytes`, { limit: maxTitle });
+      if (bytes(n.title) > maxTitle)
+        fail('title_too_long', `node "${n.nodeId}" title is ${bytes(n.title)} bytes; the limit is ${maxTitle} bytes`, { limit: maxTitle });
     }
     const count = r.nodes.length;
     const [{ last_position }] = await tx<{ last_position: number }[]>`
@@ -559,7 +582,11 @@ function refuseStatus(graphId: string, n: NodeRow, act: string): never {
   if (status === 'pending') {
     throw new DomainError('dependency_blocked', `node ${graphId}/${n.node_id} is pending: it waits on ${n.depends_on.join(', ')}`, { dependsOn: n.depends_on });
   }
-  throw new DomainError('invalid_transition', `node ${graphId}/${n.node_id} is ${status}: cannot ${act} it${status === 'completed' || status === 'cancelled' ? ' (reopen it first)' : ''}`, { nodeStatus: status });
+  throw new DomainError(
+    'invalid_transition',
+    `node ${graphId}/${n.node_id} is ${status}: cannot ${act} it${status === 'completed' || status === 'cancelled' ? ' (reopen it first)' : ''}`,
+    { nodeStatus: status },
+  );
 }
 
 /** 409 when the graph is cancelled: its nodes do not move until the graph is reopened. */
@@ -587,7 +614,14 @@ export async function startNode(ctx: Ctx, id: string, nodeId: string) {
     const status = nodeStatus(n);
     if (status === 'running') throw new DomainError('already_claimed', `node ${id}/${nodeId} is already running (owner ${n.owner})`, { owner: n.owner });
     if (status !== 'ready') refuseStatus(id, n, 'start');
-    const claimed = await guardedClaim(tx, { id: n.todo_id, actor: p.id, by: actorOf(p), override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
+    const claimed = await guardedClaim(tx, {
+      id: n.todo_id,
+      actor: p.id,
+      by: actorOf(p),
+      override: false,
+      emit: emitsFor(g.scope, ctx.config.todo.emitEvents),
+      leaseMs: ctx.config.todo.claimLeaseMs,
+    });
     if (!claimed) throw new DomainError('already_claimed', `node ${id}/${nodeId} could not be claimed`, {});
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskStarted', payload: { nodeId, status: 'running', owner: p.id } }] };
@@ -607,10 +641,13 @@ export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
     requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
-    if (status === 'running' && n.owner !== p.id && p.kind !== 'user') fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator completes it`);
+    if (status === 'running' && n.owner !== p.id && p.kind !== 'user')
+      fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator completes it`);
     if (status === 'blocked' && n.unfinished_deps > 0) {
       // Blocking never skips the DAG: a blocked node completes only once its dependencies have.
-      throw new DomainError('dependency_blocked', `node ${id}/${nodeId} waits on unfinished dependencies: ${n.depends_on.join(', ')}`, { dependsOn: n.depends_on });
+      throw new DomainError('dependency_blocked', `node ${id}/${nodeId} waits on unfinished dependencies: ${n.depends_on.join(', ')}`, {
+        dependsOn: n.depends_on,
+      });
     }
     if (status === 'ready') {
       // Started and completed in one step; `next` may have started it meanwhile (it takes no graph lock).
@@ -631,13 +668,15 @@ export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: st
   const p = ctx.principal;
   const text = reason.trim();
   if (!text) fail('validation_failed', 'reason is required');
-  if (bytes(text) > ctx.config.todo.maxNote) fail('note_too_long', `reason is ${bytes(text)} bytes; the limit is ${ctx.config.todo.maxNote} bytes`, { limit: ctx.config.todo.maxNote });
+  if (bytes(text) > ctx.config.todo.maxNote)
+    fail('note_too_long', `reason is ${bytes(text)} bytes; the limit is ${ctx.config.todo.maxNote} bytes`, { limit: ctx.config.todo.maxNote });
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {
     requireActive(g);
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
     if (status === 'completed' || status === 'cancelled') refuseStatus(id, n, 'block');
-    if (status === 'running' && n.owner !== p.id && p.kind !== 'user') fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator blocks it`);
+    if (status === 'running' && n.owner !== p.id && p.kind !== 'user')
+      fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator blocks it`);
     if (status === 'blocked' && n.note === text) return { result: { nodeId } };
     await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = ${text}, progress_at = null, revision = revision + 1, updated_at = now()
               where team_id = ${g.team_id} and id = ${n.todo_id}`;
@@ -677,7 +716,9 @@ export async function reopenNode(ctx: Ctx, id: string, nodeId: string) {
     const n = nodeOf(nodes, id, nodeId);
     const status = nodeStatus(n);
     if (status === 'ready' || status === 'pending' || status === 'running') {
-      throw new DomainError('invalid_transition', `node ${id}/${nodeId} is ${status}: only a blocked, cancelled or completed node is reopened`, { nodeStatus: status });
+      throw new DomainError('invalid_transition', `node ${id}/${nodeId} is ${status}: only a blocked, cancelled or completed node is reopened`, {
+        nodeStatus: status,
+      });
     }
     await tx`update task_nodes set cancelled_at = null where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
     await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now()
@@ -760,7 +801,14 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
          where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
          order by t.position, t.id limit 1 for update of t skip locked`;
       if (!pick) return { nodeId: null, todoId: null };
-      const claimed = await guardedClaim(tx, { id: pick.todo_id, actor: p.id, by: actorOf(p), override: false, emit: emitsFor(g.scope, ctx.config.todo.emitEvents), leaseMs: ctx.config.todo.claimLeaseMs });
+      const claimed = await guardedClaim(tx, {
+        id: pick.todo_id,
+        actor: p.id,
+        by: actorOf(p),
+        override: false,
+        emit: emitsFor(g.scope, ctx.config.todo.emitEvents),
+        leaseMs: ctx.config.todo.claimLeaseMs,
+      });
       if (!claimed) continue;
       touched(tx, g);
       const [u] = await tx<GraphRow[]>`

@@ -138,17 +138,35 @@ export class Metrics {
 
   /** The fleet's sweep and database facts, refreshed by {@link expose} before each scrape. */
   private readonly fleet = {
-    lastSuccess: this.fleetGauge('coord_sweep_last_success_timestamp_seconds', 'Unix time of the last successful run of each sweep, on any replica (from Postgres; the same on every replica).', ['sweep']),
-    lastDuration: this.fleetGauge('coord_sweep_last_duration_seconds', 'Duration of the last successful run of each sweep, in seconds (from Postgres).', ['sweep']),
+    lastSuccess: this.fleetGauge(
+      'coord_sweep_last_success_timestamp_seconds',
+      'Unix time of the last successful run of each sweep, on any replica (from Postgres; the same on every replica).',
+      ['sweep'],
+    ),
+    lastDuration: this.fleetGauge('coord_sweep_last_duration_seconds', 'Duration of the last successful run of each sweep, in seconds (from Postgres).', [
+      'sweep',
+    ]),
     lastChanges: this.fleetGauge('coord_sweep_last_changes', 'Rows the last successful run of each sweep changed (from Postgres).', ['sweep']),
-    lastFailure: this.fleetGauge('coord_sweep_last_failure_timestamp_seconds', 'Unix time of the last failed run of each sweep, on any replica (from Postgres; absent when it never failed).', ['sweep']),
-    stale: this.fleetGauge('coord_sweep_stale', `1 when a sweep has not succeeded within ${STALE_AFTER_INTERVALS} × sweep_interval (what /readyz reports as degraded), else 0.`, ['sweep']),
+    lastFailure: this.fleetGauge(
+      'coord_sweep_last_failure_timestamp_seconds',
+      'Unix time of the last failed run of each sweep, on any replica (from Postgres; absent when it never failed).',
+      ['sweep'],
+    ),
+    stale: this.fleetGauge(
+      'coord_sweep_stale',
+      `1 when a sweep has not succeeded within ${STALE_AFTER_INTERVALS} × sweep_interval (what /readyz reports as degraded), else 0.`,
+      ['sweep'],
+    ),
     eventsWritten: new Counter({
       name: 'coord_events_written_total',
       help: 'Events written by the whole fleet: the newest event sequence number (from Postgres; the same on every replica; a rolled-back write also uses one).',
       registers: [this.registry],
     }),
-    connections: this.fleetGauge('coord_db_connections', 'Connections to this database named "coord" (every replica\'s pool and LISTEN connection), by pg_stat_activity state.', ['state']),
+    connections: this.fleetGauge(
+      'coord_db_connections',
+      'Connections to this database named "coord" (every replica\'s pool and LISTEN connection), by pg_stat_activity state.',
+      ['state'],
+    ),
   };
 
   constructor(private readonly sources: MetricSources) {
@@ -157,18 +175,37 @@ export class Metrics {
     processMetrics();
     const s = sources;
     const gauge = (name: string, help: string, read: () => number) =>
-      new Gauge({ name, help, registers: [this.registry], collect() { this.set(read()); } });
+      new Gauge({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(read());
+        },
+      });
     const total = (name: string, help: string, read: () => number) =>
-      new Counter({ name, help, registers: [this.registry], collect() { this.reset(); this.inc(read()); } });
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.reset();
+          this.inc(read());
+        },
+      });
     gauge('coord_sse_open_streams', 'SSE streams open on this replica.', s.openStreams);
     gauge('coord_sse_topics', 'Topics with a live feed (at least one open stream) on this replica.', s.topics);
-    gauge('coord_event_listen_count', 'Times this replica\'s event LISTEN connection has (re)connected.', s.listenCount);
+    gauge('coord_event_listen_count', "Times this replica's event LISTEN connection has (re)connected.", s.listenCount);
     total('coord_group_commit_next_batches_total', 'Group commit batches of next calls (src/db/group-commit.ts).', () => s.groupCommit().next?.batches ?? 0);
-    total('coord_group_commit_next_requests_total', 'next calls carried by group commit batches; requests over batches is the mean batch size.', () => s.groupCommit().next?.requests ?? 0);
-    total('coord_group_commit_done_batches_total', 'Group commit batches of the owner\'s done calls.', () => s.groupCommit().done?.batches ?? 0);
+    total(
+      'coord_group_commit_next_requests_total',
+      'next calls carried by group commit batches; requests over batches is the mean batch size.',
+      () => s.groupCommit().next?.requests ?? 0,
+    );
+    total('coord_group_commit_done_batches_total', "Group commit batches of the owner's done calls.", () => s.groupCommit().done?.batches ?? 0);
     total('coord_group_commit_done_requests_total', 'done calls carried by group commit batches.', () => s.groupCommit().done?.requests ?? 0);
     gauge('coord_db_pool_max', 'Postgres pool size of this replica (COORD_DB_POOL_MAX).', () => s.poolMax);
-    gauge('coord_sweep_interval_seconds', 'This replica\'s [todo] sweep_interval, in seconds.', () => s.sweepIntervalMs / 1000);
+    gauge('coord_sweep_interval_seconds', "This replica's [todo] sweep_interval, in seconds.", () => s.sweepIntervalMs / 1000);
   }
 
   private fleetGauge(name: string, help: string, labelNames: string[]) {

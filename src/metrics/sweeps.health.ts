@@ -17,7 +17,16 @@
 import type { Sql } from '../db/client.js';
 
 /** The steps of one sweep tick, in the order they run; the names of `sweep_runs` rows and metric labels. */
-export const SWEEPS = ['session-liveness', 'lease', 'graph-interruptions', 'metagit-stranded', 'retention', 'event-retention', 'scenario-completion', 'idempotency-keys'] as const;
+export const SWEEPS = [
+  'session-liveness',
+  'lease',
+  'graph-interruptions',
+  'metagit-stranded',
+  'retention',
+  'event-retention',
+  'scenario-completion',
+  'idempotency-keys',
+] as const;
 export type SweepName = (typeof SWEEPS)[number];
 
 /** The outcome of one step of a tick. */
@@ -102,7 +111,16 @@ export interface SweepHealth {
 
 /** Reads `sweep_runs` for every step of {@link SWEEPS}, in run order; ages on the database clock. */
 export async function readSweepRuns(sql: Sql): Promise<SweepRun[]> {
-  const rows = await sql<{ sweep: SweepName; last_success_at: Date | null; duration_ms: number | null; changed: number | null; last_failure_at: Date | null; age_ms: number | null }[]>`
+  const rows = await sql<
+    {
+      sweep: SweepName;
+      last_success_at: Date | null;
+      duration_ms: number | null;
+      changed: number | null;
+      last_failure_at: Date | null;
+      age_ms: number | null;
+    }[]
+  >`
     select s.name as sweep, r.last_success_at, r.duration_ms, r.changed, r.last_failure_at,
            (extract(epoch from now() - r.last_success_at) * 1000)::float8 as age_ms
       from unnest(${[...SWEEPS]}::text[]) with ordinality as s(name, ord)
@@ -123,7 +141,10 @@ export async function readSweepRuns(sql: Sql): Promise<SweepRun[]> {
  * `staleAfterMs` is 3 × `sweep_interval`; `uptimeMs` is how long this app has been up (the grace
  * for steps that never succeeded). `detail` says what is stale and what to check.
  */
-export function judgeSweeps(runs: SweepRun[], opts: { staleAfterMs: number; uptimeMs: number; runsSweeps: boolean }): { degraded: boolean; detail?: string; sweeps: SweepHealth[] } {
+export function judgeSweeps(
+  runs: SweepRun[],
+  opts: { staleAfterMs: number; uptimeMs: number; runsSweeps: boolean },
+): { degraded: boolean; detail?: string; sweeps: SweepHealth[] } {
   const sweeps = runs.map((r) => ({
     sweep: r.sweep,
     lastSuccessAt: r.lastSuccessAt?.toISOString() ?? null,

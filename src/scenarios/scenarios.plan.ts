@@ -91,9 +91,13 @@ export function checkMembers(members: MemberInput[]): MemberInput[] {
   }
   for (const m of members) {
     if ((m.dependsOn ?? []).length > 0 && m.task === undefined) {
-      throw new DomainError('scenario_dependent_without_task', `scenario member "${m.name}" has dependencies but no task (there is no seed item to hold them)`, {
-        member: m.name,
-      });
+      throw new DomainError(
+        'scenario_dependent_without_task',
+        `scenario member "${m.name}" has dependencies but no task (there is no seed item to hold them)`,
+        {
+          member: m.name,
+        },
+      );
     }
   }
   return topologicalOrder(members, byName);
@@ -101,7 +105,10 @@ export function checkMembers(members: MemberInput[]): MemberInput[] {
 
 /** Members dependencies-first (DFS in input order); a cycle is reported as its path (shared walker: src/lib/dag.ts). */
 function topologicalOrder(members: MemberInput[], byName: Map<string, MemberInput>): MemberInput[] {
-  const walk = walkDag(members.map((m) => ({ id: m.name, dependsOn: m.dependsOn ?? [] })), { rootOrder: 'input' });
+  const walk = walkDag(
+    members.map((m) => ({ id: m.name, dependsOn: m.dependsOn ?? [] })),
+    { rootOrder: 'input' },
+  );
   if (walk.cycle) {
     throw new DomainError('scenario_dependency_cycle', `scenario member dependency cycle: ${walk.cycle.join(' → ')}`, { cycle: walk.cycle });
   }

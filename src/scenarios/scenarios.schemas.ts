@@ -11,7 +11,11 @@ const Name = (what: string) =>
 export const MemberInputSchema = z
   .strictObject({
     name: Name('a member name').describe('Unique in the scenario; other members’ `dependsOn` use it'),
-    session: z.string().max(100).optional().describe('An existing session: a shared member. Absent: a session is created for the member (its token is returned once)'),
+    session: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('An existing session: a shared member. Absent: a session is created for the member (its token is returned once)'),
     task: z.string().max(4096).optional().describe('Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed'),
     dependsOn: z.array(z.string().max(100)).max(500).optional().describe('Member names whose seeds this member’s seed waits for'),
     requiresResult: z.boolean().optional().describe('The member completes only after publishing a result'),

@@ -174,7 +174,10 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
     if (!title) throw new DomainError('title_required', `scenario member "${m.name}": the task must not be empty`, { member: m.name });
     const max = ctx.config.todo.maxTitle;
     if (bytes(title) > max) {
-      throw new DomainError('title_too_long', `scenario member "${m.name}": the task is ${bytes(title)} bytes; the limit is ${max} bytes`, { member: m.name, limit: max });
+      throw new DomainError('title_too_long', `scenario member "${m.name}": the task is ${bytes(title)} bytes; the limit is ${max} bytes`, {
+        member: m.name,
+        limit: max,
+      });
     }
     titles.set(m.name, title);
   }
@@ -198,7 +201,9 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
       await recordSessionEvents(tx, p.teamId, actorOf(p), 'session-created', [{ id, name: `${input.name}/orchestrator` }]);
       orch = { id, root_id: id, system_kind: 'orchestrator', status: 'active' };
     } else {
-      const [row] = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = ${orchestratorId} and team_id = ${p.teamId} for share`;
+      const [row] = await tx<
+        SessionRef[]
+      >`select id, root_id, system_kind, status from sessions where id = ${orchestratorId} and team_id = ${p.teamId} for share`;
       if (!row) throw new DomainError('session_not_found', `orchestrator session "${orchestratorId}" not found`);
       if (row.status !== 'active') fail('session_not_active', `orchestrator session "${orchestratorId}" is ${row.status}`);
       orch = row;
@@ -206,7 +211,9 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
 
     const sharedIds = input.members.filter((m) => m.session !== undefined).map((m) => m.session!);
     if (sharedIds.length) {
-      const rows = await tx<SessionRef[]>`select id, root_id, system_kind, status from sessions where id = any(${sharedIds}::text[]) and team_id = ${p.teamId} order by id for share`;
+      const rows = await tx<
+        SessionRef[]
+      >`select id, root_id, system_kind, status from sessions where id = any(${sharedIds}::text[]) and team_id = ${p.teamId} order by id for share`;
       const found = new Map(rows.map((r) => [r.id, r]));
       let reachable = new Set<string>();
       if (p.kind === 'session') {
@@ -258,8 +265,19 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         insert into sessions (id, name, parent_id, root_id, created_by, team_id)
         select u.id, u.name, ${orch.id}, case when ${orch.system_kind !== null} then u.id else ${orch.root_id} end, ${p.id}, ${p.teamId}
           from unnest(${ids}::text[], ${created.map((m) => `${input.name}/${m.name}`)}::text[]) as u(id, name)`;
-      await insertTokens(tx, p.teamId, ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })), actorOf(p));
-      await recordSessionEvents(tx, p.teamId, actorOf(p), 'session-created', ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })));
+      await insertTokens(
+        tx,
+        p.teamId,
+        ids.map((sessionId, i) => ({ sessionId, createdBy: p.id, secret: toks[i] })),
+        actorOf(p),
+      );
+      await recordSessionEvents(
+        tx,
+        p.teamId,
+        actorOf(p),
+        'session-created',
+        ids.map((id, i) => ({ id, name: `${input.name}/${created[i].name}` })),
+      );
     }
     for (const m of input.members) if (m.session !== undefined) sessionOf.set(m.name, m.session);
 
@@ -285,7 +303,15 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         topic: topicOf(scope),
         event: 'scenario-created',
         subjectId: scenarioId,
-        payload: { event: 'scenario-created', id: scenarioId, scope, name: input.name, orchestratorId: orch.id, members: input.members.map((m) => m.name), revision: 1 },
+        payload: {
+          event: 'scenario-created',
+          id: scenarioId,
+          scope,
+          name: input.name,
+          orchestratorId: orch.id,
+          members: input.members.map((m) => m.name),
+          revision: 1,
+        },
       });
     }
     if (seeded.length) {
@@ -379,7 +405,10 @@ export interface ScenarioSummary extends Omit<ScenarioView, 'members'> {
  * completion holds now is recorded, with its `scenario-completed` event, as a read of it would).
  * `limit` ≤ `[todo] list_limit` (also the default). Errors: 400 invalid_cursor.
  */
-export async function listScenarios(ctx: ScenarioCtx, opts: { limit?: number; cursor?: string }): Promise<{ scenarios: ScenarioSummary[]; nextCursor: string | null }> {
+export async function listScenarios(
+  ctx: ScenarioCtx,
+  opts: { limit?: number; cursor?: string },
+): Promise<{ scenarios: ScenarioSummary[]; nextCursor: string | null }> {
   const max = ctx.config.todo.listLimit;
   const limit = Math.min(opts.limit ?? max, max);
   const after = opts.cursor ? (decodeCursor(opts.cursor, [NAME_PATTERN])[0] as string) : null;
@@ -401,9 +430,11 @@ export async function listScenarios(ctx: ScenarioCtx, opts: { limit?: number; cu
       left join lateral (
         select count(*)::int as total, (count(*) filter (where t.status = 'done'))::int as done
           from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id) c on true
-     where s.team_id = ${p.teamId} and ${p.kind === 'user'
-       ? sql`true`
-       : sql`(s.orchestrator_id = ${p.id} or exists (select 1 from scenario_members m where m.scenario_id = s.id and m.session_id = ${p.id}))`}
+     where s.team_id = ${p.teamId} and ${
+       p.kind === 'user'
+         ? sql`true`
+         : sql`(s.orchestrator_id = ${p.id} or exists (select 1 from scenario_members m where m.scenario_id = s.id and m.session_id = ${p.id}))`
+     }
        ${after !== null ? sql`and s.name > ${after}` : sql``}
      order by s.name
      limit ${limit + 1}`;
@@ -499,7 +530,12 @@ export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promis
     const resultPublished = m.result_at !== null;
     const complete = tracked && m.done === m.total && (!m.requires_result || resultPublished);
     // Member-name dependencies point at the original seeds; a removed seed holds nothing back.
-    const waitingOn = complete ? [] : m.depends_on.filter((d) => { const st = seedStatus.get(d); return st != null && st !== 'done'; });
+    const waitingOn = complete
+      ? []
+      : m.depends_on.filter((d) => {
+          const st = seedStatus.get(d);
+          return st != null && st !== 'done';
+        });
     const s: MemberStatus = {
       name: m.name,
       sessionId: m.session_id,
@@ -541,7 +577,11 @@ export function renderStatusText(s: ScenarioStatus): string {
     m.waitingOn.join(', '),
   ]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   const state = s.complete ? `complete${s.scenario.completedAt ? ` (since ${s.scenario.completedAt})` : ''}` : 'in progress';
   return [`SCENARIO ${s.scenario.name} (${s.scenario.id}): ${state}, ${s.done}/${s.total} items done`, line(head), ...rows.map(line)].join('\n') + '\n';
 }
@@ -557,7 +597,12 @@ export function renderStatusText(s: ScenarioStatus): string {
  * concurrent publications cannot both miss completion).
  * Errors: 404 scenario_not_found, scenario_member_not_found; 403 forbidden.
  */
-export async function publishResult(ctx: ScenarioCtx, nameOrId: string, memberName: string, result: unknown): Promise<{ member: ScenarioMemberView; scenarioComplete: boolean }> {
+export async function publishResult(
+  ctx: ScenarioCtx,
+  nameOrId: string,
+  memberName: string,
+  result: unknown,
+): Promise<{ member: ScenarioMemberView; scenarioComplete: boolean }> {
   return withTx(ctx.sql, async (tx) => {
     const { row, override } = await visibleScenario(ctx, tx, nameOrId, true);
     const [member] = await tx<{ session_id: string }[]>`
@@ -570,9 +615,19 @@ export async function publishResult(ctx: ScenarioCtx, nameOrId: string, memberNa
               where scenario_id = ${row.id} and name = ${memberName}`;
     const scope = scenarioScope(row.id);
     if (emitsFor(scope, ctx.config.todo.emitEvents)) {
-      await appendEvents(tx, row.team_id, [
-        { topic: topicOf(scope), event: 'result-published', subjectId: row.id, payload: { event: 'result-published', id: row.id, scope, member: memberName, revision: row.revision } },
-      ], actorOf(ctx.principal));
+      await appendEvents(
+        tx,
+        row.team_id,
+        [
+          {
+            topic: topicOf(scope),
+            event: 'result-published',
+            subjectId: row.id,
+            payload: { event: 'result-published', id: row.id, scope, member: memberName, revision: row.revision },
+          },
+        ],
+        actorOf(ctx.principal),
+      );
     }
     const completed = await completeInTx(tx, ctx.config, actorOf(ctx.principal), row.id);
     const [fresh] = (await readMembers(tx, row.id)).filter((m) => m.name === memberName);
@@ -613,12 +668,27 @@ export async function completeInTx(tx: Db, config: Config, actor: Actor, scenari
   // One scenario at a time: a sweep's pass may complete scenarios of several teams.
   for (const r of rows) {
     if (!emitsFor(scenarioScope(r.id), config.todo.emitEvents)) continue;
-    await appendEvents(tx, r.team_id, [{
-      topic: topicOf(scenarioScope(r.id)),
-      event: 'scenario-completed',
-      subjectId: r.id,
-      payload: { event: 'scenario-completed', id: r.id, scope: scenarioScope(r.id), name: r.name, status: 'complete', completedAt: r.completed_at.toISOString(), revision: r.revision },
-    }], actor);
+    await appendEvents(
+      tx,
+      r.team_id,
+      [
+        {
+          topic: topicOf(scenarioScope(r.id)),
+          event: 'scenario-completed',
+          subjectId: r.id,
+          payload: {
+            event: 'scenario-completed',
+            id: r.id,
+            scope: scenarioScope(r.id),
+            name: r.name,
+            status: 'complete',
+            completedAt: r.completed_at.toISOString(),
+            revision: r.revision,
+          },
+        },
+      ],
+      actor,
+    );
   }
   return rows.map((r) => ({ id: r.id, name: r.name, completedAt: r.completed_at.toISOString(), revision: r.revision }));
 }

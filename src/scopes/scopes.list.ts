@@ -47,7 +47,11 @@ const CHUNK = 200;
  * A page of the scopes `p` may read, after `cursor`, at most `limit` (the caller clamps it to
  * `list_limit`). Errors: 400 `invalid_cursor`.
  */
-export async function listScopes(db: Db, p: Principal, opts: { limit: number; cursor?: string }): Promise<{ scopes: ScopeSummary[]; nextCursor: string | null }> {
+export async function listScopes(
+  db: Db,
+  p: Principal,
+  opts: { limit: number; cursor?: string },
+): Promise<{ scopes: ScopeSummary[]; nextCursor: string | null }> {
   let after = opts.cursor ? (decodeCursor(opts.cursor, [ANY_TEXT])[0] as string) : null;
   const own = defaultScope(p);
   const out: ScopeSummary[] = [];

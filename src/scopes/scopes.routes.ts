@@ -9,9 +9,7 @@ import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
 import { listScopes, ScopeSummary } from './scopes.list.js';
 
-export const ScopeList = z
-  .object({ scopes: z.array(ScopeSummary).describe('In scope order'), nextCursor: z.string().nullable() })
-  .meta({ id: 'ScopeList' });
+export const ScopeList = z.object({ scopes: z.array(ScopeSummary).describe('In scope order'), nextCursor: z.string().nullable() }).meta({ id: 'ScopeList' });
 
 const ListScopesQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100_000).optional().describe('Page size, capped at list_limit (also the default)'),

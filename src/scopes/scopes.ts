@@ -40,7 +40,10 @@ export interface ScopeKind {
    * `next` in this kind's scopes, when the kind claims by rules of its own (graphs: the locked
    * claim of Task Graph v1). Without it, `next` is the engine's.
    */
-  next?(ctx: { sql: Sql; config: Config; principal: Principal }, key: string): Promise<{ claimed: boolean; item?: unknown; dispatch?: unknown; reason?: string }>;
+  next?(
+    ctx: { sql: Sql; config: Config; principal: Principal },
+    key: string,
+  ): Promise<{ claimed: boolean; item?: unknown; dispatch?: unknown; reason?: string }>;
 }
 
 const kinds = new Map<string, ScopeKind>();
@@ -118,10 +121,7 @@ export async function accessToScope(db: Db, p: Principal, { teamId, scope }: Tea
  * brief's rule wins and the seed's wording survives in the message.
  */
 export function scopeNotFound(kind: string, name: string): never {
-  throw new DomainError(
-    'scope_not_found',
-    `${kind} "${name}" not found, or not authorized for its todo list; check the scope (GET /v1/me names your own)`,
-  );
+  throw new DomainError('scope_not_found', `${kind} "${name}" not found, or not authorized for its todo list; check the scope (GET /v1/me names your own)`);
 }
 
 /**

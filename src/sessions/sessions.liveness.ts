@@ -114,7 +114,8 @@ export interface HeartbeatResult {
  * stopped while the call was in flight.
  */
 export async function heartbeatSession(db: Db, p: Principal): Promise<HeartbeatResult> {
-  if (p.kind !== 'session') fail('forbidden', 'only a session heartbeats; this is an operator token (use a session token, or read sessions with GET /v1/sessions)');
+  if (p.kind !== 'session')
+    fail('forbidden', 'only a session heartbeats; this is an operator token (use a session token, or read sessions with GET /v1/sessions)');
   const [row] = await db<{ id: string; last_seen_at: Date; heartbeat_interval_ms: number | null }[]>`
     update sessions set last_seen_at = now() where id = ${p.id} and status = 'active'
     returning id, last_seen_at, heartbeat_interval_ms`;

@@ -43,13 +43,20 @@ export const Session = z
     stopReason: z
       .enum(['requested', 'silent', 'ancestor', 'dispatch-ended'])
       .optional()
-      .describe('Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)'),
+      .describe(
+        'Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)',
+      ),
     revision: z.number().int(),
-    lastSeenAt: z.string().optional().describe('Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field'),
+    lastSeenAt: z
+      .string()
+      .optional()
+      .describe('Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field'),
     heartbeatIntervalMs: z.number().int().optional().describe('When set: silent (no authenticated call) for longer than this, the sweep stops the session'),
     alive: z
       .boolean()
-      .describe('`status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep'),
+      .describe(
+        '`status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep',
+      ),
     holding: Holding.optional().describe('List and get: its in-progress items (count, and the longest held few)'),
     progress: z
       .object({ done: z.number().int(), total: z.number().int() })
@@ -102,7 +109,9 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
               .string()
               .max(64)
               .optional()
-              .describe('Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent.'),
+              .describe(
+                'Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent.',
+              ),
             heartbeatIntervalMs: z
               .number()
               .int()
@@ -148,7 +157,11 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
       },
     },
     async (req) =>
-      listSessions(sql, req.principal, { ...req.query, wide: req.query.wide === 'true', alive: req.query.alive === undefined ? undefined : req.query.alive === 'true' }),
+      listSessions(sql, req.principal, {
+        ...req.query,
+        wide: req.query.wide === 'true',
+        alive: req.query.alive === undefined ? undefined : req.query.alive === 'true',
+      }),
   );
 
   // `me`, not `{id}`: liveness is the session's own word; another caller beating for it would
@@ -171,7 +184,9 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
 
   r.get(
     '/v1/sessions/:id',
-    { schema: { tags, summary: 'Get a session', params: IdParams, response: { 200: z.object({ session: Session }), ...problemResponses('session_not_found') } } },
+    {
+      schema: { tags, summary: 'Get a session', params: IdParams, response: { 200: z.object({ session: Session }), ...problemResponses('session_not_found') } },
+    },
     async (req) => ({ session: await getSession(sql, req.principal, req.params.id) }),
   );
 

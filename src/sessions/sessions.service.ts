@@ -148,7 +148,8 @@ export async function createSession(sql: Sql, p: Principal, input: CreateSession
   }
   if (input.agentId !== undefined) {
     const [agent] = await sql<{ id: string }[]>`select id from agents where team_id = ${p.teamId} and id = ${input.agentId}`;
-    if (!agent) fail('agent_not_registered', `Agent "${input.agentId}" is not registered; an operator registers it with POST /v1/agents`, { agent: input.agentId });
+    if (!agent)
+      fail('agent_not_registered', `Agent "${input.agentId}" is not registered; an operator registers it with POST /v1/agents`, { agent: input.agentId });
   }
   const id = newId('s');
   const token = newToken();
@@ -214,8 +215,17 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
   const more = rows.length > opts.limit;
   const page = more ? rows.slice(0, opts.limit) : rows;
   const [counts, holding] = await Promise.all([
-    opts.wide ? progressFor(sql, p.teamId, page.map((r) => ({ id: r.id, rootId: r.root_id }))) : undefined,
-    holdingFor(sql, page.map((r) => r.id)),
+    opts.wide
+      ? progressFor(
+          sql,
+          p.teamId,
+          page.map((r) => ({ id: r.id, rootId: r.root_id })),
+        )
+      : undefined,
+    holdingFor(
+      sql,
+      page.map((r) => r.id),
+    ),
   ]);
   return {
     sessions: page.map((r) => ({ ...toSession(r), holding: holding.get(r.id)!, ...(counts?.get(r.id) ?? {}) })),
@@ -251,7 +261,6 @@ export async function stopSession(sql: Sql, config: Config, p: Principal, id: st
   await runStopHooks(sql, config, [id, ...result.stoppedDescendants]);
   return result;
 }
-
 
 /**
  * Auto-stop: stops session `id` exactly as `POST /v1/sessions/{id}/stop` would (its
@@ -307,7 +316,9 @@ async function stopSessionTx(
   opts: { reason: 'requested' | 'silent'; onlyIfSilent?: boolean },
 ): Promise<StopResult | null> {
   return withTx(sql, async (tx) => {
-    const [probe] = await tx<{ id: string; root_id: string; parent_id: string | null }[]>`select id, root_id, parent_id from sessions where id = ${id} and team_id = ${p.teamId}`;
+    const [probe] = await tx<
+      { id: string; root_id: string; parent_id: string | null }[]
+    >`select id, root_id, parent_id from sessions where id = ${id} and team_id = ${p.teamId}`;
     if (!probe || !canSee(p, probe)) throw new DomainError('session_not_found', `session "${id}" not found`);
     if (p.kind === 'session' && p.id !== id) {
       const [anc] = await tx`
@@ -359,7 +370,10 @@ export async function markStopped(tx: Db, ids: readonly string[], actor: Actor):
     update sessions s set status = 'stopped', stopped_at = coalesce(s.stopped_at, now()), stop_reason = coalesce(s.stop_reason, 'dispatch-ended'), revision = s.revision + 1
       from (select id from sessions where id = any(${[...ids]}::text[]) and status = 'active' order by id for update) x
      where s.id = x.id and s.status = 'active' returning s.id, s.team_id`;
-  noteStopped(tx, stopped.map((s) => s.id));
+  noteStopped(
+    tx,
+    stopped.map((s) => s.id),
+  );
   await appendTeamEvents(
     tx,
     stopped.map((s) => ({ teamId: s.team_id, ...sessionEvent('session-stopped', { id: s.id, status: 'stopped', reason: 'dispatch-ended' }) })),
@@ -380,7 +394,12 @@ export async function recordSessionEvents(
   event: 'session-created' | 'session-stopped',
   sessions: readonly { id: string; name?: string; status?: string; reason?: string }[],
 ): Promise<void> {
-  await appendEvents(tx, teamId, sessions.map((s) => sessionEvent(event, s)), actor);
+  await appendEvents(
+    tx,
+    teamId,
+    sessions.map((s) => sessionEvent(event, s)),
+    actor,
+  );
 }
 
 /** One session's audit event (topic `audit:sessions`). */
@@ -393,7 +412,11 @@ function sessionEvent(event: 'session-created' | 'session-stopped', s: { id: str
  * principals (events.hub.ts). Call in the transaction that stopped them.
  */
 export function noteStopped(tx: Db, ids: readonly string[]): void {
-  if (ids.length) noteTopics(tx, ids.map((id) => `${SESSION_STOPPED}${id}`));
+  if (ids.length)
+    noteTopics(
+      tx,
+      ids.map((id) => `${SESSION_STOPPED}${id}`),
+    );
 }
 
 /**
@@ -406,7 +429,19 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
  */
 export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>, actor: Actor): Promise<string[]> {
   if (owners.size === 0) return [];
-  const rows = await tx<{ id: string; team_id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
+  const rows = await tx<
+    {
+      id: string;
+      team_id: string;
+      scope: string;
+      status: 'todo';
+      owner: null;
+      revision: number;
+      unfinished_deps: number;
+      former_owner: string;
+      blocked_by: string[];
+    }[]
+  >`
     with x as (
       select id, owner from todos
        where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and ${selfManagedScopeSql(tx, tx`scope`)}
@@ -419,7 +454,13 @@ export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
     .map((r) => {
       const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
-      return { teamId: r.team_id, topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: owners.get(r.former_owner)!, formerOwner: r.former_owner } };
+      return {
+        teamId: r.team_id,
+        topic: topicOf(r.scope),
+        event: name,
+        subjectId: r.id,
+        payload: { ...eventPayload(name, r), reason: owners.get(r.former_owner)!, formerOwner: r.former_owner },
+      };
     });
   await appendTeamEvents(tx, events, actor);
   return rows.map((r) => r.id);

@@ -43,7 +43,9 @@ export interface SweepResult {
 export class SweepFailed extends Error {
   constructor(readonly steps: SweepStep[]) {
     const failed = steps.filter((s) => !s.ok);
-    super(`sweep step${failed.length > 1 ? 's' : ''} failed: ${failed.map((s) => `${s.sweep} (${(s.error as Error)?.message ?? String(s.error)})`).join('; ')}`);
+    super(
+      `sweep step${failed.length > 1 ? 's' : ''} failed: ${failed.map((s) => `${s.sweep} (${(s.error as Error)?.message ?? String(s.error)})`).join('; ')}`,
+    );
   }
 }
 
@@ -83,7 +85,19 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await withTx(sql, async (tx) => {
-      const rows = await tx<{ id: string; team_id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number; former_owner: string; blocked_by: string[] }[]>`
+      const rows = await tx<
+        {
+          id: string;
+          team_id: string;
+          scope: string;
+          status: 'todo';
+          owner: null;
+          revision: number;
+          unfinished_deps: number;
+          former_owner: string;
+          blocked_by: string[];
+        }[]
+      >`
         with x as (
           select t.id, t.owner from todos t
            where ${freeClaimSql(tx, leaseMs)}
@@ -99,7 +113,13 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
           .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
           .map((r) => {
             const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
-            return { teamId: r.team_id, topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'lease-expired', formerOwner: r.former_owner } };
+            return {
+              teamId: r.team_id,
+              topic: topicOf(r.scope),
+              event: name,
+              subjectId: r.id,
+              payload: { ...eventPayload(name, r), reason: 'lease-expired', formerOwner: r.former_owner },
+            };
           }),
         systemActor('sweep:lease'),
       );
@@ -138,7 +158,13 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
         tx,
         deleted
           .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
-          .map((r) => ({ teamId: r.team_id, topic: topicOf(r.scope), event: 'removed', subjectId: r.id, payload: { ...eventPayload('removed', r), reason: 'retention' } })),
+          .map((r) => ({
+            teamId: r.team_id,
+            topic: topicOf(r.scope),
+            event: 'removed',
+            subjectId: r.id,
+            payload: { ...eventPayload('removed', r), reason: 'retention' },
+          })),
         systemActor('sweep:retention'),
       );
       return { n: deleted.length, candidates: cands.length };

@@ -67,14 +67,24 @@ export interface OperatorWithSecret {
 type TeamRow = { id: string; name: string; created_by: string; created_at: Date; operator_count: number };
 type OperatorRow = { id: string; name: string; team_id: string; role: Role; created_at: Date };
 
-const teamView = (r: TeamRow): TeamView => ({ id: r.id, name: r.name, createdAt: r.created_at.toISOString(), createdBy: r.created_by, operatorCount: r.operator_count });
+const teamView = (r: TeamRow): TeamView => ({
+  id: r.id,
+  name: r.name,
+  createdAt: r.created_at.toISOString(),
+  createdBy: r.created_by,
+  operatorCount: r.operator_count,
+});
 const operatorView = (r: OperatorRow): OperatorView => ({ id: r.id, name: r.name, teamId: r.team_id, role: r.role, createdAt: r.created_at.toISOString() });
 
 const TEAM_COLUMNS = (db: Db) => db`t.id, t.name, t.created_by, t.created_at, (select count(*)::int from users u where u.team_id = t.id) as operator_count`;
 
 /** Refuses sessions (403 `forbidden`) before anything is looked up. */
 function operatorsOnly(p: Principal): asserts p is Extract<Principal, { kind: 'user' }> {
-  if (p.kind !== 'user') fail('forbidden', 'teams are managed by operators, not sessions: use an operator token (coord login, or --token with .coord/admin-token); GET /v1/me shows your team (teamId)');
+  if (p.kind !== 'user')
+    fail(
+      'forbidden',
+      'teams are managed by operators, not sessions: use an operator token (coord login, or --token with .coord/admin-token); GET /v1/me shows your team (teamId)',
+    );
 }
 
 /** The one answer for a team the caller may not see and for a missing one. */
@@ -95,7 +105,10 @@ async function recordTeamEvents(
   tx: Db,
   caller: Principal,
   teamId: string,
-  events: readonly ({ event: 'team-created'; id: string; name: string } | { event: 'operator-created'; id: string; name: string; teamId: string; role: Role })[],
+  events: readonly (
+    | { event: 'team-created'; id: string; name: string }
+    | { event: 'operator-created'; id: string; name: string; teamId: string; role: Role }
+  )[],
 ): Promise<void> {
   const written = events.map((e) => ({ topic: auditTopic('teams'), event: e.event, subjectId: e.id, payload: { ...e } }));
   await appendEvents(tx, teamId, written, actorOf(caller));
@@ -117,7 +130,11 @@ async function insertOperator(tx: Db, caller: Principal, teamId: string, name: s
  * operator's `default` token, in one transaction: all of it or nothing. The server
  * administrator only (403 `forbidden` otherwise). Errors: 409 `team_name_taken`.
  */
-export async function createTeam(sql: Sql, caller: Principal, input: { name: string; operator: { name: string } }): Promise<{ team: TeamView } & OperatorWithSecret> {
+export async function createTeam(
+  sql: Sql,
+  caller: Principal,
+  input: { name: string; operator: { name: string } },
+): Promise<{ team: TeamView } & OperatorWithSecret> {
   operatorsOnly(caller);
   if (!isServerAdmin(caller)) {
     fail(
@@ -133,7 +150,8 @@ export async function createTeam(sql: Sql, caller: Principal, input: { name: str
       on conflict do nothing
       returning id`;
     // Names are unique ignoring case (`teams_name_lower_unique`): "Platform" is taken by "platform".
-    if (!made) throw new DomainError('team_name_taken', `a team named "${input.name}" already exists (names ignore case); pick another name`, { name: input.name });
+    if (!made)
+      throw new DomainError('team_name_taken', `a team named "${input.name}" already exists (names ignore case); pick another name`, { name: input.name });
     await recordTeamEvents(tx, caller, made.id, [{ event: 'team-created', id: made.id, name: input.name }]);
     const first = await insertOperator(tx, caller, made.id, input.operator.name);
     const [team] = await tx<TeamRow[]>`select ${TEAM_COLUMNS(tx)} from teams t where t.id = ${made.id}`;

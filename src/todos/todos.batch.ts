@@ -106,9 +106,7 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
                cross join lateral (select (f.o_item).*) t
          order by f.ord`;
       if (rows.length !== reqs.length) throw new Error(`coord_next_many returned ${rows.length} rows for ${reqs.length} actors`);
-      const claimed = await Promise.all(
-        rows.map(async (r, i) => (r.retry ? claimNextAlone(sql, reqs[i]) : r.id === null ? null : r)),
-      );
+      const claimed = await Promise.all(rows.map(async (r, i) => (r.retry ? claimNextAlone(sql, reqs[i]) : r.id === null ? null : r)));
       if (emit && rows.some((r) => r.id !== null)) ringAfterCommit(sql, [streamKey(scope.teamId, topicOf(scope.scope))]);
       return claimed;
     }, opts),
@@ -126,7 +124,10 @@ function lanes(sql: Sql, maxBatch: number): Lanes {
         }
       });
       const out: (TodoRow | null)[] = new Array(reqs.length).fill(null);
-      const batchRows = await completeMany(sql, first.map((i) => reqs[i]));
+      const batchRows = await completeMany(
+        sql,
+        first.map((i) => reqs[i]),
+      );
       first.forEach((i, j) => (out[i] = batchRows[j]));
       for (const i of repeated) out[i] = (await completeMany(sql, [reqs[i]]))[0];
       return out;
@@ -271,7 +272,10 @@ export async function completeContractRow(tx: Db, todoId: string, owner: string 
  */
 export function batchedNext(sql: Sql, maxBatch: number, req: NextRequest): Promise<TodoRow | null> {
   if (maxBatch <= 1) return claimNextAlone(sql, req);
-  return lanes(sql, maxBatch).next.submit(`${req.scope.teamId}\u0000${req.scope.scope}\u0000${req.emit}\u0000${req.leaseMs}\u0000${filterKey(req.filters)}`, req);
+  return lanes(sql, maxBatch).next.submit(
+    `${req.scope.teamId}\u0000${req.scope.scope}\u0000${req.emit}\u0000${req.leaseMs}\u0000${filterKey(req.filters)}`,
+    req,
+  );
 }
 
 /**

@@ -113,7 +113,10 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
   const limit = ctx.config.todo.listLimit;
   const count = input.items.length;
   if (count > limit) {
-    fail('too_many_items', `${count} items in one request; the limit is ${limit} (list_limit): send them in requests of at most ${limit} items`, { limit, count });
+    fail('too_many_items', `${count} items in one request; the limit is ${limit} (list_limit): send them in requests of at most ${limit} items`, {
+      limit,
+      count,
+    });
   }
   const access = await resolveScope(ctx.sql, ctx.principal, input.scope);
   assertNotGraphManaged(access.scope);
@@ -159,8 +162,21 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
       await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${from}::text[], ${to}::text[])`;
     }
     // (position, id) order is request order: the positions were handed out in it.
-    const rows = await selectItems(tx, ctx.config.todo.claimLeaseMs, planned.map((p) => p.id));
-    await appendEvents(tx, scope.teamId, emitted(ctx, scope.scope, rows.map((row) => ({ event: 'added', row }))), actorOf(ctx.principal));
+    const rows = await selectItems(
+      tx,
+      ctx.config.todo.claimLeaseMs,
+      planned.map((p) => p.id),
+    );
+    await appendEvents(
+      tx,
+      scope.teamId,
+      emitted(
+        ctx,
+        scope.scope,
+        rows.map((row) => ({ event: 'added', row })),
+      ),
+      actorOf(ctx.principal),
+    );
     return rows;
   });
   const byRef: Record<string, string> = {};
@@ -175,7 +191,10 @@ async function indexRefs(items: AddManyItem[]): Promise<Map<string, number>> {
     if (ref === undefined) continue;
     await atItem(index, ref, () => {
       if (ref === '' || ref.trim() !== ref || ref.startsWith(ID_PREFIX)) {
-        fail('invalid_ref', `ref "${ref}" is not usable: a ref is non-empty, has no surrounding whitespace and does not start with "${ID_PREFIX}" (that marks an existing item id)`);
+        fail(
+          'invalid_ref',
+          `ref "${ref}" is not usable: a ref is non-empty, has no surrounding whitespace and does not start with "${ID_PREFIX}" (that marks an existing item id)`,
+        );
       }
       const first = refs.get(ref);
       if (first !== undefined) fail('duplicate_ref', `ref "${ref}" is already items[${first}]'s; refs are unique within a request`, { firstIndex: first });
@@ -199,9 +218,14 @@ async function planItem(ctx: Ctx, override: boolean, scope: TeamScope, items: Ad
     if (parentId !== null) fail('validation_failed', 'pass parentId (an existing item) or parentRef (an item of this request), not both');
     const p = refs.get(item.parentRef);
     if (p === undefined) fail('unknown_ref', `parentRef "${item.parentRef}" names no item of this request`, { parentRef: item.parentRef });
-    if (p === index) fail('invalid_ref', `parentRef "${item.parentRef}" names the item itself; an item cannot be its own parent`, { parentRef: item.parentRef });
+    if (p === index)
+      fail('invalid_ref', `parentRef "${item.parentRef}" names the item itself; an item cannot be its own parent`, { parentRef: item.parentRef });
     const parent = items[p];
-    await assertParentFits(ctx, ctx.sql, scope, item.parentRef, { team_id: scope.teamId, scope: scope.scope, parent_id: parent.parentId ?? parent.parentRef ?? null });
+    await assertParentFits(ctx, ctx.sql, scope, item.parentRef, {
+      team_id: scope.teamId,
+      scope: scope.scope,
+      parent_id: parent.parentId ?? parent.parentRef ?? null,
+    });
     parentIndex = p;
   }
   const existingDeps: string[] = [];

@@ -10,8 +10,12 @@ export const TodoItem = z
     scope: z.string().describe('`session:<root>`, `scenario:<id>` or `graph:<id>`'),
     title: z.string(),
     note: z.string().optional(),
-    status: TodoStatus.describe('Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over'),
-    ready: z.boolean().describe('Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate'),
+    status: TodoStatus.describe(
+      'Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over',
+    ),
+    ready: z
+      .boolean()
+      .describe('Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate'),
     owner: z.string().optional().describe('The session that claimed it'),
     assignee: z.string().optional().describe('The session it is reserved for'),
     parentId: z.string().optional(),
@@ -26,11 +30,18 @@ export const TodoItem = z
     createdAt: z.string(),
     updatedAt: z.string(),
     leaseExpiresAt: z.string().optional().describe('Claimed items: last progress + claim_lease (database clock)'),
-    leaseExpired: z.boolean().optional().describe('True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted)'),
+    leaseExpired: z
+      .boolean()
+      .optional()
+      .describe(
+        'True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted)',
+      ),
     result: z
       .unknown()
       .optional()
-      .describe('What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it'),
+      .describe(
+        'What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it',
+      ),
   })
   .meta({ id: 'TodoItem' });
 
@@ -46,7 +57,11 @@ export const AddTodoBody = z
     note: z.string().max(16384).optional().describe('≤ max_note bytes (default 2000); not trimmed'),
     tags: z.array(z.string().max(200)).max(100).optional().describe('Trimmed, de-duplicated, sorted'),
     parentId: z.string().max(100).optional().describe('Makes this a sub-item (one level deep, same scope)'),
-    assignee: z.string().max(100).optional().describe('Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority'),
+    assignee: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority'),
     dependsOn: z.array(z.string().max(100)).max(1000).optional().describe('Dependency ids in the same scope; duplicates fold'),
     scope: z.string().max(300).optional().describe('Default: the caller’s subtree root scope'),
     priority: Priority.optional().describe('−32768..32767, higher is claimed first by `next`; default 0'),
@@ -63,9 +78,17 @@ export const AddManyTodoItem = AddTodoBody.omit({ scope: true })
       .string()
       .max(100)
       .optional()
-      .describe('A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace'),
-    parentRef: z.string().max(100).optional().describe('Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep)'),
-    dependsOn: AddTodoBody.shape.dependsOn.describe('Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold'),
+      .describe(
+        'A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace',
+      ),
+    parentRef: z
+      .string()
+      .max(100)
+      .optional()
+      .describe('Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep)'),
+    dependsOn: AddTodoBody.shape.dependsOn.describe(
+      'Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold',
+    ),
   })
   .meta({ id: 'AddManyTodoItem' });
 
@@ -111,17 +134,19 @@ export const ListTodosQuery = z.strictObject({
 export const TodoList = z.object({ items: z.array(TodoItem), nextCursor: z.string().nullable() }).meta({ id: 'TodoList' });
 
 /** The answer of `next` (a compiled serialiser: the hottest route, src/http/serialize.ts). */
-export const ClaimResult = compiledResponse(z
-  .object({
-    claimed: z.boolean(),
-    item: TodoItem.optional(),
-    dispatch: z
-      .looseObject({})
-      .optional()
-      .describe('Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base)'),
-    reason: z.string().optional().describe('Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed'),
-  })
-  .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' }));
+export const ClaimResult = compiledResponse(
+  z
+    .object({
+      claimed: z.boolean(),
+      item: TodoItem.optional(),
+      dispatch: z
+        .looseObject({})
+        .optional()
+        .describe('Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base)'),
+      reason: z.string().optional().describe('Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed'),
+    })
+    .meta({ id: 'ClaimResult', description: '`{claimed:false}` when nothing is eligible: not an error' }),
+);
 
 /** The longest a waiting `next` may hold its request (ms). */
 export const MAX_NEXT_WAIT_MS = 60_000;
@@ -133,13 +158,7 @@ export const NextBody = z
     anyTags: z.array(z.string().max(200)).max(100).optional().describe('Only items with at least one of these tags'),
     minPriority: Priority.optional().describe('Only items with priority ≥ this'),
     assignedToMe: z.boolean().optional().describe('Only items assigned to the caller'),
-    waitMs: z
-      .number()
-      .int()
-      .min(0)
-      .max(MAX_NEXT_WAIT_MS)
-      .optional()
-      .describe('Wait up to this many ms for an eligible item; 0 = answer at once'),
+    waitMs: z.number().int().min(0).max(MAX_NEXT_WAIT_MS).optional().describe('Wait up to this many ms for an eligible item; 0 = answer at once'),
   })
   .meta({ id: 'NextRequest' });
 

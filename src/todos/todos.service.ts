@@ -31,7 +31,23 @@ const TODO_ID = /^td-[0-9a-f]{16}$/;
 import { newId } from '../lib/ids.js';
 import { accessToScope, resolveScope, scopeKindOf, type TeamScope } from '../scopes/scopes.js';
 import { batchedDone, batchedNext, claimedEvent, claimUpdate, completeMany, liveSession, type NextFilters } from './todos.batch.js';
-import { effectiveOwner, effectiveStatus, eventPayload, freeClaimSql, isFreeClaim, isReady, itemColumns, leaseExpiredSql, selfManagedScopeSql, selectItems, teamScopeOf, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import {
+  effectiveOwner,
+  effectiveStatus,
+  eventPayload,
+  freeClaimSql,
+  isFreeClaim,
+  isReady,
+  itemColumns,
+  leaseExpiredSql,
+  selfManagedScopeSql,
+  selectItems,
+  teamScopeOf,
+  toItem,
+  type StoredStatus,
+  type TodoItem,
+  type TodoRow,
+} from './todos.view.js';
 import { actorOf, type Actor } from '../auth/actor.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
@@ -75,12 +91,17 @@ function checkResult(ctx: Ctx, result: unknown): unknown {
   if (result === undefined || result === null) return undefined;
   if (!finiteJson(result)) {
     // JSON.parse reads 1e400 as Infinity, which JSON (and jsonb) cannot store: refuse, never drop.
-    fail('validation_failed', 'the result holds a number JSON cannot represent (e.g. 1e400); send it as a string', { errors: [{ path: 'body.result', message: 'numbers must be finite' }] });
+    fail('validation_failed', 'the result holds a number JSON cannot represent (e.g. 1e400); send it as a string', {
+      errors: [{ path: 'body.result', message: 'numbers must be finite' }],
+    });
   }
   const size = bytes(JSON.stringify(result));
   const max = ctx.config.todo.maxResult;
   if (size > max) {
-    fail('result_too_large', `the result is ${size} bytes as JSON; the limit is ${max} bytes (max_result); store a reference to it instead`, { limit: max, size });
+    fail('result_too_large', `the result is ${size} bytes as JSON; the limit is ${max} bytes (max_result); store a reference to it instead`, {
+      limit: max,
+      size,
+    });
   }
   return result;
 }
@@ -204,7 +225,11 @@ async function cycleThrough(tx: Db, id: string, dep: string): Promise<string[]> 
   const queue = [dep];
   while (queue.length && !from.has(id)) {
     const at = queue.shift() as string;
-    for (const n of next.get(at) ?? []) if (!from.has(n)) { from.set(n, at); queue.push(n); }
+    for (const n of next.get(at) ?? [])
+      if (!from.has(n)) {
+        from.set(n, at);
+        queue.push(n);
+      }
   }
   const path = [id];
   for (let at = from.get(id); at; at = from.get(at)) path.unshift(at);
@@ -270,7 +295,13 @@ export function checkAssignee(ctx: Ctx, override: boolean, raw: string | undefin
  * (seed 000 "Items"), checked in this order: it exists for the caller, is top-level (one level
  * deep), shares the scope. Throws 422 parent_not_found, hierarchy_too_deep, parent_scope_mismatch.
  */
-export async function assertParentFits(ctx: Ctx, db: Db, scope: TeamScope, parentId: string, parent: { team_id: string; scope: string; parent_id: string | null } | undefined): Promise<void> {
+export async function assertParentFits(
+  ctx: Ctx,
+  db: Db,
+  scope: TeamScope,
+  parentId: string,
+  parent: { team_id: string; scope: string; parent_id: string | null } | undefined,
+): Promise<void> {
   const same = parent !== undefined && parent.team_id === scope.teamId && parent.scope === scope.scope;
   if (!parent || (!same && !(await accessToScope(db, ctx.principal, teamScopeOf(parent))).inScope)) {
     fail('parent_not_found', `parent todo "${parentId}" not found`);
@@ -418,7 +449,9 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   const { row: now } = await visibleRow(ctx, ctx.sql, id);
   const unowned = (now.status === 'todo' && now.owner === null) || isFreeClaim(now);
   if (unowned && now.unfinished_deps > 0) {
-    throw new DomainError('dependency_blocked', `todo "${id}" is blocked by unfinished dependencies: ${now.blocked_by.join(', ')}`, { blockedBy: now.blocked_by });
+    throw new DomainError('dependency_blocked', `todo "${id}" is blocked by unfinished dependencies: ${now.blocked_by.join(', ')}`, {
+      blockedBy: now.blocked_by,
+    });
   }
   if (unowned && now.assignee && now.assignee !== self && !override) {
     fail('reserved_for_assignee', `todo "${id}" is reserved for its assignee ${now.assignee}`, { assignee: now.assignee });
@@ -426,7 +459,10 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   void row;
   const status = effectiveStatus(now.status, now.unfinished_deps, isFreeClaim(now));
   const owner = effectiveOwner(now);
-  throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${status}${owner ? `, owner ${owner}` : ''}).`, { itemStatus: status, ...(owner ? { owner } : {}) });
+  throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${status}${owner ? `, owner ${owner}` : ''}).`, {
+    itemStatus: status,
+    ...(owner ? { owner } : {}),
+  });
 }
 
 /**
@@ -439,7 +475,10 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
  * lock through this same statement); the caller rings the doorbell after commit. `by` is who made
  * the change, as the events record it (the dispatcher, for a dispatch's claim).
  */
-export async function guardedClaim(db: Db, c: { id: string; actor: string; by: Actor; override: boolean; emit: boolean; leaseMs: number }): Promise<TodoRow | undefined> {
+export async function guardedClaim(
+  db: Db,
+  c: { id: string; actor: string; by: Actor; override: boolean; emit: boolean; leaseMs: number },
+): Promise<TodoRow | undefined> {
   const rows = await db<TodoRow[]>`
     with ${liveSession(db, c.actor)},
     target as (select t.id, case when t.status = 'in-progress' then t.owner end as former_owner
@@ -605,12 +644,23 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
  */
 async function completeTodo(ctx: Ctx, id: string, self: string | null, leaseMs: number, result: unknown): Promise<TodoItem> {
   const mine = self
-    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, { id, actor: self, by: actorOf(ctx.principal), leaseMs, emitEvents: ctx.config.todo.emitEvents, result })
+    ? await batchedDone(ctx.sql, ctx.config.groupCommitMax, {
+        id,
+        actor: self,
+        by: actorOf(ctx.principal),
+        leaseMs,
+        emitEvents: ctx.config.todo.emitEvents,
+        result,
+      })
     : undefined;
   if (mine) return toItem(mine);
   const v = await visibleRow(ctx, ctx.sql, id);
   if (v.override) {
-    const [theirs] = await completeMany(ctx.sql, [{ id, actor: self, by: actorOf(ctx.principal), leaseMs, emitEvents: ctx.config.todo.emitEvents, result }], true);
+    const [theirs] = await completeMany(
+      ctx.sql,
+      [{ id, actor: self, by: actorOf(ctx.principal), leaseMs, emitEvents: ctx.config.todo.emitEvents, result }],
+      true,
+    );
     if (theirs) return toItem(theirs);
   }
   refuseTransition(id, 'done', self, v.override ? (await visibleRow(ctx, ctx.sql, id)).row : v.row, v.override);
@@ -759,7 +809,10 @@ export async function editTodo(ctx: Ctx, id: string, input: EditInput, ifMatch?:
 export async function assertAssignable(tx: Db, scope: TeamScope, assignee: string): Promise<void> {
   const who = await activeSessionPrincipal(tx, assignee);
   if (who && who.graphId === null && (await accessToScope(tx, who, scope)).inScope) return;
-  fail('invalid_assignee', `assignee "${assignee}" is not an active session that may claim in ${scope.scope}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);
+  fail(
+    'invalid_assignee',
+    `assignee "${assignee}" is not an active session that may claim in ${scope.scope}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`,
+  );
 }
 
 /**
@@ -798,8 +851,10 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
     if (!(override || (self !== null && row.owner === self))) {
       fail('forbidden', "only the owner, the scope's override authority, or the human may remove this item");
     }
-    const set = (await tx<{ id: string }[]>`
-      select id from todos where id = ${id} or parent_id = ${id} order by id for update`).map((r) => r.id);
+    const set = (
+      await tx<{ id: string }[]>`
+      select id from todos where id = ${id} or parent_id = ${id} order by id for update`
+    ).map((r) => r.id);
     const [ref] = await tx<{ todo_id: string; dependency_id: string }[]>`
       select todo_id, dependency_id from todo_dependencies
        where dependency_id = any(${set}::text[]) and not (todo_id = any(${set}::text[]))
@@ -824,7 +879,10 @@ export async function removeTodo(ctx: Ctx, id: string): Promise<{ removed: strin
  * Dependencies share the item's scope, so whoever may read the item may read them.
  * Errors: 404 todo_not_found (also for an item outside the caller's scopes).
  */
-export async function dependencyResults(ctx: Ctx, id: string): Promise<{ id: string; dependencies: { id: string; title: string; status: StoredStatus; result?: unknown }[] }> {
+export async function dependencyResults(
+  ctx: Ctx,
+  id: string,
+): Promise<{ id: string; dependencies: { id: string; title: string; status: StoredStatus; result?: unknown }[] }> {
   await visibleRow(ctx, ctx.sql, id);
   const rows = await ctx.sql<TodoRow[]>`
     select ${itemColumns(ctx.sql, lease(ctx))} from todos t
@@ -848,7 +906,8 @@ export async function readiness(ctx: Ctx, id: string) {
   const self = me(ctx);
   const reasons: { code: string; message: string; ids?: string[] }[] = [];
   const free = isFreeClaim(row);
-  if (row.status !== 'todo' && !free) reasons.push({ code: `status_${row.status.replace('-', '_')}`, message: `stored status is ${row.status}${row.owner ? `, owned by ${row.owner}` : ''}` });
+  if (row.status !== 'todo' && !free)
+    reasons.push({ code: `status_${row.status.replace('-', '_')}`, message: `stored status is ${row.status}${row.owner ? `, owned by ${row.owner}` : ''}` });
   if (row.blocked_by.length) reasons.push({ code: 'dependencies_unfinished', message: `dependencies: ${row.blocked_by.join(',')}`, ids: row.blocked_by });
   if (row.status === 'blocked' && row.note) reasons.push({ code: 'manual_block', message: row.note });
   const ready = isReady(row);

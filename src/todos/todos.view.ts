@@ -97,7 +97,11 @@ export function leaseColumns(sql: Db, leaseMs: number): postgres.PendingQuery<po
  * a claim that stops making progress comes back); the database functions `coord_next_many` and
  * `coord_done_many` (src/db/schema.sql) carry the same rule in SQL and must agree with it.
  */
-export function leaseEndSql(sql: Db, leaseMs: number, column: postgres.PendingQuery<postgres.Row[]> = sql`t.progress_at`): postgres.PendingQuery<postgres.Row[]> {
+export function leaseEndSql(
+  sql: Db,
+  leaseMs: number,
+  column: postgres.PendingQuery<postgres.Row[]> = sql`t.progress_at`,
+): postgres.PendingQuery<postgres.Row[]> {
   return sql`(${column} + make_interval(secs => ${leaseMs}::float8 / 1000))`;
 }
 
@@ -214,7 +218,10 @@ export function toItem(r: TodoRow): TodoItem {
 }
 
 /** The seed's event payload: `{event, id, scope, status, owner?, blockedBy?, revision}`. */
-export function eventPayload(event: string, r: Pick<TodoRow, 'id' | 'scope' | 'status' | 'owner' | 'revision' | 'unfinished_deps'> & { blocked_by?: string[] }) {
+export function eventPayload(
+  event: string,
+  r: Pick<TodoRow, 'id' | 'scope' | 'status' | 'owner' | 'revision' | 'unfinished_deps'> & { blocked_by?: string[] },
+) {
   const p: Record<string, unknown> = {
     event,
     id: r.id,

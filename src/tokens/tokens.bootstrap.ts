@@ -111,8 +111,19 @@ async function installEnvToken(tx: Db, envToken: string): Promise<string> {
   // At start-up this replica's doorbell may not be installed yet; a NOTIFY sent at commit (a
   // rare statement, so its cluster-wide lock costs nothing) tells the running replicas.
   if (replaced.length) await tx`select pg_notify('coord_events', ${TOKEN_REVOKED} || t) from unnest(${replaced.map((r) => r.id)}::text[]) t`;
-  const fact = (id: string, expiresAt: Date | null) => ({ id, name: ENV_TOKEN_NAME, principal: { kind: 'user' as const, id: first.id }, expiresAt: expiresAt?.toISOString() ?? null });
-  await recordTokenEvents(tx, DEFAULT_TEAM, BOOTSTRAP, 'token-revoked', replaced.map((r) => fact(r.id, r.expires_at)));
+  const fact = (id: string, expiresAt: Date | null) => ({
+    id,
+    name: ENV_TOKEN_NAME,
+    principal: { kind: 'user' as const, id: first.id },
+    expiresAt: expiresAt?.toISOString() ?? null,
+  });
+  await recordTokenEvents(
+    tx,
+    DEFAULT_TEAM,
+    BOOTSTRAP,
+    'token-revoked',
+    replaced.map((r) => fact(r.id, r.expires_at)),
+  );
   await insertTokens(tx, DEFAULT_TEAM, [{ userId: first.id, name: ENV_TOKEN_NAME, createdBy: first.id, secret: envToken }], BOOTSTRAP);
   return (
     `operator token: COORD_ADMIN_TOKEN installed as token "${ENV_TOKEN_NAME}" of operator ${first.id}` +

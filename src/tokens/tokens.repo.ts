@@ -75,7 +75,13 @@ export interface TokenFact {
 }
 
 /** The audit's record of token changes made by `actor` to tokens of `teamId`'s principals, in `tx` (topic `audit:tokens`). */
-export async function recordTokenEvents(tx: Db, teamId: string, actor: Actor, event: 'token-created' | 'token-rotated' | 'token-revoked', tokens: readonly TokenFact[]): Promise<void> {
+export async function recordTokenEvents(
+  tx: Db,
+  teamId: string,
+  actor: Actor,
+  event: 'token-created' | 'token-rotated' | 'token-revoked',
+  tokens: readonly TokenFact[],
+): Promise<void> {
   await appendEvents(
     tx,
     teamId,
@@ -89,5 +95,9 @@ export async function recordTokenEvents(tx: Db, teamId: string, actor: Actor, ev
  * every replica evicts the token from its principal cache and ends its event streams.
  */
 export function noteTokensRevoked(tx: Db, tokenIds: readonly string[]): void {
-  if (tokenIds.length) noteTopics(tx, tokenIds.map((id) => TOKEN_REVOKED + id));
+  if (tokenIds.length)
+    noteTopics(
+      tx,
+      tokenIds.map((id) => TOKEN_REVOKED + id),
+    );
 }

@@ -40,7 +40,9 @@ export const Token = z
     rotatedAt: z.string().nullable().describe('Last rotation (new secret, same id), ISO 8601'),
     expiresAt: z.string().nullable().describe('Refused from this instant, by the database clock; null = never'),
     revokedAt: z.string().nullable(),
-    state: z.enum(['active', 'expired', 'revoked', 'stopped']).describe('By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates'),
+    state: z
+      .enum(['active', 'expired', 'revoked', 'stopped'])
+      .describe('By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates'),
     current: z.boolean().describe('Whether this request was made with this token'),
   })
   .meta({ id: 'Token', description: 'A bearer token, never its secret' });
@@ -75,7 +77,13 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         response: { 200: z.object({ tokens: z.array(Token) }).meta({ id: 'TokenList' }), ...problemResponses('validation_failed', 'forbidden', 'not_found') },
       },
     },
-    async (req) => ({ tokens: await listTokens(sql, req.principal, { principalId: req.query.principal, principalKind: req.query.principalKind, includeRevoked: req.query.includeRevoked === 'true' }) }),
+    async (req) => ({
+      tokens: await listTokens(sql, req.principal, {
+        principalId: req.query.principal,
+        principalKind: req.query.principalKind,
+        includeRevoked: req.query.includeRevoked === 'true',
+      }),
+    }),
   );
 
   r.post(
@@ -90,7 +98,12 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
           'With `expiresIn` it is refused from that long after the database’s `now()`. The secret is in this response only. ' +
           'A session’s tokens all stop working when the session stops.',
         body: z.strictObject({
-          name: z.string().min(1).max(100).regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'printable ASCII words separated by single spaces').describe('e.g. `ci`, `laptop`'),
+          name: z
+            .string()
+            .min(1)
+            .max(100)
+            .regex(/^[\x21-\x7e]+( [\x21-\x7e]+)*$/, 'printable ASCII words separated by single spaces')
+            .describe('e.g. `ci`, `laptop`'),
           expiresIn: Duration.nullish(),
         }),
         response: { 201: TokenWithSecret, ...problemResponses('validation_failed', 'token_name_taken', 'token_limit_reached') },

@@ -116,10 +116,16 @@ export async function listTokens(
     const [known] = await sql`
       select 1 from users where id = ${opts.principalId} and team_id = ${caller.teamId} ${isServerAdmin(caller) ? sql`` : sql`and role <> 'admin'`}
       union all select 1 from sessions where id = ${opts.principalId} and team_id = ${caller.teamId} limit 1`;
-    if (!known) fail('not_found', `no user or session "${opts.principalId}" whose tokens you may list; pass a user id (u-…) or a session id (s-…) of your team, or omit principal for your own tokens`);
+    if (!known)
+      fail(
+        'not_found',
+        `no user or session "${opts.principalId}" whose tokens you may list; pass a user id (u-…) or a session id (s-…) of your team, or omit principal for your own tokens`,
+      );
   }
   const operators = isServerAdmin(caller) ? sql`` : sql`and role <> 'admin'`;
-  const whose = opts.principalKind ? sql`user_id in (select id from users where team_id = ${caller.teamId} ${operators})` : sql`coalesce(user_id, session_id) = ${owner}`;
+  const whose = opts.principalKind
+    ? sql`user_id in (select id from users where team_id = ${caller.teamId} ${operators})`
+    : sql`coalesce(user_id, session_id) = ${owner}`;
   const limit = opts.principalKind ? MAX_OPERATOR_TOKENS_LISTED : opts.includeRevoked ? 2 * MAX_TOKENS_PER_PRINCIPAL : MAX_TOKENS_PER_PRINCIPAL;
   const rows = await sql<Row[]>`
     select ${COLUMNS(sql)} from tokens where ${whose} ${opts.includeRevoked ? sql`` : sql`and revoked_at is null`}
@@ -146,7 +152,14 @@ export async function createToken(sql: Sql, caller: Principal, input: { name: st
     const [made] = await insertTokens(
       tx,
       caller.teamId,
-      [{ ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }), name: input.name, createdBy: caller.id, expiresInMs: input.expiresInMs }],
+      [
+        {
+          ...(caller.kind === 'user' ? { userId: caller.id } : { sessionId: caller.id }),
+          name: input.name,
+          createdBy: caller.id,
+          expiresInMs: input.expiresInMs,
+        },
+      ],
       actorOf(caller),
     );
     const [row] = await tx<Row[]>`select ${COLUMNS(tx)} from tokens where id = ${made.id}`;
@@ -209,7 +222,12 @@ async function assertAnotherOperatorToken(tx: Db, row: Row, doing: 'revoking' | 
  * (409: revoked, or expired with the expiry kept), `last_operator_token` (409: an expiry for the
  * last operator token without one; see `assertAnotherOperatorToken`).
  */
-export async function rotateToken(sql: Sql, caller: Principal, id: string, input: { expiresInMs?: number | null }): Promise<{ token: TokenView; secret: string }> {
+export async function rotateToken(
+  sql: Sql,
+  caller: Principal,
+  id: string,
+  input: { expiresInMs?: number | null },
+): Promise<{ token: TokenView; secret: string }> {
   return withTx(sql, async (tx) => {
     const row = await lockVisible(tx, caller, id, true);
     if (row.state === 'revoked') fail('invalid_transition', `token ${id} is revoked; create a new one with POST /v1/tokens`);
@@ -220,7 +238,11 @@ export async function rotateToken(sql: Sql, caller: Principal, id: string, input
     if (row.user_id && row.expires_at === null && typeof input.expiresInMs === 'number') await assertAnotherOperatorToken(tx, row, 'giving an expiry to');
     const secret = newToken();
     const expiry =
-      input.expiresInMs === undefined ? tx`expires_at` : input.expiresInMs === null ? tx`null` : tx`now() + make_interval(secs => ${input.expiresInMs / 1000}::float8)`;
+      input.expiresInMs === undefined
+        ? tx`expires_at`
+        : input.expiresInMs === null
+          ? tx`null`
+          : tx`now() + make_interval(secs => ${input.expiresInMs / 1000}::float8)`;
     const [updated] = await tx<Row[]>`
       update tokens set token_hash = ${hashToken(secret)}, rotated_at = now(), expires_at = ${expiry}
        where id = ${id} returning ${COLUMNS(tx)}`;

@@ -33,7 +33,8 @@ export async function uiRoutes(app: FastifyInstance): Promise<void> {
   app.get('/ui', { schema: { hide: true } }, async (_req, reply) => reply.redirect('/ui/'));
   if (!existsSync(UI_DIST)) {
     app.get('/ui/*', { schema: { hide: true } }, async (_req, reply) =>
-      reply.status(404).type('text/plain').send('The dashboard is not built: run `npm run ui:build`.\n'));
+      reply.status(404).type('text/plain').send('The dashboard is not built: run `npm run ui:build`.\n'),
+    );
     return;
   }
   await app.register(fastifyStatic, {

@@ -64,6 +64,13 @@ describe('the import graph', () => {
   });
 
   it('finds cycles when there are some (the check itself works)', () => {
-    expect(cycles([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']])).toEqual([['a', 'b', 'c']]);
+    expect(
+      cycles([
+        ['a', 'b'],
+        ['b', 'c'],
+        ['c', 'a'],
+        ['c', 'd'],
+      ]),
+    ).toEqual([['a', 'b', 'c']]);
   });
 });

@@ -13,7 +13,8 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
-    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []);
+    e.isDirectory() ? sources(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : [],
+  );
 }
 
 const FILES = sources(join(ROOT, 'src')).map((f) => ({ path: relative(ROOT, f).replaceAll('\\', '/'), text: readFileSync(f, 'utf8') }));
@@ -22,7 +23,8 @@ const FILES = sources(join(ROOT, 'src')).map((f) => ({ path: relative(ROOT, f).r
 const LEASE = /progress_at\s*(\+|<=\s*now\(\)\s*-)\s*make_interval/i;
 
 /** An insert, update or delete of `todos` or `todo_dependencies`, in SQL or drizzle. */
-const WRITE = /\b(update\s+todos\b|insert\s+into\s+todos\b|delete\s+from\s+todos\b|update\s+todo_dependencies\b|insert\s+into\s+todo_dependencies\b|delete\s+from\s+todo_dependencies\b)|\.(insert|update|delete)\(\s*(todos|todoDependencies)\s*\)/i;
+const WRITE =
+  /\b(update\s+todos\b|insert\s+into\s+todos\b|delete\s+from\s+todos\b|update\s+todo_dependencies\b|insert\s+into\s+todo_dependencies\b|delete\s+from\s+todo_dependencies\b)|\.(insert|update|delete)\(\s*(todos|todoDependencies)\s*\)/i;
 
 /**
  * The files that still write the work-item tables. Moving their writes into a todos repository

@@ -22,7 +22,15 @@ afterAll(async () => {
   await t?.close();
 });
 
-type Entry = { seq: number; at: string; topic: string; event: string; subjectId: string | null; actor: { kind: string; id: string; token: string | null } | null; data: Record<string, unknown> };
+type Entry = {
+  seq: number;
+  at: string;
+  topic: string;
+  event: string;
+  subjectId: string | null;
+  actor: { kind: string; id: string; token: string | null } | null;
+  data: Record<string, unknown>;
+};
 
 /** Every audit entry matching `query` (a query string without `?`), following the cursors. */
 async function audit(c: Client, query = '', limit = 500): Promise<Entry[]> {
@@ -91,7 +99,9 @@ describe('audit', () => {
       expect([e.event, e.actor]).toEqual([e.event, { kind: 'session', id: owners.get(e.subjectId!), token: 'default' }]);
     }
     expect(entries.filter((x) => x.event === 'done')).toHaveLength(n);
-    const batched = await t.sql<{ n: number }[]>`select count(distinct tx)::int as n from events where topic = ${`todo:${scope}`} and event in ('claimed', 'done')`;
+    const batched = await t.sql<
+      { n: number }[]
+    >`select count(distinct tx)::int as n from events where topic = ${`todo:${scope}`} and event in ('claimed', 'done')`;
     // Not a claim of the test (batching depends on timing), but say when the mixed batches were not exercised.
     if (batched[0].n === 2 * n) console.warn('audit race: no batch mixed two callers this run');
   });
@@ -103,7 +113,11 @@ describe('audit', () => {
     await t.sql`update todos set progress_at = now() - interval '1 day' where id = ${item.id}`;
     expect(await sweepLeases(t.sql, t.config)).toBeGreaterThanOrEqual(1);
     const [latest] = await audit(t.admin, `subjectId=${item.id}`, 1).then((all) => all);
-    expect(latest).toMatchObject({ event: 'todo', actor: { kind: 'system', id: 'sweep:lease', token: null }, data: { reason: 'lease-expired', formerOwner: s.id } });
+    expect(latest).toMatchObject({
+      event: 'todo',
+      actor: { kind: 'system', id: 'sweep:lease', token: null },
+      data: { reason: 'lease-expired', formerOwner: s.id },
+    });
   });
 
   it('should audit tokens and sessions: created, rotated, revoked, stopped, by whom, never with a secret', async () => {

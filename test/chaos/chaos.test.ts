@@ -9,8 +9,15 @@ import { REPO_ROOT, runProcess } from '../helpers/process.js';
 
 describe('npm run chaos, short', () => {
   it('should come out clean: 0 double claims, 0 lost acknowledged writes, 0 event gaps, 0 5xx outside the outage', async () => {
-    const r = await runProcess(process.execPath, ['--import', 'tsx', 'chaos/run.ts', '--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10'], { cwd: REPO_ROOT });
-    const summary = r.stdout.split('\n').filter((l) => l.startsWith('chaos:') || l.startsWith('  - ')).join('\n');
+    const r = await runProcess(
+      process.execPath,
+      ['--import', 'tsx', 'chaos/run.ts', '--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10'],
+      { cwd: REPO_ROOT },
+    );
+    const summary = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('chaos:') || l.startsWith('  - '))
+      .join('\n');
     expect({ code: r.code, summary }, r.stderr.slice(-3000)).toEqual({ code: 0, summary: expect.stringMatching(/^chaos: clean/) });
     const report = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'), r.stdout.lastIndexOf('}') + 1));
     expect(report.claims).toBeGreaterThan(0);

@@ -24,7 +24,10 @@ describe('coord todo add-many', () => {
     const piped = await runCoord(['todo', 'add-many', '--file', '-'], { env, input: JSON.stringify(items) });
     expect(piped.code).toBe(0);
     const r = JSON.parse(piped.stdout);
-    expect(r.items.map((i: any) => [i.title, i.status])).toEqual([['Wire the API', 'todo'], ['Test it', 'blocked']]);
+    expect(r.items.map((i: any) => [i.title, i.status])).toEqual([
+      ['Wire the API', 'todo'],
+      ['Test it', 'blocked'],
+    ]);
     expect(r.refs.api).toBe(r.items[0].id);
 
     const file = path.join(home, 'plan.json');

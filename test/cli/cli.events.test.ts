@@ -137,7 +137,9 @@ describe('coord events follow', () => {
     const one = (await a.client.post('/v1/todos', { title: 'one' })).body.item;
     await a.client.post('/v1/todos', { title: 'other' });
     await a.client.post(`/v1/todos/${one.id}/claim`);
-    const r = await runCoord(['events', 'log', `session:${a.id}`, '--subject', one.id, '--json'], { env: cleanEnv(tempHome(), { COORD_URL: t.base, COORD_TOKEN: a.token }) });
+    const r = await runCoord(['events', 'log', `session:${a.id}`, '--subject', one.id, '--json'], {
+      env: cleanEnv(tempHome(), { COORD_URL: t.base, COORD_TOKEN: a.token }),
+    });
     expect(r.code).toBe(0);
     const page = JSON.parse(r.stdout);
     expect(page.events.map((e: { event: string; data: { id: string } }) => [e.event, e.data.id])).toEqual([

@@ -65,7 +65,9 @@ describe('coord agent and coord graph', () => {
     expect(status.stdout).toMatch(/^task-cli-slice {2}Build the slice: \w+, 3 subtasks, maxConcurrency 2/);
     expect(status.stdout).toMatch(/^docs +WAITING +agent-docs +backend +td-[0-9a-f]{16} \(blocked\)/m);
     const plan = await runInProcess(['graph', 'plan', 'task-cli-slice', '--human'], env);
-    expect(plan.stdout.split('\n')[0]).toMatch(/^Plan for task-cli-slice: wave backend, frontend; 2 of 2 slots free; concurrent writes DECLARED_NON_CONFLICTING$/);
+    expect(plan.stdout.split('\n')[0]).toMatch(
+      /^Plan for task-cli-slice: wave backend, frontend; 2 of 2 slots free; concurrent writes DECLARED_NON_CONFLICTING$/,
+    );
     const list = await runInProcess(['graph', 'list', '--human'], env);
     expect(list.stdout).toMatch(/^task-cli-slice +\w+ +3 +2 /m);
     const inspect = JSON.parse((await runInProcess(['graph', 'inspect', 'task-cli-slice'], env)).stdout);
@@ -109,9 +111,15 @@ describe('coord agent and coord graph', () => {
     // An Intent Map file is CLI input too.
     const small = path.join(home, 'small-graph.json');
     writeFileSync(small, JSON.stringify(graph));
-    expect((await runCoord(['graph', 'validate', small, '--intent-map', big, '--human'], { env: offline })).stderr).toContain('TASK_GRAPH_INVALID, stage graph-validation');
+    expect((await runCoord(['graph', 'validate', small, '--intent-map', big, '--human'], { env: offline })).stderr).toContain(
+      'TASK_GRAPH_INVALID, stage graph-validation',
+    );
     // Stdin has no size: the real binary stops reading past 64 MiB and refuses; the writer is cut off.
-    const piped = await runProcess('bash', ['-c', `head -c ${65 * 1024 * 1024} /dev/zero | ${JSON.stringify(process.execPath)} ${JSON.stringify(builtCoord())} graph validate - --human`], { env: offline });
+    const piped = await runProcess(
+      'bash',
+      ['-c', `head -c ${65 * 1024 * 1024} /dev/zero | ${JSON.stringify(process.execPath)} ${JSON.stringify(builtCoord())} graph validate - --human`],
+      { env: offline },
+    );
     expect(piped.code).toBe(1);
     expect(piped.stderr).toContain('stdin is larger than 64 MiB');
   });

@@ -19,8 +19,24 @@ describe('coord scenario', () => {
   it('should start a scenario from flags and drive it to completion', async () => {
     const operator = cleanEnv(home, { COORD_URL: t.base });
     const create = await runCoord(
-      ['scenario', 'create', 'strath', '--member', 'api=Build the API', '--member', 'ship=Ship the release', '--depends-on', 'ship=api',
-        '--requires-result', 'ship', '--member', 'reviewer', '--token', t.admin.token!, '--json'],
+      [
+        'scenario',
+        'create',
+        'strath',
+        '--member',
+        'api=Build the API',
+        '--member',
+        'ship=Ship the release',
+        '--depends-on',
+        'ship=api',
+        '--requires-result',
+        'ship',
+        '--member',
+        'reviewer',
+        '--token',
+        t.admin.token!,
+        '--json',
+      ],
       { env: operator },
     );
     expect(create.code, create.stderr).toBe(0);
@@ -58,7 +74,24 @@ describe('coord scenario', () => {
 
   it('should report the server’s scenario errors with exit 1', async () => {
     const r = await runInProcess(
-      ['scenario', 'create', 'loop', '--member', 'a=A', '--member', 'b=B', '--depends-on', 'a=b', '--depends-on', 'b=a', '--token', t.admin.token!, '--url', t.base, '--json'],
+      [
+        'scenario',
+        'create',
+        'loop',
+        '--member',
+        'a=A',
+        '--member',
+        'b=B',
+        '--depends-on',
+        'a=b',
+        '--depends-on',
+        'b=a',
+        '--token',
+        t.admin.token!,
+        '--url',
+        t.base,
+        '--json',
+      ],
       {},
     );
     expect(r.code).toBe(1);

@@ -33,7 +33,12 @@ describe('coord team', () => {
     expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stdout).toMatch(/^coord_\S+\n$/);
     const json = JSON.parse((await runInProcess(['team', 'new', 'epsilon', '--operator', 'eve'], admin)).stdout);
-    expect(json).toMatchObject({ team: { name: 'epsilon', operatorCount: 1 }, operator: { name: 'eve', role: 'operator' }, token: { name: 'default' }, secret: expect.stringMatching(/^coord_/) });
+    expect(json).toMatchObject({
+      team: { name: 'epsilon', operatorCount: 1 },
+      operator: { name: 'eve', role: 'operator' },
+      token: { name: 'default' },
+      secret: expect.stringMatching(/^coord_/),
+    });
 
     // The administrator lists every team; the operator only its own.
     const all = JSON.parse((await runInProcess(['team', 'list'], admin)).stdout).teams;

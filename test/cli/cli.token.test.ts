@@ -46,7 +46,10 @@ describe('coord token', () => {
     const all = JSON.parse((await runInProcess(['token', 'list', '--all'], env)).stdout).tokens;
     expect(all.map((k: { name: string; state: string }) => `${k.name}:${k.state}`)).toEqual(['ci:revoked', 'default:active']);
 
-    for (const conflicting of [['token', 'rotate', ci.id, '--no-expiry', '--expires-in', '1h'], ['token', 'list', '--operators', '--principal', s.id]]) {
+    for (const conflicting of [
+      ['token', 'rotate', ci.id, '--no-expiry', '--expires-in', '1h'],
+      ['token', 'list', '--operators', '--principal', s.id],
+    ]) {
       const r = await runInProcess(conflicting, env);
       expect(r.code, conflicting.join(' ')).toBe(2);
       expect(r.stderr).toContain('cannot be used with');
@@ -69,7 +72,11 @@ describe('coord token', () => {
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ url: t.base, token: secret });
     expect((await runInProcess(['whoami'], env)).code).toBe(0); // the saved token still works
 
-    const fromEnv = await runInProcess(['token', 'rotate', current.id, '-q'], { COORD_URL: t.base, COORD_TOKEN: secret, COORD_CLI_CONFIG: path.join(home, 'none.json') });
+    const fromEnv = await runInProcess(['token', 'rotate', current.id, '-q'], {
+      COORD_URL: t.base,
+      COORD_TOKEN: secret,
+      COORD_CLI_CONFIG: path.join(home, 'none.json'),
+    });
     expect(fromEnv.code, fromEnv.stderr).toBe(0);
     expect(fromEnv.stderr).toContain('warning: the token you called with (COORD_TOKEN) was this one and is now refused');
     expect(JSON.parse(readFileSync(file, 'utf8')).token).toBe(secret); // untouched: it was not the source

@@ -26,7 +26,6 @@ export function walkthroughBlock(): string {
   return m[1];
 }
 
-
 describe('the README walkthrough', () => {
   it('should run as written: session, add, list, next, done, list, JSON', async () => {
     const home = tempHome();

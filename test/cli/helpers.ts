@@ -70,7 +70,10 @@ export function runCoordProcess(args: string[], opts: { env: NodeJS.ProcessEnv; 
 }
 
 /** Spawns a long-running `coord` (e.g. `events follow`; `bin`: another build of it, default the run's) and lets the test read its output as it comes. */
-export function spawnCoord(args: string[], opts: { env: NodeJS.ProcessEnv; bin?: string }): {
+export function spawnCoord(
+  args: string[],
+  opts: { env: NodeJS.ProcessEnv; bin?: string },
+): {
   child: ChildProcess;
   out: () => string;
   err: () => string;

@@ -30,8 +30,15 @@ describe('the [todo] block', () => {
   it('should apply the seed defaults, except emit_events which defaults to all', () => {
     const c = loadConfig({});
     expect(c.todo).toEqual({
-      emitEvents: 'all', claimLeaseMs: 1_800_000, retentionMs: 604_800_000, maxTitle: 500, maxNote: 2000, maxResult: 16_384,
-      listLimit: 2000, sweepIntervalMs: 60_000, busyTimeoutMs: 5000,
+      emitEvents: 'all',
+      claimLeaseMs: 1_800_000,
+      retentionMs: 604_800_000,
+      maxTitle: 500,
+      maxNote: 2000,
+      maxResult: 16_384,
+      listLimit: 2000,
+      sweepIntervalMs: 60_000,
+      busyTimeoutMs: 5000,
     });
   });
 

@@ -35,7 +35,23 @@ describe('contract artifacts', () => {
       }
     }
     const neverDeclared = Object.keys(ERROR_CATALOGUE).filter(
-      (c) => !used.has(c) && !UNIVERSAL.includes(c) && !['internal_error', 'not_found', 'malformed_json', 'unsupported_media_type', 'payload_too_large', 'malformed_url', 'malformed_request', 'uri_too_long', 'expectation_failed', 'headers_too_large', 'constraint_violation', 'shutting_down'].includes(c),
+      (c) =>
+        !used.has(c) &&
+        !UNIVERSAL.includes(c) &&
+        ![
+          'internal_error',
+          'not_found',
+          'malformed_json',
+          'unsupported_media_type',
+          'payload_too_large',
+          'malformed_url',
+          'malformed_request',
+          'uri_too_long',
+          'expectation_failed',
+          'headers_too_large',
+          'constraint_violation',
+          'shutting_down',
+        ].includes(c),
     );
     expect(neverDeclared).toEqual([]);
   });

@@ -35,23 +35,33 @@ describe('src/db/functions/', () => {
   });
 
   it('holds one file per function the database has, the claim cycle included', async () => {
-    expect(readFunctionFiles().map((f) => f.name)).toEqual(
-      expect.arrayContaining(['coord_blocked_by', 'coord_cascade', 'coord_done_many', 'coord_next_many']),
-    );
+    expect(readFunctionFiles().map((f) => f.name)).toEqual(expect.arrayContaining(['coord_blocked_by', 'coord_cascade', 'coord_done_many', 'coord_next_many']));
   });
 
   it('should see a changed body, and not trailing blanks or line endings', async () => {
-    const changed = await functionDrift(sql, edited('coord_blocked_by', (t) => t.replace("d.status <> 'done'", "d.status NOT IN ('done')")));
+    const changed = await functionDrift(
+      sql,
+      edited('coord_blocked_by', (t) => t.replace("d.status <> 'done'", "d.status NOT IN ('done')")),
+    );
     expect(changed.changed).toEqual(['coord_blocked_by(p_id text)']);
     expect(changed.files).toEqual(['coord_blocked_by']);
-    const blanks = await functionDrift(sql, edited('coord_blocked_by', (t) => t.replace(/\n/g, '   \r\n')));
+    const blanks = await functionDrift(
+      sql,
+      edited('coord_blocked_by', (t) => t.replace(/\n/g, '   \r\n')),
+    );
     expect(describeDrift(blanks)).toEqual([]);
   });
 
   it('should compare the header as Postgres prints it: float8 is double precision, a changed argument a new overload', async () => {
-    const spelled = await functionDrift(sql, edited('coord_next_many', (t) => t.replace('p_lease_ms float8', 'p_lease_ms double precision')));
+    const spelled = await functionDrift(
+      sql,
+      edited('coord_next_many', (t) => t.replace('p_lease_ms float8', 'p_lease_ms double precision')),
+    );
     expect(describeDrift(spelled)).toEqual([]);
-    const renamed = await functionDrift(sql, edited('coord_cascade', (t) => t.replace('p_delta int)', 'p_delta bigint)')));
+    const renamed = await functionDrift(
+      sql,
+      edited('coord_cascade', (t) => t.replace('p_delta int)', 'p_delta bigint)')),
+    );
     expect(renamed.changed).toEqual(['coord_cascade(p_dependency text, p_delta bigint)']);
     expect(renamed.removed).toEqual(['coord_cascade(p_dependency text, p_delta integer)']);
   });
@@ -62,7 +72,10 @@ describe('src/db/functions/', () => {
   });
 
   it('should leave the database as it was', async () => {
-    await functionDrift(sql, edited('coord_blocked_by', (t) => t.replace("d.status <> 'done'", "d.status NOT IN ('done')")));
+    await functionDrift(
+      sql,
+      edited('coord_blocked_by', (t) => t.replace("d.status <> 'done'", "d.status NOT IN ('done')")),
+    );
     const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from pg_namespace where nspname = 'coord_function_files'`;
     expect(n).toBe(0);
     expect(describeDrift(await functionDrift(sql))).toEqual([]);
@@ -71,7 +84,8 @@ describe('src/db/functions/', () => {
 
 describe('splitStatements', () => {
   it('should cut at top-level semicolons only, keeping leading comments and dropping a trailing one', () => {
-    const text = "-- head; not a cut\nCREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$ SELECT ';' $$;\n/* ; */ SELECT 'a;''b' AS \"x;y\"; SELECT $q$ $$ ; $q$;\n-- tail\n";
+    const text =
+      "-- head; not a cut\nCREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$ SELECT ';' $$;\n/* ; */ SELECT 'a;''b' AS \"x;y\"; SELECT $q$ $$ ; $q$;\n-- tail\n";
     expect(splitStatements(text)).toEqual([
       "-- head; not a cut\nCREATE FUNCTION f() RETURNS text LANGUAGE sql AS $$ SELECT ';' $$;",
       "/* ; */ SELECT 'a;''b' AS \"x;y\";",

@@ -36,7 +36,9 @@ describe('migrations', () => {
     // databases that already have it, silently.
     const dir = path.join(import.meta.dirname, '../../migrations');
     const journal = JSON.parse(readFileSync(path.join(dir, 'meta/_journal.json'), 'utf8')) as { entries: { idx: number; when: number; tag: string }[] };
-    const files = readdirSync(dir).filter((f) => f.endsWith('.sql')).sort();
+    const files = readdirSync(dir)
+      .filter((f) => f.endsWith('.sql'))
+      .sort();
     expect(journal.entries.map((e) => `${e.tag}.sql`)).toEqual(files);
     journal.entries.forEach((e, i) => {
       expect(e.idx).toBe(i);

@@ -36,7 +36,10 @@ describe('postgres.js when a backend dies under it', () => {
           await new Promise((r) => setTimeout(r, 100));
           await tx`select 1`;
         })
-        .then(() => undefined, (e: { code?: string }) => e.code);
+        .then(
+          () => undefined,
+          (e: { code?: string }) => e.code,
+        );
       expect(['CONNECTION_CLOSED', 'ECONNRESET', '57P01']).toContain(err);
       await new Promise((r) => setTimeout(r, 200)); // the ROLLBACK's deferred write has run by now
       const [{ one }] = await sql<{ one: number }[]>`select 1 as one`;
@@ -51,7 +54,13 @@ describe('postgres.js when a backend dies under it', () => {
     // arrives as a reset (ECONNRESET, common under load), that is between the socket's 'error'
     // and its 'close', where unpatched postgres.js cancels the write and never settles the query.
     const settle = (p: Promise<unknown>) =>
-      Promise.race([p.then(() => 'ok', (e: { code?: string }) => e.code), new Promise((r) => setTimeout(() => r('HUNG'), 5000))]);
+      Promise.race([
+        p.then(
+          () => 'ok',
+          (e: { code?: string }) => e.code,
+        ),
+        new Promise((r) => setTimeout(() => r('HUNG'), 5000)),
+      ]);
     const sql = postgres(db.url, { max: 2, onnotice: () => {} });
     const reserved = await sql.reserve();
     try {
@@ -60,7 +69,10 @@ describe('postgres.js when a backend dies under it', () => {
       let second: Promise<unknown> = Promise.resolve('not sent');
       const first = await settle(reserved`select 1`.catch((err) => ((second = settle(reserved`select 1`)), Promise.reject(err))));
       const codes = [first, await second, await settle(reserved`select 1`)];
-      expect(codes.every((c) => c === 'CONNECTION_CLOSED' || c === 'ECONNRESET'), codes.join(', ')).toBe(true);
+      expect(
+        codes.every((c) => c === 'CONNECTION_CLOSED' || c === 'ECONNRESET'),
+        codes.join(', '),
+      ).toBe(true);
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       reserved.release();

@@ -20,7 +20,9 @@ async function frozenReader(t: TestApp, token: string, topic: string): Promise<n
   const { port, hostname } = new URL(t.base);
   const sock = net.connect(Number(port), hostname);
   await once(sock, 'connect');
-  sock.write(`GET /v1/events?topic=${encodeURIComponent(topic)} HTTP/1.1\r\nHost: coord\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`);
+  sock.write(
+    `GET /v1/events?topic=${encodeURIComponent(topic)} HTTP/1.1\r\nHost: coord\r\nAuthorization: Bearer ${token}\r\nAccept: text/event-stream\r\n\r\n`,
+  );
   const head = await new Promise<string>((resolve) => {
     let buf = '';
     const onData = (d: Buffer) => {
@@ -71,7 +73,12 @@ describe('a reader that stops reading, on a topic with traffic', () => {
     const started = Date.now();
     while (t.app.coord.openStreams() === 2 && sentEvents < 2000) {
       await withTx(t.sql, (tx) =>
-        appendEvents(tx, DEFAULT_TEAM, Array.from({ length: 30 }, (_, i) => ({ topic, event: 'bulk-test', payload: { i, pad: 'x'.repeat(16_000) } })), { kind: 'user', id: 'u-test', token: null }),
+        appendEvents(
+          tx,
+          DEFAULT_TEAM,
+          Array.from({ length: 30 }, (_, i) => ({ topic, event: 'bulk-test', payload: { i, pad: 'x'.repeat(16_000) } })),
+          { kind: 'user', id: 'u-test', token: null },
+        ),
       );
       sentEvents += 30;
       await new Promise((r) => setTimeout(r, 300));

@@ -133,8 +133,6 @@ describe('gap-free resume with writers that hold their transaction id before the
 
   it('refuses to write events in a transaction that did not declare itself an event writer', async () => {
     const actor = { kind: 'user' as const, id: 'u-horizon-race', token: null };
-    await expect(
-      t.sql.begin((tx) => appendEvents(tx, DEFAULT_TEAM, [{ topic: 'todo:undeclared', event: 'x', payload: {} }], actor)),
-    ).rejects.toThrow(/withTx/);
+    await expect(t.sql.begin((tx) => appendEvents(tx, DEFAULT_TEAM, [{ topic: 'todo:undeclared', event: 'x', payload: {} }], actor))).rejects.toThrow(/withTx/);
   });
 });

@@ -77,7 +77,9 @@ describe('scope export (seed 000 “Remove / export”)', () => {
     await t.sql`insert into scopes (scope, last_position) values (${scope}, 4990)`;
     const parent = 'td-' + (1).toString(16).padStart(16, '0');
     for (let i = 0; i < 10; i++) {
-      expect((await a.client.post('/v1/todos', { title: `sub ${i}`, parentId: parent, dependsOn: i ? [] : ['td-' + (2).toString(16).padStart(16, '0')] })).status).toBe(201);
+      expect(
+        (await a.client.post('/v1/todos', { title: `sub ${i}`, parentId: parent, dependsOn: i ? [] : ['td-' + (2).toString(16).padStart(16, '0')] })).status,
+      ).toBe(201);
     }
     const listed = await listAll(a.client, scope);
     expect(listed).toHaveLength(5000);

@@ -47,7 +47,10 @@ describe('deriveSubtaskStates', () => {
 
   it('should list every failed, blocked and stopped prerequisite sorted in a BLOCKED reason', () => {
     const subtasks = [
-      stored('b', 'STOPPED'), stored('a', 'FAILED'), stored('c', 'SUCCEEDED'), stored('d', 'RUNNING'),
+      stored('b', 'STOPPED'),
+      stored('a', 'FAILED'),
+      stored('c', 'SUCCEEDED'),
+      stored('d', 'RUNNING'),
       stored('z', 'WAITING', ['d', 'c', 'b', 'a']),
     ];
     expect(stateOf(subtasks, 'z')).toEqual({ state: 'BLOCKED', reason: 'Blocked by dependencies: a (FAILED), b (STOPPED).' });
@@ -93,12 +96,19 @@ describe('deriveSubtaskStates', () => {
   it('should flag changed only when the state or reason differs from storage', () => {
     const subtasks = [stored('a', 'READY', [], { reason: 'Ready: no dependencies.' }), stored('b', 'PENDING', ['a']), stored('c', 'RUNNING')];
     const derived = deriveSubtaskStates(subtasks);
-    expect(derived.map((subtask) => [subtask.id, subtask.changed])).toEqual([['a', false], ['b', true], ['c', false]]);
+    expect(derived.map((subtask) => [subtask.id, subtask.changed])).toEqual([
+      ['a', false],
+      ['b', true],
+      ['c', false],
+    ]);
   });
 
   it('should report each dependency with its derived state', () => {
     const subtasks = [stored('a', 'FAILED'), stored('b', 'PENDING', ['a']), stored('c', 'PENDING', ['b', 'a'])];
-    expect(deriveSubtaskStates(subtasks)[2].dependencies).toEqual([{ id: 'a', state: 'FAILED' }, { id: 'b', state: 'BLOCKED' }]);
+    expect(deriveSubtaskStates(subtasks)[2].dependencies).toEqual([
+      { id: 'a', state: 'FAILED' },
+      { id: 'b', state: 'BLOCKED' },
+    ]);
   });
 
   it('should give the same result for any input order', () => {
@@ -150,8 +160,12 @@ describe('buildFrontier and deriveFrontier', () => {
       subtasks: [stored('alpha', 'READY'), stored('beta', 'READY'), stored('gamma', 'READY')],
     });
     expect(frontier).toMatchObject({
-      ready: ['alpha', 'beta', 'gamma'], eligible: ['alpha', 'beta'], capacityLimited: ['gamma'],
-      maxConcurrency: 2, runningCount: 0, availableSlots: 2,
+      ready: ['alpha', 'beta', 'gamma'],
+      eligible: ['alpha', 'beta'],
+      capacityLimited: ['gamma'],
+      maxConcurrency: 2,
+      runningCount: 0,
+      availableSlots: 2,
     });
   });
 
@@ -191,7 +205,14 @@ describe('buildFrontier and deriveFrontier', () => {
   });
 
   it('should never report negative free slots', () => {
-    const frontier = buildFrontier([{ id: 'a', state: 'RUNNING' }, { id: 'b', state: 'RUNNING' }, { id: 'c', state: 'READY' }], 1);
+    const frontier = buildFrontier(
+      [
+        { id: 'a', state: 'RUNNING' },
+        { id: 'b', state: 'RUNNING' },
+        { id: 'c', state: 'READY' },
+      ],
+      1,
+    );
     expect(frontier).toMatchObject({ availableSlots: 0, eligible: [], capacityLimited: ['c'], runningCount: 2 });
   });
 

@@ -38,13 +38,16 @@ describe('validateIntentMap: normalisation', () => {
   });
 
   it('should sort declarations by id and each pattern list in byte order', () => {
-    const map = validIntentMap(mapInput({
-      subtasks: [
-        { id: 'frontend', writeIntent: ['web/z.ts', 'web/B.ts', 'web/a.ts'] },
-        { id: 'docs', writeIntent: [] },
-        { id: 'backend', writeIntent: ['src\\b', 'src/a'] },
-      ],
-    }), validGraph());
+    const map = validIntentMap(
+      mapInput({
+        subtasks: [
+          { id: 'frontend', writeIntent: ['web/z.ts', 'web/B.ts', 'web/a.ts'] },
+          { id: 'docs', writeIntent: [] },
+          { id: 'backend', writeIntent: ['src\\b', 'src/a'] },
+        ],
+      }),
+      validGraph(),
+    );
     expect(map).toEqual({
       schemaVersion: 1,
       parentTaskId: 'task-product-slice',
@@ -79,11 +82,16 @@ describe('validateIntentMap: normalisation', () => {
 
   it('should revalidate a normalised map to itself', () => {
     const graph = validGraph();
-    const once = validIntentMap(mapInput({ subtasks: [
-      { id: 'backend', writeIntent: ['./src\\server//**', 'lib/x'] },
-      { id: 'frontend', writeIntent: [] },
-      { id: 'docs', writeIntent: ['docs'] },
-    ] }), graph);
+    const once = validIntentMap(
+      mapInput({
+        subtasks: [
+          { id: 'backend', writeIntent: ['./src\\server//**', 'lib/x'] },
+          { id: 'frontend', writeIntent: [] },
+          { id: 'docs', writeIntent: ['docs'] },
+        ],
+      }),
+      graph,
+    );
     expect(validIntentMap(JSON.parse(JSON.stringify(once)), graph)).toEqual(once);
   });
 
@@ -130,9 +138,15 @@ describe('validateIntentMap: refused patterns', () => {
 
 describe('validateIntentMap: document failures (docs/seeds/task-graph-v1.md §5)', () => {
   it('should name the subtask whose pattern is refused', () => {
-    const error = intentMapError(mapInput({ subtasks: [
-      { id: 'backend', writeIntent: ['/abs'] }, { id: 'frontend', writeIntent: [] }, { id: 'docs', writeIntent: [] },
-    ] }));
+    const error = intentMapError(
+      mapInput({
+        subtasks: [
+          { id: 'backend', writeIntent: ['/abs'] },
+          { id: 'frontend', writeIntent: [] },
+          { id: 'docs', writeIntent: [] },
+        ],
+      }),
+    );
     expect(error).toMatchObject({
       code: 'TASK_GRAPH_INVALID',
       stage: 'intent-map-validation',
@@ -158,8 +172,7 @@ describe('validateIntentMap: document failures (docs/seeds/task-graph-v1.md §5)
   it('should refuse an unsupported schemaVersion, a foreign parentTaskId and an unsupported policy', () => {
     expect(intentMapError(mapInput({ schemaVersion: 2 })).message).toBe('Unsupported Intent Map schemaVersion: 2. Expected 1.');
     expect(intentMapError(mapInput({ schemaVersion: undefined })).message).toBe('Unsupported Intent Map schemaVersion: (missing). Expected 1.');
-    expect(intentMapError(mapInput({ parentTaskId: 'task-other' })).message)
-      .toBe('Intent Map v1 parentTaskId must match Task Graph task-product-slice.');
+    expect(intentMapError(mapInput({ parentTaskId: 'task-other' })).message).toBe('Intent Map v1 parentTaskId must match Task Graph task-product-slice.');
     expect(intentMapError(mapInput({ scopePolicy: 'enforce' })).message).toBe('Unsupported Intent Map scopePolicy: enforce.');
     expect(intentMapError(mapInput({ scopePolicy: null })).message).toBe('Unsupported Intent Map scopePolicy: .');
   });
@@ -197,16 +210,17 @@ describe('validateIntentMap: document failures (docs/seeds/task-graph-v1.md §5)
   it('should refuse a normalised pattern declared by two subtasks', () => {
     const input = mapInput();
     input.subtasks[2].writeIntent = ['./src\\server/**'];
-    expect(intentMapError(input).message)
-      .toBe('Intent Map v1 writeIntent pattern "src/server/**" is duplicated by subtasks "backend" and "docs".');
+    expect(intentMapError(input).message).toBe('Intent Map v1 writeIntent pattern "src/server/**" is duplicated by subtasks "backend" and "docs".');
   });
 
   it('should refuse more than 4096 patterns in total', () => {
-    const input = mapInput({ subtasks: [
-      { id: 'backend', writeIntent: Array.from({ length: 2048 }, (_, index) => `b/${index}`) },
-      { id: 'docs', writeIntent: Array.from({ length: 2049 }, (_, index) => `d/${index}`) },
-      { id: 'frontend', writeIntent: [] },
-    ] });
+    const input = mapInput({
+      subtasks: [
+        { id: 'backend', writeIntent: Array.from({ length: 2048 }, (_, index) => `b/${index}`) },
+        { id: 'docs', writeIntent: Array.from({ length: 2049 }, (_, index) => `d/${index}`) },
+        { id: 'frontend', writeIntent: [] },
+      ],
+    });
     expect(intentMapError(input)).toMatchObject({
       message: 'Intent Map v1 exceeds the 4096 pattern limit.',
       details: { subtaskId: 'docs' },
@@ -243,7 +257,12 @@ describe('intentCoverageFacts', () => {
   it('should report declared and explicit-empty coverage with a map', () => {
     const graph = validGraph();
     const map = validIntentMap(mapInput({ scopePolicy: 'strict' }), graph);
-    expect(intentCoverageFacts(graph.subtasks.map((subtask) => subtask.id), map)).toEqual({
+    expect(
+      intentCoverageFacts(
+        graph.subtasks.map((subtask) => subtask.id),
+        map,
+      ),
+    ).toEqual({
       available: true,
       schemaVersion: 1,
       scopePolicy: 'strict',
@@ -284,11 +303,16 @@ describe('writeIntentPatternsMayOverlap (docs/seeds/task-graph-v1.md §5 disjoin
   it('should give the same answers through an Intent Map as pattern by pattern', () => {
     const graph = validGraph();
     for (const [left, right, expected] of cases.filter(([l, r]) => l !== r)) {
-      const map = validIntentMap(mapInput({ subtasks: [
-        { id: 'backend', writeIntent: [left] },
-        { id: 'docs', writeIntent: [right] },
-        { id: 'frontend', writeIntent: [] },
-      ] }), graph);
+      const map = validIntentMap(
+        mapInput({
+          subtasks: [
+            { id: 'backend', writeIntent: [left] },
+            { id: 'docs', writeIntent: [right] },
+            { id: 'frontend', writeIntent: [] },
+          ],
+        }),
+        graph,
+      );
       expect(writeIntentConflictBetween(map, 'backend', 'docs') !== null, `${left} / ${right}`).toBe(expected);
       expect(writeIntentConflictBetween(map, 'docs', 'backend') !== null, `${right} / ${left}`).toBe(expected);
     }
@@ -296,15 +320,23 @@ describe('writeIntentPatternsMayOverlap (docs/seeds/task-graph-v1.md §5 disjoin
 
   it('should name the lower id first and the first overlapping pattern pair in a conflict fact', () => {
     const graph = validGraph();
-    const map = validIntentMap(mapInput({ subtasks: [
-      { id: 'backend', writeIntent: ['a/**', 'src/shared/**'] },
-      { id: 'docs', writeIntent: ['src/shared/file.js', 'src/shared/z.js'] },
-      { id: 'frontend', writeIntent: [] },
-    ] }), graph);
+    const map = validIntentMap(
+      mapInput({
+        subtasks: [
+          { id: 'backend', writeIntent: ['a/**', 'src/shared/**'] },
+          { id: 'docs', writeIntent: ['src/shared/file.js', 'src/shared/z.js'] },
+          { id: 'frontend', writeIntent: [] },
+        ],
+      }),
+      graph,
+    );
     const expected = {
       code: 'WRITE_INTENT_CONFLICT',
       subtasks: ['backend', 'docs'],
-      patterns: [{ subtaskId: 'backend', pattern: 'src/shared/**' }, { subtaskId: 'docs', pattern: 'src/shared/file.js' }],
+      patterns: [
+        { subtaskId: 'backend', pattern: 'src/shared/**' },
+        { subtaskId: 'docs', pattern: 'src/shared/file.js' },
+      ],
       conservative: true,
     };
     expect(writeIntentConflictBetween(map, 'docs', 'backend')).toEqual(expected);

@@ -51,7 +51,10 @@ describe('planGraph: conflict-aware wave (docs/seeds/task-graph-v1.md §5)', () 
     const conflict = {
       code: 'WRITE_INTENT_CONFLICT',
       subtasks: ['alpha', 'beta'],
-      patterns: [{ subtaskId: 'alpha', pattern: 'src/shared/**' }, { subtaskId: 'beta', pattern: 'src/shared/file.js' }],
+      patterns: [
+        { subtaskId: 'alpha', pattern: 'src/shared/**' },
+        { subtaskId: 'beta', pattern: 'src/shared/file.js' },
+      ],
       conservative: true,
     };
     expect(result.conflicts).toEqual([conflict]);
@@ -66,51 +69,68 @@ describe('planGraph: conflict-aware wave (docs/seeds/task-graph-v1.md §5)', () 
   });
 
   it('should not let a deferred subtask consume a slot', () => {
-    const result = plan(snapshotOf([
-      { id: 'a', state: 'READY', writeIntent: ['src/**'] },
-      { id: 'b', state: 'READY', writeIntent: ['src/x.ts'] },
-      { id: 'c', state: 'READY', writeIntent: ['docs/**'] },
-      { id: 'd', state: 'READY', writeIntent: ['lib/**'] },
-    ], { maxConcurrency: 2 }));
-    expect(result.wave).toMatchObject({ selected: ['a', 'c'], conflictDeferred: ['b'], capacityLimited: ['d'] });
-    expect(result.wave.reasons.d).toBe(
-      'Capacity-limited: 0 of 2 slots are running and earlier non-conflicting READY subtasks consume the remaining slots.',
+    const result = plan(
+      snapshotOf(
+        [
+          { id: 'a', state: 'READY', writeIntent: ['src/**'] },
+          { id: 'b', state: 'READY', writeIntent: ['src/x.ts'] },
+          { id: 'c', state: 'READY', writeIntent: ['docs/**'] },
+          { id: 'd', state: 'READY', writeIntent: ['lib/**'] },
+        ],
+        { maxConcurrency: 2 },
+      ),
     );
+    expect(result.wave).toMatchObject({ selected: ['a', 'c'], conflictDeferred: ['b'], capacityLimited: ['d'] });
+    expect(result.wave.reasons.d).toBe('Capacity-limited: 0 of 2 slots are running and earlier non-conflicting READY subtasks consume the remaining slots.');
   });
 
   it('should defer a READY subtask that conflicts with a RUNNING subtask even with free slots', () => {
-    const result = plan(snapshotOf([
-      { id: 'runner', state: 'RUNNING', writeIntent: ['src/**'] },
-      { id: 'writer', state: 'READY', writeIntent: ['src/app.ts'] },
-    ], { maxConcurrency: 4 }));
+    const result = plan(
+      snapshotOf(
+        [
+          { id: 'runner', state: 'RUNNING', writeIntent: ['src/**'] },
+          { id: 'writer', state: 'READY', writeIntent: ['src/app.ts'] },
+        ],
+        { maxConcurrency: 4 },
+      ),
+    );
     expect(result.wave.selected).toEqual([]);
     expect(result.wave.conflictDeferred).toEqual(['writer']);
     expect(result.conflicts[0].subtasks).toEqual(['runner', 'writer']);
   });
 
   it('should check conflicts before capacity when no slot is free', () => {
-    const result = plan(snapshotOf([
-      { id: 'runner', state: 'RUNNING', writeIntent: ['src/**'] },
-      { id: 'clash', state: 'READY', writeIntent: ['src/a'] },
-      { id: 'free', state: 'READY', writeIntent: ['docs/a'] },
-    ], { maxConcurrency: 1 }));
+    const result = plan(
+      snapshotOf(
+        [
+          { id: 'runner', state: 'RUNNING', writeIntent: ['src/**'] },
+          { id: 'clash', state: 'READY', writeIntent: ['src/a'] },
+          { id: 'free', state: 'READY', writeIntent: ['docs/a'] },
+        ],
+        { maxConcurrency: 1 },
+      ),
+    );
     expect(result.wave).toMatchObject({ selected: [], conflictDeferred: ['clash'], capacityLimited: ['free'] });
   });
 
   it('should never let an explicit-empty subtask conflict', () => {
-    const result = plan(snapshotOf([
-      { id: 'a', state: 'READY', writeIntent: ['**'] },
-      { id: 'b', state: 'READY', writeIntent: [] },
-    ]));
+    const result = plan(
+      snapshotOf([
+        { id: 'a', state: 'READY', writeIntent: ['**'] },
+        { id: 'b', state: 'READY', writeIntent: [] },
+      ]),
+    );
     expect(result.wave.selected).toEqual(['a', 'b']);
     expect(result.intentCoverage.subtasks[1]).toEqual({ subtaskId: 'b', coverage: 'explicit-empty', writeIntent: [] });
   });
 
   it('should select two distinct literal paths together', () => {
-    const result = plan(snapshotOf([
-      { id: 'a', state: 'READY', writeIntent: ['src'] },
-      { id: 'b', state: 'READY', writeIntent: ['src/a'] },
-    ]));
+    const result = plan(
+      snapshotOf([
+        { id: 'a', state: 'READY', writeIntent: ['src'] },
+        { id: 'b', state: 'READY', writeIntent: ['src/a'] },
+      ]),
+    );
     expect(result.wave.selected).toEqual(['a', 'b']);
     expect(result.preflight.concurrentWriteSafety).toBe('DECLARED_NON_CONFLICTING');
   });
@@ -122,19 +142,23 @@ describe('planGraph: conflict-aware wave (docs/seeds/task-graph-v1.md §5)', () 
       { id: 'c', state: 'PENDING', dependsOn: ['b'], writeIntent: ['src/c'] },
     ]);
     const result = plan(snapshot);
-    expect(result.decisions.map((decision) => [decision.subtaskId, decision.dependencies.map((dependency) => dependency.id)]))
-      .toEqual([['a', []], ['b', []], ['c', ['b']]]);
+    expect(result.decisions.map((decision) => [decision.subtaskId, decision.dependencies.map((dependency) => dependency.id)])).toEqual([
+      ['a', []],
+      ['b', []],
+      ['c', ['b']],
+    ]);
     expect(result.frontier.waiting).toEqual(['c']);
     expect(snapshot.subtasks.map((subtask) => subtask.dependsOn)).toEqual([[], [], ['b']]);
   });
 });
 
 describe('planGraph: legacy graph without an Intent Map (docs/seeds/task-graph-v1.md §6)', () => {
-  const legacy = (): GraphSnapshot => snapshotOf([
-    { id: 'alpha', state: 'READY' },
-    { id: 'beta', state: 'READY' },
-    { id: 'gamma', state: 'READY' },
-  ]);
+  const legacy = (): GraphSnapshot =>
+    snapshotOf([
+      { id: 'alpha', state: 'READY' },
+      { id: 'beta', state: 'READY' },
+      { id: 'gamma', state: 'READY' },
+    ]);
 
   it('should keep the concurrency prefix: eligible alpha and beta, capacity-limited gamma', () => {
     const result = plan(legacy());
@@ -193,16 +217,21 @@ describe('planGraph: decisions, preflight and determinism', () => {
   });
 
   it('should give every subtask a sorted decision with a bounded reason', () => {
-    const result = plan(snapshotOf([
-      { id: 'alpha', state: 'RUNNING' },
-      { id: 'beta', state: 'FAILED', reason: 'Implementer exited with code 1.' },
-      { id: 'gamma', state: 'READY' },
-      { id: 'delta', state: 'WAITING', dependsOn: ['alpha'] },
-      { id: 'epsilon', state: 'WAITING', dependsOn: ['beta'] },
-      { id: 'zeta', state: 'SUCCEEDED' },
-      { id: 'eta', state: 'STOPPED' },
-      { id: 'theta', state: 'PENDING', dependsOn: ['zeta'] },
-    ], { maxConcurrency: 3 }));
+    const result = plan(
+      snapshotOf(
+        [
+          { id: 'alpha', state: 'RUNNING' },
+          { id: 'beta', state: 'FAILED', reason: 'Implementer exited with code 1.' },
+          { id: 'gamma', state: 'READY' },
+          { id: 'delta', state: 'WAITING', dependsOn: ['alpha'] },
+          { id: 'epsilon', state: 'WAITING', dependsOn: ['beta'] },
+          { id: 'zeta', state: 'SUCCEEDED' },
+          { id: 'eta', state: 'STOPPED' },
+          { id: 'theta', state: 'PENDING', dependsOn: ['zeta'] },
+        ],
+        { maxConcurrency: 3 },
+      ),
+    );
     expect(result.decisions.map((decision) => [decision.subtaskId, decision.decision, decision.reason])).toEqual([
       ['alpha', 'RUNNING', 'Running: this subtask already consumes one concurrency slot.'],
       ['beta', 'FAILED', 'Implementer exited with code 1.'],
@@ -228,12 +257,17 @@ describe('planGraph: decisions, preflight and determinism', () => {
   });
 
   it('should report selected-wave estimates, at most three risks and boundary facts', () => {
-    const result = plan(snapshotOf([
-      { id: 'a', state: 'READY', writeIntent: ['src/**'] },
-      { id: 'b', state: 'READY', writeIntent: ['src/b'] },
-      { id: 'c', state: 'READY', writeIntent: ['docs/**'] },
-      { id: 'd', state: 'READY', writeIntent: ['lib/**'] },
-    ], { maxConcurrency: 2, scopePolicy: 'strict' }));
+    const result = plan(
+      snapshotOf(
+        [
+          { id: 'a', state: 'READY', writeIntent: ['src/**'] },
+          { id: 'b', state: 'READY', writeIntent: ['src/b'] },
+          { id: 'c', state: 'READY', writeIntent: ['docs/**'] },
+          { id: 'd', state: 'READY', writeIntent: ['lib/**'] },
+        ],
+        { maxConcurrency: 2, scopePolicy: 'strict' },
+      ),
+    );
     expect(result.preflight).toEqual({
       schemaVersion: 1,
       deterministic: true,
@@ -242,34 +276,54 @@ describe('planGraph: decisions, preflight and determinism', () => {
       concurrentWriteSafety: 'DECLARED_NON_CONFLICTING',
       estimates: {
         basis: 'current-selected-wave',
-        selectedSubtaskCount: 2, worktreeCount: 2, branchCount: 2, busMessageCount: 2, sessionCount: 2, processCount: 2,
+        selectedSubtaskCount: 2,
+        worktreeCount: 2,
+        branchCount: 2,
+        busMessageCount: 2,
+        sessionCount: 2,
+        processCount: 2,
       },
       risks: [
         {
-          code: 'WRITE_INTENT_CONFLICT', severity: 'warning', affectedSubtasks: ['b'],
+          code: 'WRITE_INTENT_CONFLICT',
+          severity: 'warning',
+          affectedSubtasks: ['b'],
           message: '1 READY subtask(s) are deferred because their declared write intents conflict with earlier selected or running work.',
         },
         {
-          code: 'CAPACITY_LIMITED', severity: 'info', affectedSubtasks: ['d'],
+          code: 'CAPACITY_LIMITED',
+          severity: 'info',
+          affectedSubtasks: ['d'],
           message: '1 READY subtask(s) are deferred by the persisted concurrency limit.',
         },
       ],
       boundaries: {
-        changesDependencies: false, dispatchesAgents: false, authorizesReview: false, authorizesRelease: false,
-        requiresExplicitGraphRun: true, releaseApproval: 'RELEASE_APPROVED',
+        changesDependencies: false,
+        dispatchesAgents: false,
+        authorizesReview: false,
+        authorizesRelease: false,
+        requiresExplicitGraphRun: true,
+        releaseApproval: 'RELEASE_APPROVED',
       },
     });
   });
 
   it('should carry the registered adapter, command and command source of each implementer', () => {
-    const result = plan(snapshotOf(
-      [{ id: 'a', state: 'READY', implementer: 'codex' }, { id: 'b', state: 'READY', implementer: 'agy' }],
-      { agents: [
-        { id: 'codex', adapter: 'codex-cli', command: 'codex', commandSource: 'adapter-default' },
-        { id: 'agy', adapter: 'antigravity-cli', command: '/opt/agy/bin/agy', commandSource: 'project' },
-        { id: 'unused' },
-      ] },
-    ));
+    const result = plan(
+      snapshotOf(
+        [
+          { id: 'a', state: 'READY', implementer: 'codex' },
+          { id: 'b', state: 'READY', implementer: 'agy' },
+        ],
+        {
+          agents: [
+            { id: 'codex', adapter: 'codex-cli', command: 'codex', commandSource: 'adapter-default' },
+            { id: 'agy', adapter: 'antigravity-cli', command: '/opt/agy/bin/agy', commandSource: 'project' },
+            { id: 'unused' },
+          ],
+        },
+      ),
+    );
     expect(result.decisions.map((decision) => decision.agent)).toEqual([
       { id: 'codex', registered: true, adapter: 'codex-cli', command: 'codex', commandSource: 'adapter-default' },
       { id: 'agy', registered: true, adapter: 'antigravity-cli', command: '/opt/agy/bin/agy', commandSource: 'project' },
@@ -277,12 +331,23 @@ describe('planGraph: decisions, preflight and determinism', () => {
   });
 
   it('should report agent facts as unresolved when no registry is supplied', () => {
-    expect(plan(snapshotOf([{ id: 'a', state: 'READY' }])).decisions[0].agent)
-      .toEqual({ id: 'codex', registered: null, adapter: null, command: null, commandSource: null });
+    expect(plan(snapshotOf([{ id: 'a', state: 'READY' }])).decisions[0].agent).toEqual({
+      id: 'codex',
+      registered: null,
+      adapter: null,
+      command: null,
+      commandSource: null,
+    });
   });
 
   it('should match the TaskGraphPlan schema', () => {
-    for (const snapshot of [workedExample(), snapshotOf([{ id: 'a', state: 'READY' }, { id: 'b', state: 'FAILED' }])]) {
+    for (const snapshot of [
+      workedExample(),
+      snapshotOf([
+        { id: 'a', state: 'READY' },
+        { id: 'b', state: 'FAILED' },
+      ]),
+    ]) {
       const result = plan(snapshot);
       expect(TaskGraphPlanSchema.parse(result)).toEqual(result);
     }
@@ -291,7 +356,15 @@ describe('planGraph: decisions, preflight and determinism', () => {
 
 describe('planGraph: contradictory snapshots are refused, never repaired', () => {
   it('should refuse more RUNNING subtasks than maxConcurrency', () => {
-    const error = planError(snapshotOf([{ id: 'a', state: 'RUNNING' }, { id: 'b', state: 'RUNNING' }], { maxConcurrency: 1 }));
+    const error = planError(
+      snapshotOf(
+        [
+          { id: 'a', state: 'RUNNING' },
+          { id: 'b', state: 'RUNNING' },
+        ],
+        { maxConcurrency: 1 },
+      ),
+    );
     expect(error).toMatchObject({
       code: 'TASK_STATE_CONFLICT',
       stage: 'graph-scheduling',
@@ -301,21 +374,33 @@ describe('planGraph: contradictory snapshots are refused, never repaired', () =>
   });
 
   it('should refuse missing and self dependency edges and cycles', () => {
-    expect(planError(snapshotOf([{ id: 'a', state: 'PENDING', dependsOn: ['ghost'] }])).message)
-      .toBe('Task Graph task-graph-1 has an invalid dependency edge for a.');
-    expect(planError(snapshotOf([{ id: 'a', state: 'PENDING', dependsOn: ['a'] }])).message)
-      .toBe('Task Graph task-graph-1 has an invalid dependency edge for a.');
-    expect(planError(snapshotOf([{ id: 'a', state: 'PENDING', dependsOn: ['b'] }, { id: 'b', state: 'PENDING', dependsOn: ['a'] }])).message)
-      .toBe('Task Graph task-graph-1 has a dependency cycle: a -> b -> a.');
+    expect(planError(snapshotOf([{ id: 'a', state: 'PENDING', dependsOn: ['ghost'] }])).message).toBe(
+      'Task Graph task-graph-1 has an invalid dependency edge for a.',
+    );
+    expect(planError(snapshotOf([{ id: 'a', state: 'PENDING', dependsOn: ['a'] }])).message).toBe(
+      'Task Graph task-graph-1 has an invalid dependency edge for a.',
+    );
+    expect(
+      planError(
+        snapshotOf([
+          { id: 'a', state: 'PENDING', dependsOn: ['b'] },
+          { id: 'b', state: 'PENDING', dependsOn: ['a'] },
+        ]),
+      ).message,
+    ).toBe('Task Graph task-graph-1 has a dependency cycle: a -> b -> a.');
   });
 
   it('should refuse duplicate subtasks, unknown states and bad maxConcurrency', () => {
-    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }, { id: 'a', state: 'READY' }])).message)
-      .toBe('Task Graph task-graph-1 has duplicate or malformed subtask records.');
-    expect(planError(snapshotOf([{ id: 'a', state: 'DONE' as never }])).message)
-      .toBe('Task Graph task-graph-1 has an invalid subtask record: a.');
-    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }], { maxConcurrency: 0 })).message)
-      .toBe('Task Graph task-graph-1 has an invalid maxConcurrency.');
+    expect(
+      planError(
+        snapshotOf([
+          { id: 'a', state: 'READY' },
+          { id: 'a', state: 'READY' },
+        ]),
+      ).message,
+    ).toBe('Task Graph task-graph-1 has duplicate or malformed subtask records.');
+    expect(planError(snapshotOf([{ id: 'a', state: 'DONE' as never }])).message).toBe('Task Graph task-graph-1 has an invalid subtask record: a.');
+    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }], { maxConcurrency: 0 })).message).toBe('Task Graph task-graph-1 has an invalid maxConcurrency.');
     expect(planError(null).message).toBe('Task Graph scheduling snapshot must be an object.');
   });
 
@@ -323,11 +408,11 @@ describe('planGraph: contradictory snapshots are refused, never repaired', () =>
     const snapshot = workedExample();
     const tampered = JSON.parse(JSON.stringify(snapshot.intentMap));
     tampered.subtasks[0].writeIntent = ['src\\shared/**'];
-    expect(planError({ ...snapshot, intentMap: tampered }).message)
-      .toBe('Task Graph task-graph-1 has an Intent Map that is not in normalized form.');
+    expect(planError({ ...snapshot, intentMap: tampered }).message).toBe('Task Graph task-graph-1 has an Intent Map that is not in normalized form.');
     const foreign = { ...JSON.parse(JSON.stringify(snapshot.intentMap)), parentTaskId: 'task-other' };
-    expect(planError({ ...snapshot, intentMap: foreign }).message)
-      .toBe('Task Graph task-graph-1 has an invalid Intent Map: Intent Map v1 parentTaskId must match Task Graph task-graph-1.');
+    expect(planError({ ...snapshot, intentMap: foreign }).message).toBe(
+      'Task Graph task-graph-1 has an invalid Intent Map: Intent Map v1 parentTaskId must match Task Graph task-graph-1.',
+    );
   });
 
   it('should refuse an implementer missing from a supplied agents registry without a fallback', () => {
@@ -340,10 +425,12 @@ describe('planGraph: contradictory snapshots are refused, never repaired', () =>
   });
 
   it('should refuse a registry that lists an agent twice or carries malformed facts', () => {
-    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }], { agents: [{ id: 'codex' }, { id: 'codex' }] })).message)
-      .toBe('Task Graph task-graph-1 agents registry lists Agent codex more than once.');
-    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }], { agents: [{ id: 'codex', command: '  ' }] })).message)
-      .toBe('Agent codex has a malformed command fact.');
+    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }], { agents: [{ id: 'codex' }, { id: 'codex' }] })).message).toBe(
+      'Task Graph task-graph-1 agents registry lists Agent codex more than once.',
+    );
+    expect(planError(snapshotOf([{ id: 'a', state: 'READY' }], { agents: [{ id: 'codex', command: '  ' }] })).message).toBe(
+      'Agent codex has a malformed command fact.',
+    );
   });
 });
 
@@ -356,10 +443,13 @@ describe('checkSubtaskClaim: the locked claim guard (docs/seeds/task-graph-v1.md
   });
 
   it('should refuse a subtask that conflicts with a RUNNING subtask and name the conflict', () => {
-    const snapshot = snapshotOf([
-      { id: 'alpha', state: 'RUNNING', writeIntent: ['src/shared/**'] },
-      { id: 'beta', state: 'READY', writeIntent: ['src/shared/file.js'] },
-    ], { maxConcurrency: 3 });
+    const snapshot = snapshotOf(
+      [
+        { id: 'alpha', state: 'RUNNING', writeIntent: ['src/shared/**'] },
+        { id: 'beta', state: 'READY', writeIntent: ['src/shared/file.js'] },
+      ],
+      { maxConcurrency: 3 },
+    );
     const result = checkSubtaskClaim(snapshot, 'beta');
     expect(result.ok).toBe(false);
     if (result.ok) return;
@@ -372,7 +462,13 @@ describe('checkSubtaskClaim: the locked claim guard (docs/seeds/task-graph-v1.md
   });
 
   it('should refuse a claim at capacity and leave the decision recoverable', () => {
-    const snapshot = snapshotOf([{ id: 'a', state: 'RUNNING' }, { id: 'b', state: 'READY' }], { maxConcurrency: 1 });
+    const snapshot = snapshotOf(
+      [
+        { id: 'a', state: 'RUNNING' },
+        { id: 'b', state: 'READY' },
+      ],
+      { maxConcurrency: 1 },
+    );
     const result = checkSubtaskClaim(snapshot, 'b');
     expect(result).toMatchObject({
       ok: false,
@@ -385,15 +481,24 @@ describe('checkSubtaskClaim: the locked claim guard (docs/seeds/task-graph-v1.md
   });
 
   it('should refuse a RUNNING, WAITING or unknown subtask with the matching code', () => {
-    const snapshot = snapshotOf([{ id: 'a', state: 'RUNNING' }, { id: 'b', state: 'WAITING', dependsOn: ['a'] }], { maxConcurrency: 2 });
+    const snapshot = snapshotOf(
+      [
+        { id: 'a', state: 'RUNNING' },
+        { id: 'b', state: 'WAITING', dependsOn: ['a'] },
+      ],
+      { maxConcurrency: 2 },
+    );
     expect(checkSubtaskClaim(snapshot, 'a')).toMatchObject({
-      ok: false, error: { code: 'TASK_ALREADY_RUNNING', message: 'Task Graph subtask task-graph-1/a is RUNNING; expected READY.' },
+      ok: false,
+      error: { code: 'TASK_ALREADY_RUNNING', message: 'Task Graph subtask task-graph-1/a is RUNNING; expected READY.' },
     });
     expect(checkSubtaskClaim(snapshot, 'b')).toMatchObject({
-      ok: false, error: { code: 'TASK_STATE_CONFLICT', message: 'Task Graph subtask task-graph-1/b is WAITING; expected READY.' },
+      ok: false,
+      error: { code: 'TASK_STATE_CONFLICT', message: 'Task Graph subtask task-graph-1/b is WAITING; expected READY.' },
     });
     expect(checkSubtaskClaim(snapshot, 'ghost')).toMatchObject({
-      ok: false, error: { code: 'TASK_NOT_FOUND', message: 'Task Graph subtask not found: task-graph-1/ghost' },
+      ok: false,
+      error: { code: 'TASK_NOT_FOUND', message: 'Task Graph subtask not found: task-graph-1/ghost' },
     });
   });
 });

@@ -20,15 +20,22 @@ import { graphInput } from './fixtures.js';
 
 describe('contract zod schemas', () => {
   it('should register stable OpenAPI component ids', () => {
-    const ids = [TaskGraphV1Schema, IntentMapV1Schema, TaskGraphFrontierSchema, TaskGraphPlanSchema, TaskGraphInvalidSchema]
-      .map((schema) => z.globalRegistry.get(schema)?.id);
+    const ids = [TaskGraphV1Schema, IntentMapV1Schema, TaskGraphFrontierSchema, TaskGraphPlanSchema, TaskGraphInvalidSchema].map(
+      (schema) => z.globalRegistry.get(schema)?.id,
+    );
     expect(ids).toEqual(['TaskGraphV1', 'IntentMapV1', 'TaskGraphFrontier', 'TaskGraphPlan', 'TaskGraphInvalidError']);
   });
 
   it('should convert every public schema to JSON Schema', () => {
     for (const schema of [
-      TaskGraphV1Schema, IntentMapV1Schema, NormalizedTaskGraphSchema, NormalizedIntentMapSchema,
-      TaskGraphFrontierSchema, TaskGraphPlanSchema, TaskGraphInvalidSchema, TaskGraphSchedulingErrorSchema,
+      TaskGraphV1Schema,
+      IntentMapV1Schema,
+      NormalizedTaskGraphSchema,
+      NormalizedIntentMapSchema,
+      TaskGraphFrontierSchema,
+      TaskGraphPlanSchema,
+      TaskGraphInvalidSchema,
+      TaskGraphSchedulingErrorSchema,
     ]) {
       expect(() => z.toJSONSchema(schema)).not.toThrow();
     }
@@ -42,9 +49,13 @@ describe('contract zod schemas', () => {
   it('should describe the seed example graph and refuse unknown keys', () => {
     expect(TaskGraphV1Schema.safeParse(graphInput()).success).toBe(true);
     expect(TaskGraphV1Schema.safeParse({ ...graphInput(), unexpected: true }).success).toBe(false);
-    expect(IntentMapV1Schema.safeParse({
-      schemaVersion: 1, parentTaskId: 'task-product-slice', subtasks: [{ id: 'backend', writeIntent: ['src/server/**'] }],
-    }).success).toBe(true);
+    expect(
+      IntentMapV1Schema.safeParse({
+        schemaVersion: 1,
+        parentTaskId: 'task-product-slice',
+        subtasks: [{ id: 'backend', writeIntent: ['src/server/**'] }],
+      }).success,
+    ).toBe(true);
   });
 
   it('should type function outputs as the documented response shapes', () => {

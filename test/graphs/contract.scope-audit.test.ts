@@ -50,9 +50,7 @@ function evidenceOf(overrides: Partial<Record<keyof ScopeAuditInput, unknown>> =
 }
 
 function refusal(overrides: Partial<Record<keyof ScopeAuditInput, unknown>> | unknown): ScopeAuditError {
-  const candidate = overrides !== null && typeof overrides === 'object' && !Array.isArray(overrides)
-    ? input(overrides as Record<string, unknown>)
-    : overrides;
+  const candidate = overrides !== null && typeof overrides === 'object' && !Array.isArray(overrides) ? input(overrides as Record<string, unknown>) : overrides;
   const result = auditScope(candidate as ScopeAuditInput);
   if (result.ok) throw new Error(`expected a refusal for ${JSON.stringify(overrides)?.slice(0, 200)}`);
   expectScopeAuditError(result.error);
@@ -365,7 +363,10 @@ describe('auditScope: evidence', () => {
       outsideIntentPaths: ['README.md'],
       outsideIntentPathsTruncated: false,
       committedChangeCount: 2,
-      committedChanges: [{ status: 'A', path: 'README.md' }, { status: 'M', path: 'src/server/api.ts' }],
+      committedChanges: [
+        { status: 'A', path: 'README.md' },
+        { status: 'M', path: 'src/server/api.ts' },
+      ],
       committedChangesTruncated: false,
       dirtyChangeCount: 1,
       dirtyChanges: [{ status: '??', path: 'src/server/wip.ts' }],
@@ -503,7 +504,10 @@ describe('auditScope: evidence', () => {
       dirtyChanges: [change('a.ts', ' M')],
     });
     expect(evidence.committedChangeCount).toBe(2);
-    expect(evidence.committedChanges).toEqual([{ status: 'M', path: 'a.ts' }, { status: 'M', path: 'a.ts' }]);
+    expect(evidence.committedChanges).toEqual([
+      { status: 'M', path: 'a.ts' },
+      { status: 'M', path: 'a.ts' },
+    ]);
     expect(evidence.actualPathCount).toBe(1);
     expect(evidence.actualPaths).toEqual(['a.ts']);
     expect(evidence.driftEvidence).toMatchObject({ committedOutsideCount: 1, dirtyOutsideCount: 1, outsideIntentPathCount: 1 });
@@ -541,14 +545,25 @@ describe('auditScope: evidence', () => {
   });
 
   it('should be deterministic: permuted input gives the same evidence', () => {
-    const committed = [change('src/server/a.ts'), change('lib/b.ts', 'A'), change('src/server/c.ts', 'R80', 'old/c.ts'), change('lib/b.ts', 'A'), change('d.md', 'D')];
+    const committed = [
+      change('src/server/a.ts'),
+      change('lib/b.ts', 'A'),
+      change('src/server/c.ts', 'R80', 'old/c.ts'),
+      change('lib/b.ts', 'A'),
+      change('d.md', 'D'),
+    ];
     const dirty = [change('x.ts', '??'), change('src/server/y.ts', ' M'), change('z.ts', 'AM')];
     const intent = ['src/server/**', '*.md', 'lib/**'];
     const expected = JSON.stringify(evidenceOf({ committedChanges: committed, dirtyChanges: dirty, writeIntent: intent }));
     fc.assert(
-      fc.property(fc.shuffledSubarray(committed, { minLength: committed.length }), fc.shuffledSubarray(dirty, { minLength: dirty.length }), fc.shuffledSubarray(intent, { minLength: intent.length }), (c, d, w) => {
-        expect(JSON.stringify(evidenceOf({ committedChanges: c, dirtyChanges: d, writeIntent: w }))).toBe(expected);
-      }),
+      fc.property(
+        fc.shuffledSubarray(committed, { minLength: committed.length }),
+        fc.shuffledSubarray(dirty, { minLength: dirty.length }),
+        fc.shuffledSubarray(intent, { minLength: intent.length }),
+        (c, d, w) => {
+          expect(JSON.stringify(evidenceOf({ committedChanges: c, dirtyChanges: d, writeIntent: w }))).toBe(expected);
+        },
+      ),
       { numRuns: scaled(100, 20) },
     );
   });
@@ -556,7 +571,8 @@ describe('auditScope: evidence', () => {
   it('should audit 10,000 committed and 10,000 dirty changes against 256 patterns quickly', () => {
     const writeIntent = Array.from({ length: 256 }, (_, i) => [`src/module${i}/**`, `docs/**/*.md${i}`, `**/fixture${i}.json`, `lib/*/entry${i}.js`][i % 4]);
     const committedChanges = Array.from({ length: SCOPE_AUDIT_MAX_CHANGES }, (_, i) =>
-      i % 10 === 0 ? change(`src/area${i % 50}/file-${i}.ts`, 'R90', `old/area${i}/f.ts`) : change(`src/area${i % 50}/file-${i}.ts`));
+      i % 10 === 0 ? change(`src/area${i % 50}/file-${i}.ts`, 'R90', `old/area${i}/f.ts`) : change(`src/area${i % 50}/file-${i}.ts`),
+    );
     const dirtyChanges = Array.from({ length: SCOPE_AUDIT_MAX_CHANGES }, (_, i) => change(`tmp/x${i}`, '??'));
     const started = performance.now();
     const evidence = evidenceOf({ writeIntent, committedChanges, dirtyChanges });
@@ -803,39 +819,238 @@ describe('checkScopeEvidence', () => {
   });
 
   const tampers: Array<[string, (evidence: any) => void, string]> = [
-    ['a wrong actualPathCount', (e) => { e.actualPathCount += 1; }, 'actualPaths'],
-    ['a wrong committedChangeCount', (e) => { e.committedChangeCount = 3; }, 'committedChanges'],
-    ['a wrong outsideIntentPathCount', (e) => { e.outsideIntentPathCount = 1; }, 'outsideIntentPaths'],
-    ['a wrong dirtyChangeCount', (e) => { e.dirtyChangeCount = 0; }, 'dirtyChanges'],
-    ['a set truncation flag', (e) => { e.actualPathsTruncated = true; }, 'truncated'],
-    ['a set change truncation flag', (e) => { e.committedChangesTruncated = true; }, 'truncated'],
-    ['drift cleared', (e) => { e.drift = false; }, 'drift'],
-    ['driftEvidence removed', (e) => { e.driftEvidence = null; }, 'driftEvidence'],
-    ['a driftEvidence count', (e) => { e.driftEvidence.committedOutsideCount = 2; }, 'driftEvidence'],
-    ['a driftEvidence path', (e) => { e.driftEvidence.dirtyOutside = ['zzz.md']; }, 'driftEvidence'],
-    ['driftEvidence.truncated', (e) => { e.driftEvidence.truncated = true; }, 'driftEvidence.truncated'],
-    ['driftEvidence.code', (e) => { e.driftEvidence.code = 'DRIFT'; }, 'code'],
-    ['hasDirty', (e) => { e.hasDirty = false; }, 'hasDirty'],
-    ['the policy', (e) => { e.scopePolicy = 'strict'; }, 'contradicts'],
-    ['the parent', (e) => { e.parentTaskId = 'task-other-slice'; }, 'parentTaskId'],
-    ['the subtask', (e) => { e.subtaskId = 'frontend'; }, 'subtaskId'],
-    ['the schema version', (e) => { e.schemaVersion = 2; }, 'schemaVersion'],
-    ['an upper-case commit', (e) => { e.implementationCommit = e.implementationCommit.toUpperCase(); }, 'commit'],
-    ['equal commits', (e) => { e.implementationCommit = e.graphBaseCommit; }, 'commit'],
-    ['the coverage', (e) => { e.coverage = 'explicit-empty'; }, 'coverage'],
-    ['an unsorted writeIntent', (e) => { e.writeIntent = ['z/**', 'a/**']; }, 'writeIntent'],
-    ['a widened writeIntent', (e) => { e.writeIntent = ['**']; e.coverage = 'declared'; }, 'writeIntent'],
-    ['an outside path that is covered', (e) => { e.outsideIntentPaths = ['lib/b.ts', 'src/server/a.ts']; }, 'covered'],
-    ['an unsorted path list', (e) => { e.actualPaths.reverse(); }, 'sorted'],
-    ['an invalid path', (e) => { e.actualPaths[0] = '../escape'; }, 'segment'],
-    ['a changed path', (e) => { e.committedChanges[0].path = 'src/server/a2.ts'; }, 'actualPaths does not match the recorded changes'],
-    ['a changed rename source', (e) => { e.committedChanges[1].oldPath = 'lib/c.ts'; }, 'does not match the recorded'],
-    ['a dropped rename source', (e) => { delete e.committedChanges[1].oldPath; }, 'committedChanges[1]'],
-    ['dirty facts without a worktree', (e) => { e.dirtyWorktreeAvailable = false; }, 'not inspected'],
-    ['an unknown field', (e) => { e.verdict = 'ok'; }, 'unknown field "verdict"'],
-    ['a missing field', (e) => { delete e.actualPaths; }, 'missing "actualPaths"'],
-    ['a non-integer count', (e) => { e.actualPathCount = 3.5; }, 'actualPathCount'],
-    ['a string flag', (e) => { e.drift = 'true'; }, 'drift'],
+    [
+      'a wrong actualPathCount',
+      (e) => {
+        e.actualPathCount += 1;
+      },
+      'actualPaths',
+    ],
+    [
+      'a wrong committedChangeCount',
+      (e) => {
+        e.committedChangeCount = 3;
+      },
+      'committedChanges',
+    ],
+    [
+      'a wrong outsideIntentPathCount',
+      (e) => {
+        e.outsideIntentPathCount = 1;
+      },
+      'outsideIntentPaths',
+    ],
+    [
+      'a wrong dirtyChangeCount',
+      (e) => {
+        e.dirtyChangeCount = 0;
+      },
+      'dirtyChanges',
+    ],
+    [
+      'a set truncation flag',
+      (e) => {
+        e.actualPathsTruncated = true;
+      },
+      'truncated',
+    ],
+    [
+      'a set change truncation flag',
+      (e) => {
+        e.committedChangesTruncated = true;
+      },
+      'truncated',
+    ],
+    [
+      'drift cleared',
+      (e) => {
+        e.drift = false;
+      },
+      'drift',
+    ],
+    [
+      'driftEvidence removed',
+      (e) => {
+        e.driftEvidence = null;
+      },
+      'driftEvidence',
+    ],
+    [
+      'a driftEvidence count',
+      (e) => {
+        e.driftEvidence.committedOutsideCount = 2;
+      },
+      'driftEvidence',
+    ],
+    [
+      'a driftEvidence path',
+      (e) => {
+        e.driftEvidence.dirtyOutside = ['zzz.md'];
+      },
+      'driftEvidence',
+    ],
+    [
+      'driftEvidence.truncated',
+      (e) => {
+        e.driftEvidence.truncated = true;
+      },
+      'driftEvidence.truncated',
+    ],
+    [
+      'driftEvidence.code',
+      (e) => {
+        e.driftEvidence.code = 'DRIFT';
+      },
+      'code',
+    ],
+    [
+      'hasDirty',
+      (e) => {
+        e.hasDirty = false;
+      },
+      'hasDirty',
+    ],
+    [
+      'the policy',
+      (e) => {
+        e.scopePolicy = 'strict';
+      },
+      'contradicts',
+    ],
+    [
+      'the parent',
+      (e) => {
+        e.parentTaskId = 'task-other-slice';
+      },
+      'parentTaskId',
+    ],
+    [
+      'the subtask',
+      (e) => {
+        e.subtaskId = 'frontend';
+      },
+      'subtaskId',
+    ],
+    [
+      'the schema version',
+      (e) => {
+        e.schemaVersion = 2;
+      },
+      'schemaVersion',
+    ],
+    [
+      'an upper-case commit',
+      (e) => {
+        e.implementationCommit = e.implementationCommit.toUpperCase();
+      },
+      'commit',
+    ],
+    [
+      'equal commits',
+      (e) => {
+        e.implementationCommit = e.graphBaseCommit;
+      },
+      'commit',
+    ],
+    [
+      'the coverage',
+      (e) => {
+        e.coverage = 'explicit-empty';
+      },
+      'coverage',
+    ],
+    [
+      'an unsorted writeIntent',
+      (e) => {
+        e.writeIntent = ['z/**', 'a/**'];
+      },
+      'writeIntent',
+    ],
+    [
+      'a widened writeIntent',
+      (e) => {
+        e.writeIntent = ['**'];
+        e.coverage = 'declared';
+      },
+      'writeIntent',
+    ],
+    [
+      'an outside path that is covered',
+      (e) => {
+        e.outsideIntentPaths = ['lib/b.ts', 'src/server/a.ts'];
+      },
+      'covered',
+    ],
+    [
+      'an unsorted path list',
+      (e) => {
+        e.actualPaths.reverse();
+      },
+      'sorted',
+    ],
+    [
+      'an invalid path',
+      (e) => {
+        e.actualPaths[0] = '../escape';
+      },
+      'segment',
+    ],
+    [
+      'a changed path',
+      (e) => {
+        e.committedChanges[0].path = 'src/server/a2.ts';
+      },
+      'actualPaths does not match the recorded changes',
+    ],
+    [
+      'a changed rename source',
+      (e) => {
+        e.committedChanges[1].oldPath = 'lib/c.ts';
+      },
+      'does not match the recorded',
+    ],
+    [
+      'a dropped rename source',
+      (e) => {
+        delete e.committedChanges[1].oldPath;
+      },
+      'committedChanges[1]',
+    ],
+    [
+      'dirty facts without a worktree',
+      (e) => {
+        e.dirtyWorktreeAvailable = false;
+      },
+      'not inspected',
+    ],
+    [
+      'an unknown field',
+      (e) => {
+        e.verdict = 'ok';
+      },
+      'unknown field "verdict"',
+    ],
+    [
+      'a missing field',
+      (e) => {
+        delete e.actualPaths;
+      },
+      'missing "actualPaths"',
+    ],
+    [
+      'a non-integer count',
+      (e) => {
+        e.actualPathCount = 3.5;
+      },
+      'actualPathCount',
+    ],
+    [
+      'a string flag',
+      (e) => {
+        e.drift = 'true';
+      },
+      'drift',
+    ],
   ];
 
   it.each(tampers)('should refuse evidence with %s', (_name, tamper, message) => {
@@ -848,15 +1063,65 @@ describe('checkScopeEvidence', () => {
   });
 
   const largeTampers: Array<[string, (evidence: any) => void]> = [
-    ['a list count below its list length', (e) => { e.outsideIntentPathCount = 63; e.driftEvidence.outsideIntentPathCount = 63; }],
-    ['a cleared truncation flag on a cut list', (e) => { e.outsideIntentPathsTruncated = false; e.driftEvidence.truncated = false; }],
-    ['a cleared committed truncation flag', (e) => { e.committedChangesTruncated = false; }],
-    ['a short cut list', (e) => { e.committedChanges.pop(); }],
-    ['a list longer than 64', (e) => { e.actualPaths.push('zzz'); }],
-    ['drift cleared', (e) => { e.drift = false; e.driftEvidence = null; }],
-    ['too many outside paths for the changes', (e) => { e.outsideIntentPathCount = 500; e.driftEvidence.outsideIntentPathCount = 500; }],
-    ['dirty outside paths without dirty changes', (e) => { e.driftEvidence.dirtyOutsideCount = 1; e.driftEvidence.dirtyOutside = ['outside/000.ts']; }],
-    ['driftEvidence lists that differ', (e) => { e.driftEvidence.outsideIntentPaths = e.driftEvidence.outsideIntentPaths.slice(1).concat('zzz'); }],
+    [
+      'a list count below its list length',
+      (e) => {
+        e.outsideIntentPathCount = 63;
+        e.driftEvidence.outsideIntentPathCount = 63;
+      },
+    ],
+    [
+      'a cleared truncation flag on a cut list',
+      (e) => {
+        e.outsideIntentPathsTruncated = false;
+        e.driftEvidence.truncated = false;
+      },
+    ],
+    [
+      'a cleared committed truncation flag',
+      (e) => {
+        e.committedChangesTruncated = false;
+      },
+    ],
+    [
+      'a short cut list',
+      (e) => {
+        e.committedChanges.pop();
+      },
+    ],
+    [
+      'a list longer than 64',
+      (e) => {
+        e.actualPaths.push('zzz');
+      },
+    ],
+    [
+      'drift cleared',
+      (e) => {
+        e.drift = false;
+        e.driftEvidence = null;
+      },
+    ],
+    [
+      'too many outside paths for the changes',
+      (e) => {
+        e.outsideIntentPathCount = 500;
+        e.driftEvidence.outsideIntentPathCount = 500;
+      },
+    ],
+    [
+      'dirty outside paths without dirty changes',
+      (e) => {
+        e.driftEvidence.dirtyOutsideCount = 1;
+        e.driftEvidence.dirtyOutside = ['outside/000.ts'];
+      },
+    ],
+    [
+      'driftEvidence lists that differ',
+      (e) => {
+        e.driftEvidence.outsideIntentPaths = e.driftEvidence.outsideIntentPaths.slice(1).concat('zzz');
+      },
+    ],
   ];
 
   it.each(largeTampers)('should refuse truncated evidence with %s', (_name, tamper) => {
@@ -937,15 +1202,30 @@ const randomPath: fc.Arbitrary<string> = fc.array(randomSegment, { minLength: 1,
 
 /** Realistic normalised patterns for audit properties. */
 const POOL_PATTERNS = ['src/**', 'src/server/**', 'docs/*.md', '*.md', '**/test/**', 'lib/?.ts', 'a', 'src/[ab]*.ts', 'src/**.ts', '**'];
-const POOL_PATHS = ['src/a.ts', 'src/server/x.ts', 'docs/readme.md', 'docs/deep/x.md', 'lib/a.ts', 'lib/ab.ts', 'a', 'b/a', 'test/x', 'pkg/test/y', 'src/b1.ts', 'z'];
+const POOL_PATHS = [
+  'src/a.ts',
+  'src/server/x.ts',
+  'docs/readme.md',
+  'docs/deep/x.md',
+  'lib/a.ts',
+  'lib/ab.ts',
+  'a',
+  'b/a',
+  'test/x',
+  'pkg/test/y',
+  'src/b1.ts',
+  'z',
+];
 
 const reportedChange = (dirty: boolean): fc.Arbitrary<ReportedChange> =>
-  fc.record({
-    path: fc.constantFrom(...POOL_PATHS),
-    rename: fc.boolean(),
-    oldPath: fc.constantFrom(...POOL_PATHS),
-    status: dirty ? fc.constantFrom(' M', 'M ', '??', 'A ', ' D', 'AM') : fc.constantFrom('A', 'M', 'D', 'T'),
-  }).map(({ path, rename, oldPath, status }) => (rename ? { status: dirty ? 'R ' : 'R87', path, oldPath } : { status, path }));
+  fc
+    .record({
+      path: fc.constantFrom(...POOL_PATHS),
+      rename: fc.boolean(),
+      oldPath: fc.constantFrom(...POOL_PATHS),
+      status: dirty ? fc.constantFrom(' M', 'M ', '??', 'A ', ' D', 'AM') : fc.constantFrom('A', 'M', 'D', 'T'),
+    })
+    .map(({ path, rename, oldPath, status }) => (rename ? { status: dirty ? 'R ' : 'R87', path, oldPath } : { status, path }));
 
 describe('scope audit properties', () => {
   it('should agree with the literal regex translation of docs/seeds/task-graph-v1.md §9', () => {
@@ -978,11 +1258,15 @@ describe('scope audit properties', () => {
 
   it('should match a pattern without `/` against a path iff it matches the basename', () => {
     fc.assert(
-      fc.property(randomPattern.filter((pattern) => !pattern.includes('/')), randomPath, (pattern, path) => {
-        const basename = path.slice(path.lastIndexOf('/') + 1);
-        expect(matchesWriteIntentPattern(pattern, path)).toBe(matchesWriteIntentPattern(pattern, basename));
-        expect(matchesWriteIntentPattern(pattern, `deeper/${path}`)).toBe(matchesWriteIntentPattern(pattern, basename));
-      }),
+      fc.property(
+        randomPattern.filter((pattern) => !pattern.includes('/')),
+        randomPath,
+        (pattern, path) => {
+          const basename = path.slice(path.lastIndexOf('/') + 1);
+          expect(matchesWriteIntentPattern(pattern, path)).toBe(matchesWriteIntentPattern(pattern, basename));
+          expect(matchesWriteIntentPattern(pattern, `deeper/${path}`)).toBe(matchesWriteIntentPattern(pattern, basename));
+        },
+      ),
       { numRuns: scaled(1000, 50) },
     );
   });

@@ -4,11 +4,7 @@ import { CONFIGURED, graphError, graphInput, graphOf, validGraph } from './fixtu
 
 describe('validateTaskGraph: normalisation', () => {
   it('should sort subtasks and dependsOn by id and freeze the result', () => {
-    const input = graphOf([
-      { id: 'gamma', dependsOn: ['beta', 'alpha'] },
-      { id: 'alpha' },
-      { id: 'beta', dependsOn: ['alpha'] },
-    ]);
+    const input = graphOf([{ id: 'gamma', dependsOn: ['beta', 'alpha'] }, { id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }]);
     const graph = validGraph(input);
     expect(graph.subtasks.map((subtask) => subtask.id)).toEqual(['alpha', 'beta', 'gamma']);
     expect(graph.subtasks[2].dependsOn).toEqual(['alpha', 'beta']);
@@ -28,9 +24,23 @@ describe('validateTaskGraph: normalisation', () => {
       parentTask: { id: 'task-product-slice', title: 'Build the approved product slice', planner: 'codex', reviewer: 'codex' },
     });
     expect(graph.subtasks).toEqual([
-      { id: 'backend', parentTaskId: 'task-product-slice', implementer: 'agent-backend', spec: 'Implement the approved backend changes.', dependsOn: [], state: 'PENDING' },
+      {
+        id: 'backend',
+        parentTaskId: 'task-product-slice',
+        implementer: 'agent-backend',
+        spec: 'Implement the approved backend changes.',
+        dependsOn: [],
+        state: 'PENDING',
+      },
       { id: 'docs', parentTaskId: 'task-product-slice', implementer: 'agent-docs', spec: 'Document the slice.', dependsOn: [], state: 'PENDING' },
-      { id: 'frontend', parentTaskId: 'task-product-slice', implementer: 'agent-frontend', spec: 'Implement the approved frontend changes.', dependsOn: ['backend'], state: 'PENDING' },
+      {
+        id: 'frontend',
+        parentTaskId: 'task-product-slice',
+        implementer: 'agent-frontend',
+        spec: 'Implement the approved frontend changes.',
+        dependsOn: ['backend'],
+        state: 'PENDING',
+      },
     ]);
     expect(NormalizedTaskGraphSchema.parse(graph)).toEqual(JSON.parse(JSON.stringify(graph)));
   });
@@ -38,12 +48,22 @@ describe('validateTaskGraph: normalisation', () => {
   it('should expose durable facts that keep the parent identity distinct from subtask identities', () => {
     const { facts } = validGraph();
     expect(facts.parent).toEqual({
-      kind: 'parent-task', taskId: 'task-product-slice', planner: 'codex', reviewer: 'codex',
-      state: 'CREATED', status: 'CREATED', maxConcurrency: 2,
+      kind: 'parent-task',
+      taskId: 'task-product-slice',
+      planner: 'codex',
+      reviewer: 'codex',
+      state: 'CREATED',
+      status: 'CREATED',
+      maxConcurrency: 2,
     });
     expect(facts.subtasks[2]).toEqual({
-      kind: 'subtask', parentTaskId: 'task-product-slice', subtaskId: 'frontend', implementer: 'agent-frontend',
-      state: 'PENDING', status: 'PENDING', dependsOn: ['backend'],
+      kind: 'subtask',
+      parentTaskId: 'task-product-slice',
+      subtaskId: 'frontend',
+      implementer: 'agent-frontend',
+      state: 'PENDING',
+      status: 'PENDING',
+      dependsOn: ['backend'],
     });
   });
 
@@ -73,7 +93,10 @@ describe('validateTaskGraph: normalisation', () => {
   });
 
   it('should accept exactly 256 subtasks and maxConcurrency 1 and 32', () => {
-    const many = graphOf(Array.from({ length: 256 }, (_, index) => ({ id: `s${index}` })), 32);
+    const many = graphOf(
+      Array.from({ length: 256 }, (_, index) => ({ id: `s${index}` })),
+      32,
+    );
     expect(validateTaskGraph(many, { configuredAgents: CONFIGURED }).ok).toBe(true);
     expect(validateTaskGraph(graphOf([{ id: 'a' }], 1), { configuredAgents: CONFIGURED }).ok).toBe(true);
   });
@@ -87,34 +110,105 @@ describe('validateTaskGraph: normalisation', () => {
 
 describe('validateTaskGraph: contract failures (docs/seeds/task-graph-v1.md §14)', () => {
   const cases: Array<[string, (input: Record<string, any>) => void, string]> = [
-    ['a duplicate subtask id', (input) => { input.subtasks[1].id = 'backend'; input.subtasks[1].dependsOn = []; },
-      'Task Graph v1 contains duplicate subtask id "backend".'],
-    ['a malformed subtask id Bad.ID', (input) => { input.subtasks[0].id = 'Bad.ID'; },
-      'Task Graph v1 subtask at index 0 has malformed id "Bad.ID".'],
-    ['the device name con as a subtask id', (input) => { input.subtasks[2].id = 'con'; },
-      'Task Graph v1 subtask at index 2 has malformed id "con".'],
-    ['a self edge', (input) => { input.subtasks[0].dependsOn = ['backend']; },
-      'Task Graph v1 subtask "backend" cannot depend on itself.'],
-    ['a missing dependency absent', (input) => { input.subtasks[1].dependsOn = ['absent']; },
-      'Task Graph v1 subtask "frontend" references missing dependency "absent".'],
-    ['a cycle', (input) => { input.subtasks[0].dependsOn = ['frontend']; },
-      'Task Graph v1 contains a dependency cycle: backend -> frontend -> backend.'],
-    ['an unknown subtask implementer agent-z', (input) => { input.subtasks[0].implementer = 'agent-z'; },
-      'Task Graph v1 subtask "backend" Implementer "agent-z" is unknown or unconfigured.'],
-    ['an unknown parent planner agent-z', (input) => { input.parentTask.planner = 'agent-z'; },
-      'Task Graph v1 parent planner "agent-z" is unknown or unconfigured.'],
-    ['a malformed agent Bad.Agent', (input) => { input.subtasks[0].implementer = 'Bad.Agent'; },
-      'Task Graph v1 field "subtasks[0].implementer" Agent identity "Bad.Agent" is malformed.'],
-    ['a blank spec', (input) => { input.subtasks[0].spec = '   '; },
-      'Task Graph v1 field "subtasks[0].spec" must be a non-empty string.'],
-    ['maxConcurrency 0', (input) => { input.maxConcurrency = 0; },
-      'Task Graph v1 maxConcurrency must be an integer from 1 to 32.'],
-    ['maxConcurrency 33', (input) => { input.maxConcurrency = 33; },
-      'Task Graph v1 maxConcurrency must be an integer from 1 to 32.'],
-    ['an unknown field unexpected', (input) => { input.unexpected = true; },
-      'Task Graph v1 input contains unknown field "unexpected".'],
-    ['a duplicate dependency edge', (input) => { input.subtasks[1].dependsOn = ['backend', 'backend']; },
-      'Task Graph v1 subtask "frontend" contains a duplicate dependency edge.'],
+    [
+      'a duplicate subtask id',
+      (input) => {
+        input.subtasks[1].id = 'backend';
+        input.subtasks[1].dependsOn = [];
+      },
+      'Task Graph v1 contains duplicate subtask id "backend".',
+    ],
+    [
+      'a malformed subtask id Bad.ID',
+      (input) => {
+        input.subtasks[0].id = 'Bad.ID';
+      },
+      'Task Graph v1 subtask at index 0 has malformed id "Bad.ID".',
+    ],
+    [
+      'the device name con as a subtask id',
+      (input) => {
+        input.subtasks[2].id = 'con';
+      },
+      'Task Graph v1 subtask at index 2 has malformed id "con".',
+    ],
+    [
+      'a self edge',
+      (input) => {
+        input.subtasks[0].dependsOn = ['backend'];
+      },
+      'Task Graph v1 subtask "backend" cannot depend on itself.',
+    ],
+    [
+      'a missing dependency absent',
+      (input) => {
+        input.subtasks[1].dependsOn = ['absent'];
+      },
+      'Task Graph v1 subtask "frontend" references missing dependency "absent".',
+    ],
+    [
+      'a cycle',
+      (input) => {
+        input.subtasks[0].dependsOn = ['frontend'];
+      },
+      'Task Graph v1 contains a dependency cycle: backend -> frontend -> backend.',
+    ],
+    [
+      'an unknown subtask implementer agent-z',
+      (input) => {
+        input.subtasks[0].implementer = 'agent-z';
+      },
+      'Task Graph v1 subtask "backend" Implementer "agent-z" is unknown or unconfigured.',
+    ],
+    [
+      'an unknown parent planner agent-z',
+      (input) => {
+        input.parentTask.planner = 'agent-z';
+      },
+      'Task Graph v1 parent planner "agent-z" is unknown or unconfigured.',
+    ],
+    [
+      'a malformed agent Bad.Agent',
+      (input) => {
+        input.subtasks[0].implementer = 'Bad.Agent';
+      },
+      'Task Graph v1 field "subtasks[0].implementer" Agent identity "Bad.Agent" is malformed.',
+    ],
+    [
+      'a blank spec',
+      (input) => {
+        input.subtasks[0].spec = '   ';
+      },
+      'Task Graph v1 field "subtasks[0].spec" must be a non-empty string.',
+    ],
+    [
+      'maxConcurrency 0',
+      (input) => {
+        input.maxConcurrency = 0;
+      },
+      'Task Graph v1 maxConcurrency must be an integer from 1 to 32.',
+    ],
+    [
+      'maxConcurrency 33',
+      (input) => {
+        input.maxConcurrency = 33;
+      },
+      'Task Graph v1 maxConcurrency must be an integer from 1 to 32.',
+    ],
+    [
+      'an unknown field unexpected',
+      (input) => {
+        input.unexpected = true;
+      },
+      'Task Graph v1 input contains unknown field "unexpected".',
+    ],
+    [
+      'a duplicate dependency edge',
+      (input) => {
+        input.subtasks[1].dependsOn = ['backend', 'backend'];
+      },
+      'Task Graph v1 subtask "frontend" contains a duplicate dependency edge.',
+    ],
   ];
 
   for (const [label, mutate, message] of cases) {
@@ -155,8 +249,7 @@ describe('validateTaskGraph: contract failures (docs/seeds/task-graph-v1.md §14
   it('should reject the device name con as an agent id', () => {
     const input = graphInput();
     input.parentTask.reviewer = 'con';
-    expect(graphError(input, new Set([...CONFIGURED, 'con'])).message)
-      .toBe('Task Graph v1 field "parentTask.reviewer" Agent identity "con" is malformed.');
+    expect(graphError(input, new Set([...CONFIGURED, 'con'])).message).toBe('Task Graph v1 field "parentTask.reviewer" Agent identity "con" is malformed.');
   });
 
   it('should report the unsupported schemaVersion value or (missing)', () => {
@@ -294,26 +387,44 @@ describe('validateTaskGraph: fixed validation order (docs/seeds/task-graph-v1.md
   });
 
   it('should check subtasks in input order for structural failures', () => {
-    const input = graphOf([{ id: 'zulu', dependsOn: ['zulu'] }, { id: 'alpha', dependsOn: ['alpha'] }]);
+    const input = graphOf([
+      { id: 'zulu', dependsOn: ['zulu'] },
+      { id: 'alpha', dependsOn: ['alpha'] },
+    ]);
     expect(graphError(input).message).toBe('Task Graph v1 subtask "zulu" cannot depend on itself.');
   });
 
   it('should report missing dependencies over sorted ids regardless of input order', () => {
-    const forward = graphOf([{ id: 'zulu', dependsOn: ['nowhere'] }, { id: 'alpha', dependsOn: ['zzz', 'absent'] }]);
-    const backward = graphOf([{ id: 'alpha', dependsOn: ['absent', 'zzz'] }, { id: 'zulu', dependsOn: ['nowhere'] }]);
+    const forward = graphOf([
+      { id: 'zulu', dependsOn: ['nowhere'] },
+      { id: 'alpha', dependsOn: ['zzz', 'absent'] },
+    ]);
+    const backward = graphOf([
+      { id: 'alpha', dependsOn: ['absent', 'zzz'] },
+      { id: 'zulu', dependsOn: ['nowhere'] },
+    ]);
     const expected = 'Task Graph v1 subtask "alpha" references missing dependency "absent".';
     expect(graphError(forward).message).toBe(expected);
     expect(graphError(backward).message).toBe(expected);
   });
 
   it('should report missing dependencies before cycles', () => {
-    const input = graphOf([{ id: 'alpha', dependsOn: ['beta'] }, { id: 'beta', dependsOn: ['alpha', 'ghost'] }]);
+    const input = graphOf([
+      { id: 'alpha', dependsOn: ['beta'] },
+      { id: 'beta', dependsOn: ['alpha', 'ghost'] },
+    ]);
     expect(graphError(input).message).toBe('Task Graph v1 subtask "beta" references missing dependency "ghost".');
   });
 
   it('should report the same cycle path alpha -> beta -> alpha for any input order', () => {
-    const one = graphOf([{ id: 'alpha', dependsOn: ['beta'] }, { id: 'beta', dependsOn: ['alpha'] }]);
-    const two = graphOf([{ id: 'beta', dependsOn: ['alpha'] }, { id: 'alpha', dependsOn: ['beta'] }]);
+    const one = graphOf([
+      { id: 'alpha', dependsOn: ['beta'] },
+      { id: 'beta', dependsOn: ['alpha'] },
+    ]);
+    const two = graphOf([
+      { id: 'beta', dependsOn: ['alpha'] },
+      { id: 'alpha', dependsOn: ['beta'] },
+    ]);
     const expected = 'Task Graph v1 contains a dependency cycle: alpha -> beta -> alpha.';
     expect(graphError(one).message).toBe(expected);
     expect(graphError(two).message).toBe(expected);
@@ -322,9 +433,7 @@ describe('validateTaskGraph: fixed validation order (docs/seeds/task-graph-v1.md
   it('should bound a long cycle path to the first 8 entries, an ellipsis and the last', () => {
     const ids = Array.from({ length: 12 }, (_, index) => `n${String(index).padStart(2, '0')}`);
     const input = graphOf(ids.map((id, index) => ({ id, dependsOn: [ids[(index + 1) % ids.length]] })));
-    expect(graphError(input).message).toBe(
-      'Task Graph v1 contains a dependency cycle: n00 -> n01 -> n02 -> n03 -> n04 -> n05 -> n06 -> n07 -> ... -> n00.',
-    );
+    expect(graphError(input).message).toBe('Task Graph v1 contains a dependency cycle: n00 -> n01 -> n02 -> n03 -> n04 -> n05 -> n06 -> n07 -> ... -> n00.');
   });
 
   it('should report the cycle found from the sorted-first node, not a cycle elsewhere', () => {

@@ -80,7 +80,18 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
     expect(r.body.graph.state).toBe('CREATED');
     expect(r.body.graph.baseCommit).toBeNull();
     expect(r.body.graph.frontier.ready).toEqual(['a', 'f', 'h']);
-    expect(r.body.graph.recovery.map((e: any) => e.classification)).toEqual(['ready', 'waiting', 'waiting', 'waiting', 'waiting', 'ready', 'waiting', 'ready', 'waiting', 'waiting']);
+    expect(r.body.graph.recovery.map((e: any) => e.classification)).toEqual([
+      'ready',
+      'waiting',
+      'waiting',
+      'waiting',
+      'waiting',
+      'ready',
+      'waiting',
+      'ready',
+      'waiting',
+      'waiting',
+    ]);
   });
 
   it('runs the first wave: a, f, h RUNNING within maxConcurrency 3, the base fixed, the graph RUNNING', async () => {
@@ -146,15 +157,25 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
 
   it('fail f with AGENT_EXIT_NONZERO: f FAILED, g BLOCKED, siblings untouched, the graph ERROR', async () => {
     const d = dispatches.get('f')!;
-    expect((await implementer(t, d).post(`/v1/graphs/${id}/subtasks/f/fail`, { attempt: d.attempt, code: 'AGENT_EXIT_NONZERO', message: 'x' })).status).toBe(403);
+    expect((await implementer(t, d).post(`/v1/graphs/${id}/subtasks/f/fail`, { attempt: d.attempt, code: 'AGENT_EXIT_NONZERO', message: 'x' })).status).toBe(
+      403,
+    );
     const r = await owner.client.post(`/v1/graphs/${id}/subtasks/f/fail`, { attempt: d.attempt, code: 'AGENT_EXIT_NONZERO', message: 'exit 3', exitCode: 3 });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
-    expect(r.body.transitions.map((x: any) => [x.subtaskId, x.to])).toEqual([['f', 'FAILED'], ['g', 'BLOCKED'], ['j', 'BLOCKED']]);
+    expect(r.body.transitions.map((x: any) => [x.subtaskId, x.to])).toEqual([
+      ['f', 'FAILED'],
+      ['g', 'BLOCKED'],
+      ['j', 'BLOCKED'],
+    ]);
     const g = r.body.graph;
     expect(g.state).toBe('ERROR');
     expect(states(g)).toMatchObject({ a: 'SUCCEEDED', b: 'READY', c: 'READY', f: 'FAILED', g: 'BLOCKED', h: 'RUNNING' });
     expect(g.subtasks.find((s: any) => s.subtaskId === 'g').reason).toBe('Blocked by dependencies: f (FAILED).');
-    expect(g.recovery.find((e: any) => e.subtaskId === 'f')).toMatchObject({ classification: 'failed', recoverable: true, lastError: { code: 'AGENT_EXIT_NONZERO', exitCode: 3 } });
+    expect(g.recovery.find((e: any) => e.subtaskId === 'f')).toMatchObject({
+      classification: 'failed',
+      recoverable: true,
+      lastError: { code: 'AGENT_EXIT_NONZERO', exitCode: 3 },
+    });
     // Repeating the same failure is idempotent.
     const before = await cursor(t.admin, id);
     const again = await owner.client.post(`/v1/graphs/${id}/subtasks/f/fail`, { code: 'AGENT_EXIT_NONZERO', message: 'exit 3' });
@@ -188,10 +209,20 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
 
   it('the next run takes b, c, f (capacity 3); the runner dies with c running; recover records it interrupted', async () => {
     await run(['b', 'c', 'f']);
-    const r = await owner.client.post(`/v1/graphs/${id}/recover`, { observations: [{ subtaskId: 'c', processAlive: false }, { subtaskId: 'b', processAlive: true }] });
+    const r = await owner.client.post(`/v1/graphs/${id}/recover`, {
+      observations: [
+        { subtaskId: 'c', processAlive: false },
+        { subtaskId: 'b', processAlive: true },
+      ],
+    });
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.before.find((e: any) => e.subtaskId === 'c').classification).toBe('running');
-    expect(r.body.outcomes.find((o: any) => o.subtaskId === 'c')).toMatchObject({ action: 'recorded-failed', changed: true, state: 'FAILED', classification: 'interrupted' });
+    expect(r.body.outcomes.find((o: any) => o.subtaskId === 'c')).toMatchObject({
+      action: 'recorded-failed',
+      changed: true,
+      state: 'FAILED',
+      classification: 'interrupted',
+    });
     expect(r.body.outcomes.find((o: any) => o.subtaskId === 'b')).toMatchObject({ action: 'none', changed: false, state: 'RUNNING' });
     expect(states(r.body.graph)).toMatchObject({ b: 'RUNNING', c: 'FAILED', d: 'BLOCKED' });
     const before = await cursor(t.admin, id);
@@ -203,7 +234,8 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
   it('resumes c and h, finishes the rest wave by wave until every subtask is SUCCEEDED', async () => {
     await complete('b');
     await complete('f');
-    for (const sid of ['c', 'h']) expect((await owner.client.post(`/v1/graphs/${id}/resume`, { subtaskId: sid })).body.outcomes[0].action).toBe('ready-for-explicit-dispatch');
+    for (const sid of ['c', 'h'])
+      expect((await owner.client.post(`/v1/graphs/${id}/resume`, { subtaskId: sid })).body.outcomes[0].action).toBe('ready-for-explicit-dispatch');
     await run(['c', 'g', 'h']);
     expect(dispatches.get('c')!.attempt).toBe(2);
     for (const sid of ['c', 'g', 'h']) await complete(sid);
@@ -234,7 +266,13 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
     expect(stale.status).toBe(409);
     expect(stale.body).toMatchObject({ code: 'TASK_STATE_CONFLICT', stage: 'integration', details: { subtaskId: 'd' } });
     const aggregate = commit();
-    const body = { baseCommit: base, status: 'SUCCEEDED', sources, appliedRefs: sources.map((s: any) => ({ subtaskId: s.subtaskId, commit: commit() })), aggregateCommit: aggregate };
+    const body = {
+      baseCommit: base,
+      status: 'SUCCEEDED',
+      sources,
+      appliedRefs: sources.map((s: any) => ({ subtaskId: s.subtaskId, commit: commit() })),
+      aggregateCommit: aggregate,
+    };
     const rec = await owner.client.put(`/v1/graphs/${id}/integration`, body);
     expect(rec.status, JSON.stringify(rec.body)).toBe(200);
     expect(rec.body.integration).toMatchObject({ status: 'SUCCEEDED', aggregateCommit: aggregate, branch: `coord/${id}/__integration__` });
@@ -244,20 +282,36 @@ describe('a simulated runner drives a 10-subtask graph from create to review', (
     expect(same.body.changed).toBe(false);
 
     // Only a user or the reviewer Agent's session reviews; a stale aggregate head is refused.
-    const notReviewer = await owner.client.post(`/v1/graphs/${id}/review`, { decision: 'REVIEW_APPROVED', sourceFingerprint: fingerprint, aggregateCommit: aggregate });
+    const notReviewer = await owner.client.post(`/v1/graphs/${id}/review`, {
+      decision: 'REVIEW_APPROVED',
+      sourceFingerprint: fingerprint,
+      aggregateCommit: aggregate,
+    });
     expect(notReviewer.status).toBe(403);
     const reviewer = await agentSession(t, 'reviewer');
-    const staleHead = await reviewer.client.post(`/v1/graphs/${id}/review`, { decision: 'REVIEW_APPROVED', sourceFingerprint: fingerprint, aggregateCommit: commit() });
+    const staleHead = await reviewer.client.post(`/v1/graphs/${id}/review`, {
+      decision: 'REVIEW_APPROVED',
+      sourceFingerprint: fingerprint,
+      aggregateCommit: commit(),
+    });
     expect(staleHead.status).toBe(409);
     expect(staleHead.body).toMatchObject({ code: 'TASK_STATE_CONFLICT', stage: 'review' });
     const before = await cursor(t.admin, id);
-    const ok = await reviewer.client.post(`/v1/graphs/${id}/review`, { decision: 'REVIEW_APPROVED', sourceFingerprint: fingerprint, aggregateCommit: aggregate });
+    const ok = await reviewer.client.post(`/v1/graphs/${id}/review`, {
+      decision: 'REVIEW_APPROVED',
+      sourceFingerprint: fingerprint,
+      aggregateCommit: aggregate,
+    });
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body).toMatchObject({ state: 'APPROVED', decision: 'REVIEW_APPROVED', authorizes: { merge: false, push: false, release: false } });
     const events = await lifecycle(t.admin, id, before);
     expect(events.map((e) => e.event)).toEqual(['TASK_GRAPH_REVIEW_RECORDED', 'TASK_GRAPH_STATUS_CHANGED']);
     expect(events[1].data).toMatchObject({ from: 'REVIEWING', to: 'APPROVED' });
-    const again = await reviewer.client.post(`/v1/graphs/${id}/review`, { decision: 'REVIEW_APPROVED', sourceFingerprint: fingerprint, aggregateCommit: aggregate });
+    const again = await reviewer.client.post(`/v1/graphs/${id}/review`, {
+      decision: 'REVIEW_APPROVED',
+      sourceFingerprint: fingerprint,
+      aggregateCommit: aggregate,
+    });
     expect(again.body.changed).toBe(false);
   });
 

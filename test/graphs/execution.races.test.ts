@@ -21,7 +21,12 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-async function createGraph(subtasks: Record<string, string[]>, maxConcurrency: number, intentMap?: (id: string) => unknown, implementers: Record<string, string> = {}) {
+async function createGraph(
+  subtasks: Record<string, string[]>,
+  maxConcurrency: number,
+  intentMap?: (id: string) => unknown,
+  implementers: Record<string, string> = {},
+) {
   const id = `task-race-${++seq}`;
   const graph = graphOf(id, subtasks, maxConcurrency, implementers);
   const r = await t.admin.post('/v1/graphs', intentMap ? { graph, intentMap: intentMap(id) } : graph);
@@ -48,7 +53,12 @@ describe('locked wave claim', () => {
       expect(selected.length).toBe(3);
       expect(new Set(selected).size).toBe(3);
       const rows = await facts(id);
-      expect(rows.filter((r) => r.status === 'in-progress').map((r) => r.subtask_id).sort()).toEqual([...selected].sort());
+      expect(
+        rows
+          .filter((r) => r.status === 'in-progress')
+          .map((r) => r.subtask_id)
+          .sort(),
+      ).toEqual([...selected].sort());
       expect(rows.every((r) => r.attempt <= 1)).toBe(true);
       const running = (await lifecycle(t.admin, id)).filter((e) => e.event === 'TASK_GRAPH_SUBTASK_STATE_CHANGED' && e.data.to === 'RUNNING');
       expect(running.length).toBe(3);

@@ -104,14 +104,9 @@ describe('event order and revisions', () => {
     const r = await owner.client.post(`/v1/graphs/${id}/resume`, { subtaskId: 'a' });
     expect(r.body.outcomes[0]).toMatchObject({ action: 'ready-for-explicit-dispatch', state: 'READY' });
     const events = await lifecycle(t.admin, id, before);
-    expect(events.map((e) => (e.event === 'TASK_GRAPH_STATUS_CHANGED' ? `graph ${e.data.from}->${e.data.to}` : `${e.data.subtaskId} ${e.data.from}->${e.data.to}`))).toEqual([
-      'a RUNNING->FAILED',
-      'b WAITING->BLOCKED',
-      'graph RUNNING->ERROR',
-      'a FAILED->READY',
-      'b BLOCKED->WAITING',
-      'graph ERROR->RUNNING',
-    ]);
+    expect(
+      events.map((e) => (e.event === 'TASK_GRAPH_STATUS_CHANGED' ? `graph ${e.data.from}->${e.data.to}` : `${e.data.subtaskId} ${e.data.from}->${e.data.to}`)),
+    ).toEqual(['a RUNNING->FAILED', 'b WAITING->BLOCKED', 'graph RUNNING->ERROR', 'a FAILED->READY', 'b BLOCKED->WAITING', 'graph ERROR->RUNNING']);
   });
 
   it('every subtask event names the subtask and carries a revision that grows per subtask', async () => {
@@ -150,7 +145,13 @@ describe('reports are checked', () => {
       const r = await owner.client.put(`/v1/graphs/${id}/integration`, { baseCommit: base, status: 'CONFLICT', sources, ...c });
       expect([r.status, r.body.code, r.body.stage], JSON.stringify(c)).toEqual([409, 'TASK_STATE_CONFLICT', 'integration']);
     }
-    const ok = await owner.client.put(`/v1/graphs/${id}/integration`, { baseCommit: base, status: 'CONFLICT', sources, appliedRefs: [{ subtaskId: 'a', commit: commit() }], conflict: good });
+    const ok = await owner.client.put(`/v1/graphs/${id}/integration`, {
+      baseCommit: base,
+      status: 'CONFLICT',
+      sources,
+      appliedRefs: [{ subtaskId: 'a', commit: commit() }],
+      conflict: good,
+    });
     expect([ok.status, ok.body.ok]).toEqual([200, false]);
   });
 
@@ -158,7 +159,12 @@ describe('reports are checked', () => {
     const { id, owner } = await started({ a: [], b: [] });
     const other = await owner.client.post(`/v1/graphs/${id}/cleanup`, { subtaskId: 'a', outcomes: [{ subtaskId: 'b', status: 'CLEANED' }] });
     expect([other.status, other.body.code]).toEqual([400, 'validation_failed']);
-    const twice = await owner.client.post(`/v1/graphs/${id}/cleanup`, { outcomes: [{ subtaskId: 'a', status: 'CLEANED' }, { subtaskId: 'a', status: 'FAILED' }] });
+    const twice = await owner.client.post(`/v1/graphs/${id}/cleanup`, {
+      outcomes: [
+        { subtaskId: 'a', status: 'CLEANED' },
+        { subtaskId: 'a', status: 'FAILED' },
+      ],
+    });
     expect([twice.status, twice.body.code]).toEqual([400, 'validation_failed']);
   });
 

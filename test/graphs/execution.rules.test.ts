@@ -73,7 +73,11 @@ function complete(id: string, d: Dispatch, body: Record<string, unknown>) {
 
 /** An integration report naming every subtask of `graph` on its branch at its recorded commit. */
 function integrationBody(graph: any, extra: Record<string, unknown>) {
-  const sources = graph.subtasks.map((s: any) => ({ subtaskId: s.subtaskId, branch: `coord/${graph.id}/${s.subtaskId}`, commit: s.implementationCommit ?? commit() }));
+  const sources = graph.subtasks.map((s: any) => ({
+    subtaskId: s.subtaskId,
+    branch: `coord/${graph.id}/${s.subtaskId}`,
+    commit: s.implementationCommit ?? commit(),
+  }));
   return { baseCommit: base, sources, ...extra };
 }
 
@@ -345,7 +349,10 @@ it('9. an expired lease reads FAILED interrupted at once; heartbeat and a late c
   const events = (await lifecycle(t.admin, id, before)).filter((e) => e.event === 'TASK_GRAPH_SUBTASK_STATE_CHANGED' && e.data.subtaskId === 'a');
   expect(events.map((e) => [e.data.from, e.data.to])).toEqual([['RUNNING', 'FAILED']]);
   const after = await record(id);
-  expect(subtaskOf(after, 'a')).toMatchObject({ state: 'FAILED', lastError: { code: 'SESSION_INTERRUPTED', classification: 'interrupted', recoverable: true } });
+  expect(subtaskOf(after, 'a')).toMatchObject({
+    state: 'FAILED',
+    lastError: { code: 'SESSION_INTERRUPTED', classification: 'interrupted', recoverable: true },
+  });
   expect(subtaskOf(after, 'a').reason).toMatch(/^Interrupted:/);
   expect(recoveryOf(after, 'a').classification).toBe('interrupted');
   expect(subtaskOf(after, 'b').state).toBe('BLOCKED');
@@ -403,7 +410,12 @@ it('11. fleet next claims only the caller Agent’s subtask, needs a base, and r
   expect(next.status, JSON.stringify(next.body)).toBe(200);
   expect(next.body.claimed).toBe(true);
   expect(next.body.item).toMatchObject({ id: expect.any(String) });
-  expect(next.body.dispatch).toMatchObject({ subtaskId: 'beta', implementer: 'agent-a', attempt: 1, session: { token: expect.any(String), agentId: 'agent-a' } });
+  expect(next.body.dispatch).toMatchObject({
+    subtaskId: 'beta',
+    implementer: 'agent-a',
+    attempt: 1,
+    session: { token: expect.any(String), agentId: 'agent-a' },
+  });
   expect(next.body.dispatch.worktree).toMatchObject({ baseCommit: base, branch: `coord/${id}/beta` });
   expect(next.body.item.id).toBe(next.body.dispatch.todoId);
   const token = next.body.dispatch.session.token as string;
@@ -487,7 +499,11 @@ it('15. integration refused until every subtask SUCCEEDED; a CONFLICT needs its 
 
   // b is RUNNING: refused.
   let before = await cursor(t.admin, id);
-  const early = integrationBody(await record(id), { status: 'SUCCEEDED', aggregateCommit: commit(), appliedRefs: ['a', 'b'].map((sid) => ({ subtaskId: sid, commit: commit() })) });
+  const early = integrationBody(await record(id), {
+    status: 'SUCCEEDED',
+    aggregateCommit: commit(),
+    appliedRefs: ['a', 'b'].map((sid) => ({ subtaskId: sid, commit: commit() })),
+  });
   const refusedEarly = await t.admin.put(`/v1/graphs/${id}/integration`, early);
   expect(refusedEarly.status, JSON.stringify(refusedEarly.body)).toBe(409);
   expect(refusedEarly.body).toMatchObject({ code: 'TASK_STATE_CONFLICT', stage: 'integration' });
@@ -506,13 +522,26 @@ it('15. integration refused until every subtask SUCCEEDED; a CONFLICT needs its 
   expect((await record(id)).integration).toBeNull();
 
   // CONFLICT with it: stored, ok:false.
-  const conflict = { subtaskId: 'b', commit: subtaskOf(graph, 'b').implementationCommit, paths: ['src/shared.ts'], message: 'CONFLICT (content): Merge conflict in src/shared.ts' };
+  const conflict = {
+    subtaskId: 'b',
+    commit: subtaskOf(graph, 'b').implementationCommit,
+    paths: ['src/shared.ts'],
+    message: 'CONFLICT (content): Merge conflict in src/shared.ts',
+  };
   // The conflict names the source after the applied ones: a went through, b stopped.
-  const stored = await t.admin.put(`/v1/graphs/${id}/integration`, integrationBody(graph, { status: 'CONFLICT', conflict, appliedRefs: [{ subtaskId: 'a', commit: commit() }] }));
+  const stored = await t.admin.put(
+    `/v1/graphs/${id}/integration`,
+    integrationBody(graph, { status: 'CONFLICT', conflict, appliedRefs: [{ subtaskId: 'a', commit: commit() }] }),
+  );
   expect(stored.status, JSON.stringify(stored.body)).toBe(200);
   expect(stored.body.ok).toBe(false);
   expect(stored.body.changed).toBe(true);
-  expect(stored.body.integration).toMatchObject({ status: 'CONFLICT', conflict, aggregateCommit: null, sourceFingerprint: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) });
+  expect(stored.body.integration).toMatchObject({
+    status: 'CONFLICT',
+    conflict,
+    aggregateCommit: null,
+    sourceFingerprint: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
+  });
   expect((await record(id)).integration).toMatchObject({ status: 'CONFLICT', conflict });
   const events = await lifecycle(t.admin, id, before);
   expect(events.map((e) => e.event)).toEqual(['TASK_GRAPH_INTEGRATION_RECORDED']);
@@ -549,7 +578,10 @@ it('16. a new integration record after REVIEW_APPROVED clears the review and ret
 
   const before = await cursor(t.admin, id);
   const second = commit();
-  const again = await t.admin.put(`/v1/graphs/${id}/integration`, integrationBody(graph, { status: 'SUCCEEDED', appliedRefs: [{ subtaskId: 'a', commit: commit() }], aggregateCommit: second }));
+  const again = await t.admin.put(
+    `/v1/graphs/${id}/integration`,
+    integrationBody(graph, { status: 'SUCCEEDED', appliedRefs: [{ subtaskId: 'a', commit: commit() }], aggregateCommit: second }),
+  );
   expect(again.status, JSON.stringify(again.body)).toBe(200);
   expect(again.body.changed).toBe(true);
   expect(again.body.state).toBe('REVIEWING');

@@ -34,10 +34,7 @@ export function graphInput(): Record<string, any> {
 }
 
 /** A minimal valid graph over the given subtask ids and edges. */
-export function graphOf(
-  subtasks: Array<{ id: string; dependsOn?: string[]; implementer?: string }>,
-  maxConcurrency = 2,
-): Record<string, any> {
+export function graphOf(subtasks: Array<{ id: string; dependsOn?: string[]; implementer?: string }>, maxConcurrency = 2): Record<string, any> {
   return {
     schemaVersion: 1,
     parentTask: { id: 'task-graph-1', title: 'Graph', planner: 'codex', reviewer: 'codex' },

@@ -19,12 +19,62 @@ afterAll(async () => t?.close());
 
 const CONFIGURED = new Set(EXAMPLE_AGENTS);
 const ID_POOL = ['alpha', 'beta', 'gamma', 'delta', 'after-alpha', 'x_1'];
-const KEYS = ['id', 'title', 'spec', 'planner', 'reviewer', 'implementer', 'dependsOn', 'subtasks', 'schemaVersion', 'maxConcurrency', 'writeIntent', 'scopePolicy', 'parentTaskId', 'extra', 'Unexpected', ''];
+const KEYS = [
+  'id',
+  'title',
+  'spec',
+  'planner',
+  'reviewer',
+  'implementer',
+  'dependsOn',
+  'subtasks',
+  'schemaVersion',
+  'maxConcurrency',
+  'writeIntent',
+  'scopePolicy',
+  'parentTaskId',
+  'extra',
+  'Unexpected',
+  '',
+];
 
 /** Values that break the contract in many ways (types, formats, bounds, identities). */
 const nasty: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -1, 1.5, 2, 33, 1e308, '', ' ', ' codex', 'codex ', 'Bad.ID', 'con', 'lpt9', 'agent-z', 'task-', 'task-x',
-    '/abs/path', '..', '../up/**', 'C:drive', '\\\\unc\\share', '!negated', 'a\u0000b', 'a\ud800b', 'é', [], {}, [[]], [null], ['alpha', 'alpha']),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    2,
+    33,
+    1e308,
+    '',
+    ' ',
+    ' codex',
+    'codex ',
+    'Bad.ID',
+    'con',
+    'lpt9',
+    'agent-z',
+    'task-',
+    'task-x',
+    '/abs/path',
+    '..',
+    '../up/**',
+    'C:drive',
+    '\\\\unc\\share',
+    '!negated',
+    'a\u0000b',
+    'a\ud800b',
+    'é',
+    [],
+    {},
+    [[]],
+    [null],
+    ['alpha', 'alpha'],
+  ),
   fc.string({ maxLength: 12 }),
   fc.integer(),
   fc.double(),
@@ -78,7 +128,10 @@ function mutate(doc: unknown, mutations: Mutation[]): unknown {
       if (Array.isArray(parent)) parent.splice(Number(key), 1);
       else delete parent[key];
     } else if (m.kind === 'add') {
-      const objects = all.filter((p) => { const v = at(root, p); return v !== null && typeof v === 'object' && !Array.isArray(v); });
+      const objects = all.filter((p) => {
+        const v = at(root, p);
+        return v !== null && typeof v === 'object' && !Array.isArray(v);
+      });
       if (objects.length === 0) continue;
       at(root, objects[m.pick % objects.length])[m.key] = m.value;
     } else if (m.kind === 'edge' || m.kind === 'duplicate') {

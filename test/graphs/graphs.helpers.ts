@@ -15,7 +15,11 @@ export function example(name: 'task-graph' | 'intent-map'): Record<string, any> 
 export const EXAMPLE_AGENTS = ['codex', 'agent-backend', 'agent-frontend', 'agent-docs', 'agy'];
 
 /** Registers each Agent (as a user); an already registered one is fine. */
-export async function registerAgents(admin: Client, ids: string[] = EXAMPLE_AGENTS, facts: Record<string, { adapter?: string; command?: string }> = {}): Promise<void> {
+export async function registerAgents(
+  admin: Client,
+  ids: string[] = EXAMPLE_AGENTS,
+  facts: Record<string, { adapter?: string; command?: string }> = {},
+): Promise<void> {
   for (const id of ids) {
     const r = await admin.post('/v1/agents', { id, ...(facts[id] ?? {}) });
     if (r.status !== 201 && r.body?.code !== 'agent_exists') throw new Error(`agent ${id}: ${r.status} ${JSON.stringify(r.body)}`);

@@ -69,7 +69,13 @@ describe('validate (seed 002 "Validation boundary")', () => {
     expect(r.body.ok).toBe(true);
     expect(r.body.validation).toEqual({ sideEffects: false });
     expect(r.body.facts.parent).toEqual({
-      kind: 'parent-task', taskId: 'task-product-slice', planner: 'codex', reviewer: 'codex', state: 'CREATED', status: 'CREATED', maxConcurrency: 2,
+      kind: 'parent-task',
+      taskId: 'task-product-slice',
+      planner: 'codex',
+      reviewer: 'codex',
+      state: 'CREATED',
+      status: 'CREATED',
+      maxConcurrency: 2,
     });
     expect(r.body.facts.subtasks.map((s: any) => [s.subtaskId, s.implementer, s.state, s.dependsOn])).toEqual([
       ['backend', 'agent-backend', 'PENDING', []],
@@ -114,21 +120,51 @@ describe('validate (seed 002 "Validation boundary")', () => {
   it('should report the same error as the pure contract for the seed catalogue cases', async () => {
     const configured = new Set(EXAMPLE_AGENTS);
     const cases: Array<(g: any) => void> = [
-      (g) => { g.subtasks[1].id = 'backend'; },
-      (g) => { g.subtasks[0].id = 'Bad.ID'; },
-      (g) => { g.subtasks[0].dependsOn = ['backend']; },
-      (g) => { g.subtasks[0].dependsOn = ['frontend']; },
-      (g) => { g.subtasks[0].implementer = 'agent-z'; },
-      (g) => { g.parentTask.planner = 'agent-z'; },
-      (g) => { g.parentTask.reviewer = 'Bad.Agent'; },
-      (g) => { g.subtasks[2].spec = '   '; },
-      (g) => { g.maxConcurrency = 0; },
-      (g) => { g.maxConcurrency = 33; },
-      (g) => { g.unexpected = true; },
-      (g) => { g.subtasks[0].id = 'con'; },
-      (g) => { g.subtasks[0].implementer = ' codex'; },
-      (g) => { g.subtasks[1].dependsOn = ['backend', 'backend']; },
-      (g) => { g.schemaVersion = 2; },
+      (g) => {
+        g.subtasks[1].id = 'backend';
+      },
+      (g) => {
+        g.subtasks[0].id = 'Bad.ID';
+      },
+      (g) => {
+        g.subtasks[0].dependsOn = ['backend'];
+      },
+      (g) => {
+        g.subtasks[0].dependsOn = ['frontend'];
+      },
+      (g) => {
+        g.subtasks[0].implementer = 'agent-z';
+      },
+      (g) => {
+        g.parentTask.planner = 'agent-z';
+      },
+      (g) => {
+        g.parentTask.reviewer = 'Bad.Agent';
+      },
+      (g) => {
+        g.subtasks[2].spec = '   ';
+      },
+      (g) => {
+        g.maxConcurrency = 0;
+      },
+      (g) => {
+        g.maxConcurrency = 33;
+      },
+      (g) => {
+        g.unexpected = true;
+      },
+      (g) => {
+        g.subtasks[0].id = 'con';
+      },
+      (g) => {
+        g.subtasks[0].implementer = ' codex';
+      },
+      (g) => {
+        g.subtasks[1].dependsOn = ['backend', 'backend'];
+      },
+      (g) => {
+        g.schemaVersion = 2;
+      },
     ];
     for (const mutate of cases) {
       const graph = example('task-graph');
@@ -139,13 +175,19 @@ describe('validate (seed 002 "Validation boundary")', () => {
       const r = await t.admin.post('/v1/graphs/validate', { graph });
       expect(r.status, expected.error.message).toBe(400);
       expect({ stage: r.body.stage, message: r.body.message, details: r.body.details, taskId: r.body.taskId }).toEqual({
-        stage: expected.error.stage, message: expected.error.message, details: expected.error.details, taskId: expected.error.taskId,
+        stage: expected.error.stage,
+        message: expected.error.message,
+        details: expected.error.details,
+        taskId: expected.error.taskId,
       });
     }
   });
 
   it('should name the cycle path alpha -> beta -> alpha', async () => {
-    const graph = graphDoc('task-cycle-1', [{ id: 'alpha', dependsOn: ['beta'] }, { id: 'beta', dependsOn: ['alpha'] }]);
+    const graph = graphDoc('task-cycle-1', [
+      { id: 'alpha', dependsOn: ['beta'] },
+      { id: 'beta', dependsOn: ['alpha'] },
+    ]);
     const r = await t.admin.post('/v1/graphs/validate', graph);
     expect(r.body.code).toBe('TASK_GRAPH_INVALID');
     expect(r.body.detail).toBe('Task Graph v1 contains a dependency cycle: alpha -> beta -> alpha.');
@@ -179,9 +221,27 @@ describe('validate (seed 002 "Validation boundary")', () => {
   it('should refuse titles and specs Postgres cannot store on validate and create alike, writing nothing', async () => {
     const before = await rowCounts(t.sql);
     const cases: Array<[(g: any) => void, string, string | null]> = [
-      [(g) => { g.subtasks[0].spec = 'before\u0000after'; }, 'Task Graph v1 subtask "alpha" specification contains a NUL character (U+0000), which Coord cannot store.', 'alpha'],
-      [(g) => { g.subtasks[0].title = 'half a pair \ud800'; }, 'Task Graph v1 subtask "alpha" title contains an unpaired UTF-16 surrogate, which Coord cannot store.', 'alpha'],
-      [(g) => { g.parentTask.title = 'a\u0000b'; }, 'Task Graph v1 parentTask.title contains a NUL character (U+0000), which Coord cannot store.', null],
+      [
+        (g) => {
+          g.subtasks[0].spec = 'before\u0000after';
+        },
+        'Task Graph v1 subtask "alpha" specification contains a NUL character (U+0000), which Coord cannot store.',
+        'alpha',
+      ],
+      [
+        (g) => {
+          g.subtasks[0].title = 'half a pair \ud800';
+        },
+        'Task Graph v1 subtask "alpha" title contains an unpaired UTF-16 surrogate, which Coord cannot store.',
+        'alpha',
+      ],
+      [
+        (g) => {
+          g.parentTask.title = 'a\u0000b';
+        },
+        'Task Graph v1 parentTask.title contains a NUL character (U+0000), which Coord cannot store.',
+        null,
+      ],
     ];
     for (const [mutate, message, subtaskId] of cases) {
       const graph = graphDoc(taskId('unstorable'), [{ id: 'alpha' }]);
@@ -228,9 +288,36 @@ describe('create, status and inspect (seed 002 "Durable graph create, status, an
     expect(r.headers.get('etag')).toBe('"1"');
     expect(r.body.validation).toEqual({ sideEffects: true });
     const g = r.body.graph;
-    expect(g).toMatchObject({ schemaVersion: 1, kind: 'task-graph', id: 'task-product-slice', parentTaskId: 'task-product-slice', scope: 'graph:task-product-slice', state: 'CREATED', status: 'CREATED', maxConcurrency: 2, revision: 1, createdBy: s.id });
-    expect(g.parentTask).toMatchObject({ id: 'task-product-slice', title: 'Build the approved product slice', planner: 'codex', reviewer: 'codex', state: 'CREATED' });
-    expect(g.frontier).toMatchObject({ ready: ['backend'], waiting: ['docs', 'frontend'], blocked: [], running: [], eligible: ['backend'], capacityLimited: [], runningCount: 0, availableSlots: 2, maxConcurrency: 2 });
+    expect(g).toMatchObject({
+      schemaVersion: 1,
+      kind: 'task-graph',
+      id: 'task-product-slice',
+      parentTaskId: 'task-product-slice',
+      scope: 'graph:task-product-slice',
+      state: 'CREATED',
+      status: 'CREATED',
+      maxConcurrency: 2,
+      revision: 1,
+      createdBy: s.id,
+    });
+    expect(g.parentTask).toMatchObject({
+      id: 'task-product-slice',
+      title: 'Build the approved product slice',
+      planner: 'codex',
+      reviewer: 'codex',
+      state: 'CREATED',
+    });
+    expect(g.frontier).toMatchObject({
+      ready: ['backend'],
+      waiting: ['docs', 'frontend'],
+      blocked: [],
+      running: [],
+      eligible: ['backend'],
+      capacityLimited: [],
+      runningCount: 0,
+      availableSlots: 2,
+      maxConcurrency: 2,
+    });
     expect(g.frontier.reasons).toEqual({
       backend: 'Ready: no dependencies.',
       docs: 'Waiting for dependencies: backend.',
@@ -254,13 +341,21 @@ describe('create, status and inspect (seed 002 "Durable graph create, status, an
     expect(g.subtasks.map((x: any) => x.todoId)).toEqual(todos.map((x) => x.id));
     const edges = await t.sql`select todo_id, dependency_id from todo_dependencies where dependency_id = ${todos[0].id} order by todo_id`;
     expect(edges.map((e) => e.todo_id).sort()).toEqual([todos[1].id, todos[2].id].sort());
-    const [stored] = await t.sql`select jsonb_typeof(parent) as parent, jsonb_typeof(intent_map) as map, parent->>'state' as state from graphs where id = 'task-product-slice'`;
+    const [stored] =
+      await t.sql`select jsonb_typeof(parent) as parent, jsonb_typeof(intent_map) as map, parent->>'state' as state from graphs where id = 'task-product-slice'`;
     expect(stored).toEqual({ parent: 'object', map: 'object', state: 'CREATED' });
     const [scope] = await t.sql`select last_position from scopes where scope = 'graph:task-product-slice'`;
     expect(scope.last_position).toBe(3);
     const events = await t.sql<{ event: string; payload: any }[]>`select event, payload from events where topic = 'todo:graph:task-product-slice' order by id`;
     expect(events.map((e) => e.event)).toEqual(['TASK_GRAPH_CREATED', 'added', 'added', 'added']);
-    expect(events[0].payload).toMatchObject({ parentTaskId: 'task-product-slice', state: 'CREATED', maxConcurrency: 2, subtaskIds: ['backend', 'docs', 'frontend'], agent: 'codex', role: 'planner' });
+    expect(events[0].payload).toMatchObject({
+      parentTaskId: 'task-product-slice',
+      state: 'CREATED',
+      maxConcurrency: 2,
+      subtaskIds: ['backend', 'docs', 'frontend'],
+      agent: 'codex',
+      role: 'planner',
+    });
     expect(events[0].payload.frontier.ready).toEqual(['backend']);
 
     const status = await s.client.get('/v1/graphs/task-product-slice');
@@ -285,7 +380,9 @@ describe('create, status and inspect (seed 002 "Durable graph create, status, an
   it('should create exactly one graph when the same id is created concurrently', async () => {
     const id = taskId('race');
     const before = await rowCounts(t.sql);
-    const results = await Promise.all(Array.from({ length: 8 }, () => t.admin.post('/v1/graphs', graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }]))));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => t.admin.post('/v1/graphs', graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }]))),
+    );
     expect(results.map((r) => r.status).sort()).toEqual([201, 409, 409, 409, 409, 409, 409, 409]);
     const after = await rowCounts(t.sql);
     expect(after.graphs - before.graphs).toBe(1);
@@ -310,7 +407,10 @@ describe('create, status and inspect (seed 002 "Durable graph create, status, an
 
   it('should derive ERROR for a failed child while an unrelated sibling stays READY', async () => {
     const id = taskId('fail');
-    await t.admin.post('/v1/graphs', graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }, { id: 'gamma' }, { id: 'delta', dependsOn: ['beta'] }]));
+    await t.admin.post(
+      '/v1/graphs',
+      graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }, { id: 'gamma' }, { id: 'delta', dependsOn: ['beta'] }]),
+    );
     await setSubtaskState(t.sql, id, 'alpha', 'FAILED', 'Implementer exited with code 1.');
     const g = (await t.admin.get(`/v1/graphs/${id}`)).body.graph;
     expect(g.state).toBe('ERROR');
@@ -341,7 +441,17 @@ describe('create, status and inspect (seed 002 "Durable graph create, status, an
 
   it('should return TASK_STATE_CONFLICT, without repair, when stored facts contradict each other', async () => {
     const id = taskId('tamper');
-    await t.admin.post('/v1/graphs', { graph: graphDoc(id, [{ id: 'alpha' }, { id: 'beta' }]), intentMap: { schemaVersion: 1, parentTaskId: id, subtasks: [{ id: 'alpha', writeIntent: ['src/**'] }, { id: 'beta', writeIntent: [] }] } });
+    await t.admin.post('/v1/graphs', {
+      graph: graphDoc(id, [{ id: 'alpha' }, { id: 'beta' }]),
+      intentMap: {
+        schemaVersion: 1,
+        parentTaskId: id,
+        subtasks: [
+          { id: 'alpha', writeIntent: ['src/**'] },
+          { id: 'beta', writeIntent: [] },
+        ],
+      },
+    });
     await t.sql`update graphs set intent_map = jsonb_set(intent_map, '{subtasks,0,writeIntent}', '["/etc/**"]') where id = ${id}`;
     for (const path of [`/v1/graphs/${id}`, `/v1/graphs/${id}/inspect`, `/v1/graphs/${id}/plan`]) {
       const r = await t.admin.get(path);
@@ -405,11 +515,19 @@ describe('graph list', () => {
     const root = await t.session();
     const other = await t.session();
     const ids = [taskId('list'), taskId('list'), taskId('list')];
-    for (const id of ids) expect((await root.client.post('/v1/graphs', graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }]))).status).toBe(201);
+    for (const id of ids)
+      expect((await root.client.post('/v1/graphs', graphDoc(id, [{ id: 'alpha' }, { id: 'beta', dependsOn: ['alpha'] }]))).status).toBe(201);
     await t.sql`update graphs set updated_at = now() + interval '1 hour' where id = ${ids[0]}`;
     const mine = (await root.client.get('/v1/graphs')).body.graphs;
     expect(mine.map((g: any) => g.id)).toEqual([ids[0], ids[2], ids[1]]);
-    expect(mine[0]).toMatchObject({ title: `Graph ${ids[0]}`, state: 'CREATED', subtaskCount: 2, counts: { ready: 1, waiting: 1 }, intentCoverageAvailable: false, scopePolicy: null });
+    expect(mine[0]).toMatchObject({
+      title: `Graph ${ids[0]}`,
+      state: 'CREATED',
+      subtaskCount: 2,
+      counts: { ready: 1, waiting: 1 },
+      intentCoverageAvailable: false,
+      scopePolicy: null,
+    });
     expect((await other.client.get('/v1/graphs')).body.graphs).toEqual([]);
     const page1 = await root.client.get('/v1/graphs?limit=2');
     expect(page1.body.graphs.map((g: any) => g.id)).toEqual([ids[0], ids[2]]);

@@ -30,7 +30,15 @@ describe('plan of the worked example', () => {
     const created = await t.admin.post('/v1/graphs', example('task-graph'));
     expect(created.status).toBe(201);
     const p = await plan('task-product-slice');
-    expect(p).toMatchObject({ schemaVersion: 1, deterministic: true, sideEffects: false, parentTaskId: 'task-product-slice', maxConcurrency: 2, runningCount: 0, availableSlots: 2 });
+    expect(p).toMatchObject({
+      schemaVersion: 1,
+      deterministic: true,
+      sideEffects: false,
+      parentTaskId: 'task-product-slice',
+      maxConcurrency: 2,
+      runningCount: 0,
+      availableSlots: 2,
+    });
     expect(p.eligible.map((d: any) => d.subtaskId)).toEqual(['backend']);
     expect(p.decisions.map((d: any) => [d.subtaskId, d.state, d.decision, d.reason])).toEqual([
       ['backend', 'READY', 'ELIGIBLE', 'Eligible: no dependencies and a concurrency slot is available.'],
@@ -48,8 +56,12 @@ describe('plan of the worked example', () => {
     expect(p.preflight.risks[0].message.length).toBeLessThanOrEqual(2048);
     expect(p.preflight.estimates).toMatchObject({ basis: 'current-selected-wave', selectedSubtaskCount: 1, worktreeCount: 1, sessionCount: 1 });
     expect(p.preflight.boundaries).toEqual({
-      changesDependencies: false, dispatchesAgents: false, authorizesReview: false, authorizesRelease: false,
-      requiresExplicitGraphRun: true, releaseApproval: 'RELEASE_APPROVED',
+      changesDependencies: false,
+      dispatchesAgents: false,
+      authorizesReview: false,
+      authorizesRelease: false,
+      requiresExplicitGraphRun: true,
+      releaseApproval: 'RELEASE_APPROVED',
     });
     expect(p.frontier.ready).toEqual(['backend']);
   });
@@ -64,7 +76,9 @@ describe('plan of the worked example', () => {
     expect(p.preflight.scopePolicy).toBe('warn');
     expect(p.intentCoverage).toMatchObject({ available: true, schemaVersion: 1, scopePolicy: 'warn' });
     expect(p.intentCoverage.subtasks.map((s: any) => [s.subtaskId, s.coverage])).toEqual([
-      ['backend', 'declared'], ['docs', 'explicit-empty'], ['frontend', 'declared'],
+      ['backend', 'declared'],
+      ['docs', 'explicit-empty'],
+      ['frontend', 'declared'],
     ]);
     expect(p.eligible[0].reason).toBe('Eligible: no dependencies, no selected write-intent conflict, and a concurrency slot is available.');
   });
@@ -86,9 +100,10 @@ describe('scheduler cases (docs/seeds/task-graph-v1.md §14)', () => {
 
   it('should leave one slot beside a RUNNING subtask and block the dependents of a FAILED sibling', async () => {
     const id = taskId('running-failed');
-    await t.admin.post('/v1/graphs', graphDoc(id, [
-      { id: 'alpha' }, { id: 'beta' }, { id: 'gamma' }, { id: 'delta', dependsOn: ['alpha'] }, { id: 'epsilon', dependsOn: ['beta'] },
-    ], 2));
+    await t.admin.post(
+      '/v1/graphs',
+      graphDoc(id, [{ id: 'alpha' }, { id: 'beta' }, { id: 'gamma' }, { id: 'delta', dependsOn: ['alpha'] }, { id: 'epsilon', dependsOn: ['beta'] }], 2),
+    );
     await setSubtaskState(t.sql, id, 'alpha', 'RUNNING');
     await setSubtaskState(t.sql, id, 'beta', 'FAILED', 'Implementer exited with code 2.');
     const p = await plan(id);
@@ -122,12 +137,17 @@ describe('scheduler cases (docs/seeds/task-graph-v1.md §14)', () => {
     const p = await plan(id);
     expect(p.wave).toMatchObject({ selected: ['alpha', 'gamma'], conflictDeferred: ['beta'], capacityLimited: [] });
     expect(p.conflictDeferred.map((d: any) => d.subtaskId)).toEqual(['beta']);
-    expect(p.conflicts).toEqual([{
-      code: 'WRITE_INTENT_CONFLICT',
-      subtasks: ['alpha', 'beta'],
-      patterns: [{ subtaskId: 'alpha', pattern: 'src/shared/**' }, { subtaskId: 'beta', pattern: 'src/shared/file.js' }],
-      conservative: true,
-    }]);
+    expect(p.conflicts).toEqual([
+      {
+        code: 'WRITE_INTENT_CONFLICT',
+        subtasks: ['alpha', 'beta'],
+        patterns: [
+          { subtaskId: 'alpha', pattern: 'src/shared/**' },
+          { subtaskId: 'beta', pattern: 'src/shared/file.js' },
+        ],
+        conservative: true,
+      },
+    ]);
     expect(p.conflictDeferred[0].conflict).toEqual(p.conflicts[0]);
     expect(p.conflictDeferred[0].reason).toMatch(/^Write-intent conflict: .*deferred from this wave\.$/);
     expect(p.preflight.scopePolicy).toBe('strict');

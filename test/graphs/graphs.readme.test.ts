@@ -19,8 +19,6 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-
-
 describe('the README task graph walkthrough', () => {
   it('should run as written and print what the README says', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-graph-readme-'));
@@ -28,9 +26,7 @@ describe('the README task graph walkthrough', () => {
       mkdirSync(path.join(dir, '.coord'));
       writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
       cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), { recursive: true });
-      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Task graphs')]
-        .join('\n')
-        .replaceAll('http://127.0.0.1:3000', t.base);
+      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Task graphs')].join('\n').replaceAll('http://127.0.0.1:3000', t.base);
       const r = await bash(script, { cwd: dir });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);

@@ -93,7 +93,13 @@ describe('metrics exposition', () => {
       if (type === 'histogram') expect(name).toMatch(/_seconds$/);
     }
     // The names kept from the hand-written exposition.
-    for (const name of ['coord_sse_open_streams', 'coord_sse_topics', 'coord_event_listen_count', 'coord_group_commit_next_batches_total', 'coord_group_commit_done_requests_total']) {
+    for (const name of [
+      'coord_sse_open_streams',
+      'coord_sse_topics',
+      'coord_event_listen_count',
+      'coord_group_commit_next_batches_total',
+      'coord_group_commit_done_requests_total',
+    ]) {
       expect(m.types.has(name), name).toBe(true);
     }
   });

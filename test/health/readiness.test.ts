@@ -28,8 +28,9 @@ describe('readiness and the sweeps', () => {
     expect(r.body).toMatchObject({ status: 'ready', sweepIntervalMs: 60_000, staleAfterMs: 180_000, runsSweeps: false });
     expect(r.body.detail).toBeUndefined();
     expect(r.body.sweeps.map((s: any) => s.sweep)).toEqual([...SWEEPS]);
-    for (const s of r.body.sweeps) expect(s).toEqual({ sweep: s.sweep, lastSuccessAt: null, durationMs: null, changed: null, lastFailureAt: null, stale: false });
-    expect((await (await fetch(`${t.base}/healthz`)).json())).toEqual({ status: 'ok' });
+    for (const s of r.body.sweeps)
+      expect(s).toEqual({ sweep: s.sweep, lastSuccessAt: null, durationMs: null, changed: null, lastFailureAt: null, stale: false });
+    expect(await (await fetch(`${t.base}/healthz`)).json()).toEqual({ status: 'ok' });
   });
 
   it('should report each sweep’s last success, duration and what it changed after a sweep', async () => {
@@ -84,7 +85,10 @@ describe('readiness and the sweeps', () => {
     try {
       const failure = await t.sql.begin(async (tx) => {
         await tx`lock table todos in access exclusive mode`;
-        return runSweep(replica.sql, replica.config).then(() => undefined, (err: unknown) => err);
+        return runSweep(replica.sql, replica.config).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
       });
       expect(failure).toBeInstanceOf(SweepFailed);
       const steps = (failure as SweepFailed).steps;

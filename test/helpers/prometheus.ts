@@ -68,8 +68,7 @@ export function parsePrometheus(text: string): Exposition {
     if (Number.isNaN(value) && v !== 'nan') throw new Error(`bad value in: ${line}`);
     samples.push({ name: m[1], labels: m[3] ? parseLabels(m[3], line) : {}, value });
   }
-  const matches = (s: Sample, name: string, labels: Record<string, string>) =>
-    s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v);
+  const matches = (s: Sample, name: string, labels: Record<string, string>) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v);
   return {
     types,
     samples,

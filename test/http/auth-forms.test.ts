@@ -52,7 +52,11 @@ function raw(port: number, method: string, target: string): Promise<{ status: nu
     let data = '';
     const body = method === 'GET' || method === 'DELETE' ? '' : '{}';
     sock.on('connect', () =>
-      sock.write(`${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nAccept: application/json\r\n` + (body ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : '') + `\r\n${body}`),
+      sock.write(
+        `${method} ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\nAccept: application/json\r\n` +
+          (body ? `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n` : '') +
+          `\r\n${body}`,
+      ),
     );
     sock.on('data', (d) => (data += d));
     sock.on('error', reject);

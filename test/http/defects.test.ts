@@ -24,7 +24,16 @@ const count = async () => (await t.sql`select count(*)::int as n from todos`)[0]
 describe('a cursor Coord did not issue is 400 invalid_cursor on every list', () => {
   it('should refuse crafted todo cursors (wrong types, fractions, huge numbers, garbage)', async () => {
     const s = await t.session();
-    for (const cursor of [b64(['x', 1]), b64([1.5, 'td-x']), b64([1e308, 'td-0000000000000000']), '99999999999999999999', b64([99999999999999999999, 'td-0000000000000000']), 'zzz', '%%%', b64({})]) {
+    for (const cursor of [
+      b64(['x', 1]),
+      b64([1.5, 'td-x']),
+      b64([1e308, 'td-0000000000000000']),
+      '99999999999999999999',
+      b64([99999999999999999999, 'td-0000000000000000']),
+      'zzz',
+      '%%%',
+      b64({}),
+    ]) {
       const r = await s.client.get(`/v1/todos?cursor=${encodeURIComponent(cursor)}`);
       expect(r.status, cursor).toBe(400);
       expect(r.body.code).toBe('invalid_cursor');
@@ -220,7 +229,9 @@ describe('only a session that may claim in the item’s scope can be its assigne
       const assign = await root.client.put(`/v1/todos/${item.id}/assignee`, { assignee: bad });
       expect([bad, assign.status, assign.body.code]).toEqual([bad, 422, 'invalid_assignee']);
       // The same words for every kind of bad id: a missing session cannot be told from another team's.
-      expect(assign.body.detail.replace(bad, '<id>')).toBe(`assignee "<id>" is not an active session that may claim in session:${root.id}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`);
+      expect(assign.body.detail.replace(bad, '<id>')).toBe(
+        `assignee "<id>" is not an active session that may claim in session:${root.id}; assign it to one of that list's sessions (GET /v1/sessions), or leave it unassigned`,
+      );
       expect(add.body.detail).toBe(assign.body.detail);
     }
     expect(await count()).toBe(before);
@@ -277,13 +288,23 @@ describe('found by test/http/fuzz.test.ts: client input that reached the databas
     const graphs = async () => (await t.sql`select count(*)::int as n from graphs`)[0].n as number;
     const before = await graphs();
     const body = {
-      graph: { schemaVersion: 1, parentTask: { id: 'task-lone', title: 'T', planner: 'codex', reviewer: 'codex' }, subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }], maxConcurrency: 1 },
+      graph: {
+        schemaVersion: 1,
+        parentTask: { id: 'task-lone', title: 'T', planner: 'codex', reviewer: 'codex' },
+        subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }],
+        maxConcurrency: 1,
+      },
       intentMap: { schemaVersion: 1, parentTaskId: 'task-lone', subtasks: [{ id: 'a', writeIntent: ['src/\ud800/**'] }] },
     };
     for (const path of ['/v1/graphs/validate', '/v1/graphs']) {
       const r = await t.admin.post(path, body);
       expect(r.status, path).toBe(400);
-      expect(r.body).toMatchObject({ code: 'TASK_GRAPH_INVALID', stage: 'intent-map-validation', recoverable: false, details: { parentTaskId: 'task-lone', subtaskId: 'a' } });
+      expect(r.body).toMatchObject({
+        code: 'TASK_GRAPH_INVALID',
+        stage: 'intent-map-validation',
+        recoverable: false,
+        details: { parentTaskId: 'task-lone', subtaskId: 'a' },
+      });
       expect(r.body.message).toContain('unpaired UTF-16 surrogate');
     }
     expect(await graphs()).toBe(before);
@@ -299,7 +320,11 @@ describe('an outsider cannot tell another subtree’s object from a missing one'
     const name = `leak-${Date.now()}`;
     expect((await orch.client.post('/v1/scenarios', { name, members: [{ name: 'a', task: 'x' }] })).status).toBe(201);
     const outsider = await t.session();
-    for (const [method, path] of [['GET', ''], ['GET', '/status'], ['POST', '/members/a/result']] as const) {
+    for (const [method, path] of [
+      ['GET', ''],
+      ['GET', '/status'],
+      ['POST', '/members/a/result'],
+    ] as const) {
       const body = method === 'POST' ? { result: 1 } : undefined;
       const real = await outsider.client.req(method, `/v1/scenarios/${name}${path}`, body);
       const missing = await outsider.client.req(method, `/v1/scenarios/no-such-${name}${path}`, body);
@@ -313,7 +338,11 @@ describe('an outsider cannot tell another subtree’s object from a missing one'
     const name = `leak-scope-${Date.now()}`;
     const sc = (await owner.client.post('/v1/scenarios', { name, members: [{ name: 'a' }] })).body.scenario;
     const outsider = await t.session();
-    for (const [real, missing] of [[`session:${owner.id}`, 'session:s-0000000000000000'], [`scenario:${name}`, 'scenario:no-such'], [sc.scope, 'scenario:sc-0000000000000000']]) {
+    for (const [real, missing] of [
+      [`session:${owner.id}`, 'session:s-0000000000000000'],
+      [`scenario:${name}`, 'scenario:no-such'],
+      [sc.scope, 'scenario:sc-0000000000000000'],
+    ]) {
       const a = await outsider.client.get(`/v1/todos?scope=${encodeURIComponent(real)}`);
       const b = await outsider.client.get(`/v1/todos?scope=${encodeURIComponent(missing)}`);
       expect([a.status, a.body.code]).toEqual([404, 'scope_not_found']);
@@ -332,7 +361,12 @@ describe('an outsider cannot tell another subtree’s object from a missing one'
 
   it('should answer a graph create with another subtree’s id exactly as with the caller’s own id', async () => {
     for (const id of ['codex', 'agent-a']) await t.admin.post('/v1/agents', { id });
-    const graph = { schemaVersion: 1, parentTask: { id: 'task-taken', title: 'T', planner: 'codex', reviewer: 'codex' }, subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }], maxConcurrency: 1 };
+    const graph = {
+      schemaVersion: 1,
+      parentTask: { id: 'task-taken', title: 'T', planner: 'codex', reviewer: 'codex' },
+      subtasks: [{ id: 'a', implementer: 'agent-a', spec: 'Do a.' }],
+      maxConcurrency: 1,
+    };
     const owner = await t.session();
     expect((await owner.client.post('/v1/graphs', graph)).status).toBe(201);
     const visible = await owner.client.post('/v1/graphs', graph);
@@ -349,7 +383,10 @@ describe('found building the suites: a dispatch session never claims', () => {
     const graph = {
       schemaVersion: 1,
       parentTask: { id: 'task-next-by-dispatch', title: 'T', planner: 'codex', reviewer: 'codex' },
-      subtasks: [{ id: 'a', implementer: 'agent-n', spec: 'Do a.' }, { id: 'b', implementer: 'agent-n', spec: 'Do b.' }],
+      subtasks: [
+        { id: 'a', implementer: 'agent-n', spec: 'Do a.' },
+        { id: 'b', implementer: 'agent-n', spec: 'Do b.' },
+      ],
       maxConcurrency: 2,
     };
     expect((await owner.client.post('/v1/graphs', graph)).status).toBe(201);

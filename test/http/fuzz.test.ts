@@ -26,7 +26,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderOpenApi } from '../../scripts/gen-openapi.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { catalogue, generate, operations, preview, Rng, sample, send, TRANSPORT_CODES, type Answer, type Examples, type FuzzRequest, type Operation } from './openapi-fuzz.js';
+import {
+  catalogue,
+  generate,
+  operations,
+  preview,
+  Rng,
+  sample,
+  send,
+  TRANSPORT_CODES,
+  type Answer,
+  type Examples,
+  type FuzzRequest,
+  type Operation,
+} from './openapi-fuzz.js';
 import { admin, buildWorld, fingerprint, newSession, registerWorldAgents, worldGraph, type Part, type World } from './world.js';
 import { scaled } from '../helpers/scale.js';
 
@@ -80,7 +93,13 @@ const EXAMPLES: Examples = {
   }),
   'POST /v1/graphs/{id}/subtasks/{sid}/fail': () => ({ code: 'AGENT_EXIT_NONZERO', message: 'implementer exited with 3', exitCode: 3 }),
   'POST /v1/graphs/{id}/review': (w) => ({ decision: 'REVIEW_APPROVED', sourceFingerprint: '0'.repeat(64), aggregateCommit: w.graphs.base }),
-  'POST /v1/scenarios': (_w, rng) => ({ name: `sc-new-${hex(rng, 8)}`, members: [{ name: 'a', task: 'A' }, { name: 'b', task: 'B', dependsOn: ['a'] }] }),
+  'POST /v1/scenarios': (_w, rng) => ({
+    name: `sc-new-${hex(rng, 8)}`,
+    members: [
+      { name: 'a', task: 'A' },
+      { name: 'b', task: 'B', dependsOn: ['a'] },
+    ],
+  }),
   'POST /v1/task-graphs/{id}/expand': () => ({ outline: 'One\n  Two\nThree' }),
   'POST /v1/task-graphs': (_w, rng) => ({ graphId: `mg-new-${hex(rng, 8)}`, title: 'T', goal: 'G' }),
   'POST /v1/agents': (_w, rng) => ({ id: `agent-${hex(rng, 6)}` }),
@@ -107,8 +126,14 @@ function problemsOf(op: Operation, a: Answer, retargeted = false): string[] {
   if (!CODES.has(code)) out.push(`code ${code} is not in docs/errors.md`);
   else if (CODES.get(code) !== a.status) out.push(`code ${code} is catalogued as ${CODES.get(code)}, answered ${a.status}`);
   if (body.status !== a.status) out.push(`problem status ${body.status} ≠ HTTP ${a.status}`);
-  if (!op.codes.get(a.status)?.has(code) && !TRANSPORT_CODES.has(code) && !retargeted) out.push(`${a.status} ${code} is not in the operation's x-problem-codes`);
-  if ((op.key === 'POST /v1/graphs' || op.key === 'POST /v1/graphs/validate') && a.status === 400 && code !== 'TASK_GRAPH_INVALID' && code !== 'malformed_json') {
+  if (!op.codes.get(a.status)?.has(code) && !TRANSPORT_CODES.has(code) && !retargeted)
+    out.push(`${a.status} ${code} is not in the operation's x-problem-codes`);
+  if (
+    (op.key === 'POST /v1/graphs' || op.key === 'POST /v1/graphs/validate') &&
+    a.status === 400 &&
+    code !== 'TASK_GRAPH_INVALID' &&
+    code !== 'malformed_json'
+  ) {
     // Seed 002: a document that does not validate is TASK_GRAPH_INVALID at its stage, whatever is wrong with it.
     out.push(`400 ${code} where seed 002 answers TASK_GRAPH_INVALID`);
   }
@@ -140,7 +165,9 @@ function report(op: Operation, failures: Failure[]): string {
   for (const [sig, fs] of groups) {
     lines.push(`- ${fs.length}× ${sig}`);
     for (const f of fs.slice(0, 2)) {
-      lines.push(`    #${f.i} ${f.req.method} ${preview(f.req.url)} → ${f.status} ${f.code ?? ''} [${f.req.mutations.join(' | ')}] body ${preview(f.req.payload)}`);
+      lines.push(
+        `    #${f.i} ${f.req.method} ${preview(f.req.url)} → ${f.status} ${f.code ?? ''} [${f.req.mutations.join(' | ')}] body ${preview(f.req.payload)}`,
+      );
     }
   }
   return lines.join('\n');
@@ -171,7 +198,11 @@ describe('fuzz generated from the OpenAPI document', () => {
         const { req } = generate(doc, op, w, rng.fork(i), ctx);
         const a = await send(t.app, req, op.sse);
         statuses.set(a.status, (statuses.get(a.status) ?? 0) + 1);
-        const problems = problemsOf(op, a, req.mutations.some((m) => m.startsWith('target form')));
+        const problems = problemsOf(
+          op,
+          a,
+          req.mutations.some((m) => m.startsWith('target form')),
+        );
         const after = await fingerprint(t.sql);
         if (a.status >= 400 && after !== before) problems.push(`a refused call wrote (fingerprint ${before} → ${after})`);
         before = after;
@@ -182,7 +213,11 @@ describe('fuzz generated from the OpenAPI document', () => {
       if (process.env.COORD_FUZZ_VERBOSE) console.log(op.key, JSON.stringify(Object.fromEntries([...statuses].sort())));
       expect(report(op, failures)).toBe('');
       // Some requests must get through: a fuzz that only ever hits the parser proves little.
-      if (!op.path.startsWith('/v1/admin')) expect([...statuses.keys()].some((s) => s < 400 || (s !== 400 && s !== 401 && s !== 415 && s !== 413)), JSON.stringify([...statuses])).toBe(true);
+      if (!op.path.startsWith('/v1/admin'))
+        expect(
+          [...statuses.keys()].some((s) => s < 400 || (s !== 400 && s !== 401 && s !== 415 && s !== 413)),
+          JSON.stringify([...statuses]),
+        ).toBe(true);
     });
   }
 });
@@ -227,13 +262,36 @@ describe('fuzz of POST /mcp (JSON-RPC, not in the document)', () => {
       }
       let rpc: unknown = { jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: roll === 5 ? `${tool.name}_nope` : tool.name, arguments: args } };
       if (roll === 6) {
-        rpc = r.pick([{}, [], { jsonrpc: '1.0', id: 1, method: 'tools/list' }, { jsonrpc: '2.0', method: 'tools/call' }, { jsonrpc: '2.0', id: {}, method: 7 }, [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }], 'x']);
+        rpc = r.pick([
+          {},
+          [],
+          { jsonrpc: '1.0', id: 1, method: 'tools/list' },
+          { jsonrpc: '2.0', method: 'tools/call' },
+          { jsonrpc: '2.0', id: {}, method: 7 },
+          [{ jsonrpc: '2.0', id: 1, method: 'tools/list' }],
+          'x',
+        ]);
         mutations.push(`rpc ${preview(rpc)}`);
       }
-      const headers: Record<string, string> = { authorization: `Bearer ${r.chance(0.8) ? w.owner.token : r.pick(tokens)}`, accept: r.chance(0.9) ? 'application/json, text/event-stream' : r.pick(['text/html', 'application/json', '*/*']), 'content-type': 'application/json' };
+      const headers: Record<string, string> = {
+        authorization: `Bearer ${r.chance(0.8) ? w.owner.token : r.pick(tokens)}`,
+        accept: r.chance(0.9) ? 'application/json, text/event-stream' : r.pick(['text/html', 'application/json', '*/*']),
+        'content-type': 'application/json',
+      };
       const url = r.chance(0.9) ? '/mcp?tools=all' : r.pick(['/mcp', '/mcp?tools=nope', '/mcp?tools=', '/mcp?tools=todo,todo', '/mcp?tools=%ED%A0%80']);
-      const req: FuzzRequest = { method: r.chance(0.95) ? 'POST' : r.pick(['GET', 'DELETE']), url, headers, payload: roll === 7 ? '{"jsonrpc":' : JSON.stringify(rpc), mutations };
-      const res = await t.app.inject({ method: req.method as 'POST', url: req.url, headers: req.headers, ...(req.method === 'POST' ? { payload: req.payload } : {}) });
+      const req: FuzzRequest = {
+        method: r.chance(0.95) ? 'POST' : r.pick(['GET', 'DELETE']),
+        url,
+        headers,
+        payload: roll === 7 ? '{"jsonrpc":' : JSON.stringify(rpc),
+        mutations,
+      };
+      const res = await t.app.inject({
+        method: req.method as 'POST',
+        url: req.url,
+        headers: req.headers,
+        ...(req.method === 'POST' ? { payload: req.payload } : {}),
+      });
       const problems: string[] = [];
       if (res.statusCode >= 500) problems.push(`answered ${res.statusCode}`);
       let refused = res.statusCode >= 400;

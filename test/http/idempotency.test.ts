@@ -283,11 +283,15 @@ describe('expiry', () => {
       const k = key();
       const a = await s.client.post('/v1/todos', { title: 'ttl' }, K(k));
       expect(a.status).toBe(201);
-      const [{ ttl }] = await short.sql<{ ttl: number }[]>`select extract(epoch from expires_at - created_at)::float8 as ttl from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
+      const [{ ttl }] = await short.sql<
+        { ttl: number }[]
+      >`select extract(epoch from expires_at - created_at)::float8 as ttl from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
       expect(ttl).toBeCloseTo(1, 3);
       // Wait for the database clock, not ours, to pass expires_at.
       for (;;) {
-        const [{ expired }] = await short.sql<{ expired: boolean }[]>`select expires_at <= now() as expired from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
+        const [{ expired }] = await short.sql<
+          { expired: boolean }[]
+        >`select expires_at <= now() as expired from idempotency_keys where key_hash = ${keyHash(`session:${s.id}`, k)}`;
         if (expired) break;
         await new Promise((r) => setTimeout(r, 100));
       }

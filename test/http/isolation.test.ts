@@ -93,7 +93,16 @@ interface Target {
   swap: (x: World) => [string, string][];
 }
 
-const MISSING = { todo: 'td-0000000000000000', session: 's-0000000000000000', graph: 'task-fz-missing', scenario: 'sc-missing', scenarioId: 'sc-0000000000000000', mg: 'mg-missing', intent: 'intent-missing', token: 'tk-0000000000000000' };
+const MISSING = {
+  todo: 'td-0000000000000000',
+  session: 's-0000000000000000',
+  graph: 'task-fz-missing',
+  scenario: 'sc-missing',
+  scenarioId: 'sc-0000000000000000',
+  mg: 'mg-missing',
+  intent: 'intent-missing',
+  token: 'tk-0000000000000000',
+};
 
 function targets(op: Operation): Target[] {
   const p = op.path;
@@ -111,7 +120,10 @@ function targets(op: Operation): Target[] {
     domain,
     path: (x) => fill(values(x)),
     missing: fill(missing),
-    swap: (x) => Object.entries(values(x)).map(([k, v]) => [v, missing[k]] as [string, string]).filter(([a, b]) => a !== b),
+    swap: (x) =>
+      Object.entries(values(x))
+        .map(([k, v]) => [v, missing[k]] as [string, string])
+        .filter(([a, b]) => a !== b),
   });
   if (p.startsWith('/v1/sessions/')) {
     return [
@@ -133,7 +145,8 @@ function targets(op: Operation): Target[] {
       one('scenario by id', 'scenario', (x) => ({ name: x.scenario.id, member: 'b' }), { name: MISSING.scenarioId, member: 'b' }),
     ];
   }
-  if (p.startsWith('/v1/scopes/')) return byScope.map(([label, domain, scope, missing]) => one(label, domain, (x) => ({ scope: scope(x) }), { scope: missing }));
+  if (p.startsWith('/v1/scopes/'))
+    return byScope.map(([label, domain, scope, missing]) => one(label, domain, (x) => ({ scope: scope(x) }), { scope: missing }));
   if (p.startsWith('/v1/graphs/')) {
     return [
       one('running graph', 'graph', (x) => ({ id: x.graphs.graph, sid: 'backend' }), { id: MISSING.graph, sid: 'backend' }),
@@ -214,7 +227,10 @@ function request(op: Operation, path: string, token: string, x: World): FuzzRequ
  */
 function swapAll(text: string, pairs: [string, string][]): string {
   const all = pairs.flatMap(([a, b]) => {
-    const out: [string, string][] = [[a, b], [encodeURIComponent(a), encodeURIComponent(b)]];
+    const out: [string, string][] = [
+      [a, b],
+      [encodeURIComponent(a), encodeURIComponent(b)],
+    ];
     const i = a.indexOf(':');
     if (i > 0 && b.startsWith(a.slice(0, i + 1))) out.push([a.slice(i + 1), b.slice(i + 1)]);
     return out;
@@ -289,7 +305,10 @@ describe('isolation generated from the OpenAPI document: every route with an id,
           if (real.status !== 404 && !refusedBeforeLookup) leaks.push(`${at}: ${real.status} (want 404) ${real.text.slice(0, 200)}`);
           else if (!real.type.startsWith('application/problem+json')) leaks.push(`${at}: 404 is ${real.type}`);
           const same = swapAll(real.text, target.swap(w)) === missing.text && real.status === missing.status;
-          if (!same) leaks.push(`${at}: differs from a missing id:\n    real    ${real.status} ${real.text.slice(0, 300)}\n    missing ${missing.status} ${missing.text.slice(0, 300)}`);
+          if (!same)
+            leaks.push(
+              `${at}: differs from a missing id:\n    real    ${real.status} ${real.text.slice(0, 300)}\n    missing ${missing.status} ${missing.text.slice(0, 300)}`,
+            );
         }
       }
     }
@@ -302,10 +321,27 @@ describe('isolation generated from the OpenAPI document: every route with an id,
 
 describe('isolation of ids that travel in queries and bodies', () => {
   const answer = async (c: InjectClient, method: string, url: string, body?: unknown): Promise<Answer> =>
-    send(t.app, { method, url, headers: { authorization: `Bearer ${c.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, ...(body !== undefined ? { payload: JSON.stringify(body) } : {}), mutations: [] }, url.startsWith('/v1/events?'));
+    send(
+      t.app,
+      {
+        method,
+        url,
+        headers: { authorization: `Bearer ${c.token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+        mutations: [],
+      },
+      url.startsWith('/v1/events?'),
+    );
 
   /** The same request with the owner's id and with a missing one: one answer, and not a success. */
-  async function expectIndistinguishable(c: InjectClient, method: string, make: (id: string) => string | [string, unknown], real: string, missing: string, want: number) {
+  async function expectIndistinguishable(
+    c: InjectClient,
+    method: string,
+    make: (id: string) => string | [string, unknown],
+    real: string,
+    missing: string,
+    want: number,
+  ) {
     const [url1, body1] = ([] as unknown[]).concat(make(real)) as [string, unknown];
     const [url2, body2] = ([] as unknown[]).concat(make(missing)) as [string, unknown];
     const a = await answer(c, method, url1, body1);
@@ -356,19 +392,46 @@ describe('isolation of ids that travel in queries and bodies', () => {
     // a scenario only as its own orchestrator" are decided before any lookup, the same for an id
     // that does not exist (src/sessions/sessions.service.ts, src/scenarios/scenarios.service.ts).
     await expectIndistinguishable(c, 'POST', (id) => ['/v1/sessions', { name: 'x', parentId: id }], w.owner.id, MISSING.session, 403);
-    await expectIndistinguishable(c, 'POST', (id) => ['/v1/scenarios', { name: 'iso-orch', orchestrator: id, members: [{ name: 'a' }] }], w.owner.id, MISSING.session, 403);
+    await expectIndistinguishable(
+      c,
+      'POST',
+      (id) => ['/v1/scenarios', { name: 'iso-orch', orchestrator: id, members: [{ name: 'a' }] }],
+      w.owner.id,
+      MISSING.session,
+      403,
+    );
     for (const id of [w.owner.id, w.child.id, w.stopped.id]) {
-      await expectIndistinguishable(c, 'POST', (x) => ['/v1/scenarios', { name: 'iso-shared', members: [{ name: 'a', session: x }] }], id, MISSING.session, 404);
+      await expectIndistinguishable(
+        c,
+        'POST',
+        (x) => ['/v1/scenarios', { name: 'iso-shared', members: [{ name: 'a', session: x }] }],
+        id,
+        MISSING.session,
+        404,
+      );
     }
     expect(await fingerprint(t.sql)).toBe(fp);
   });
 
   it('should list none of the owner’s objects to an outsider', async () => {
-    const ids = [w.owner.id, w.child.id, ...Object.values(w.todos), w.scenario.id, w.scenario.name, w.graphs.graph, w.graphs.idle, w.metagit.graph, w.metagit.intent, w.spareToken];
+    const ids = [
+      w.owner.id,
+      w.child.id,
+      ...Object.values(w.todos),
+      w.scenario.id,
+      w.scenario.name,
+      w.graphs.graph,
+      w.graphs.idle,
+      w.metagit.graph,
+      w.metagit.intent,
+      w.spareToken,
+    ];
     for (const [who, outsider] of outsiders('graph')) {
       const c = new InjectClient(t.app, outsider.token);
       const lists = [
-        ...['/v1/sessions', '/v1/todos', '/v1/graphs', '/v1/intents', '/v1/task-graphs', '/v1/agents', '/v1/scopes', '/v1/scenarios', '/v1/audit'].map((l) => `${l}?limit=500`),
+        ...['/v1/sessions', '/v1/todos', '/v1/graphs', '/v1/intents', '/v1/task-graphs', '/v1/agents', '/v1/scopes', '/v1/scenarios', '/v1/audit'].map(
+          (l) => `${l}?limit=500`,
+        ),
         '/v1/todos?all=true&limit=500',
         '/v1/tokens?principalKind=user&includeRevoked=true',
       ];

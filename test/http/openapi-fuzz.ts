@@ -70,7 +70,17 @@ export function catalogue(): Map<string, number> {
  * percent-encoding, an over-long segment), the body parser (not JSON, too large, another media
  * type) and Node's HTTP parser.
  */
-export const TRANSPORT_CODES = new Set(['not_found', 'malformed_url', 'uri_too_long', 'expectation_failed', 'headers_too_large', 'malformed_request', 'malformed_json', 'unsupported_media_type', 'payload_too_large']);
+export const TRANSPORT_CODES = new Set([
+  'not_found',
+  'malformed_url',
+  'uri_too_long',
+  'expectation_failed',
+  'headers_too_large',
+  'malformed_request',
+  'malformed_json',
+  'unsupported_media_type',
+  'payload_too_large',
+]);
 
 // ---------------------------------------------------------------------------------------------
 // A seeded PRNG (mulberry32): the same seed gives the same requests, so a failure reproduces.
@@ -110,12 +120,72 @@ const HUGE = 'a'.repeat(100_001);
 const MEGA = 'm'.repeat(900_000);
 export function nastyValues(w: World): unknown[] {
   return [
-    null, true, false, 0, -1, 1.5, -0.5, 2 ** 31 - 1, 2 ** 31, 2 ** 53, -(2 ** 31) - 1, 1e308, 1e-7, '', ' ', '\t\n', 'a\u0000b', '\u0000', '\ud800', 'x\udfffy', '\udbff\udbff',
-    '\u202e', '\ufeff', '🙂', 'é', 'ß'.repeat(300), '%00', '../../etc/passwd', '<script>x</script>', "'; drop table todos; --", '${jndi:x}',
-    'td-0000000000000000', 's-0000000000000000', 'sc-0000000000000000', 'task-x', 'task-', 'Bad.ID', 'con', 'agent-z', 'me', 'null',
-    'session:', 'scenario:', 'graph:', 'metagit:', 'nope:x', `session:${w.owner.id}`, `scenario:${w.scenario.name}`, `graph:${w.graphs.graph}`,
-    w.todos.plain, w.owner.id, w.graphs.graph, w.metagit.graph, w.scenario.id, HUGE, 'x'.repeat(5000),
-    [], {}, [null], [[]], [1, 2], ['x', 'x'], [''], { a: { b: { c: {} } } }, Array.from({ length: 1200 }, (_, i) => `td-${i}`), deep(200),
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1.5,
+    -0.5,
+    2 ** 31 - 1,
+    2 ** 31,
+    2 ** 53,
+    -(2 ** 31) - 1,
+    1e308,
+    1e-7,
+    '',
+    ' ',
+    '\t\n',
+    'a\u0000b',
+    '\u0000',
+    '\ud800',
+    'x\udfffy',
+    '\udbff\udbff',
+    '\u202e',
+    '\ufeff',
+    '🙂',
+    'é',
+    'ß'.repeat(300),
+    '%00',
+    '../../etc/passwd',
+    '<script>x</script>',
+    "'; drop table todos; --",
+    '${jndi:x}',
+    'td-0000000000000000',
+    's-0000000000000000',
+    'sc-0000000000000000',
+    'task-x',
+    'task-',
+    'Bad.ID',
+    'con',
+    'agent-z',
+    'me',
+    'null',
+    'session:',
+    'scenario:',
+    'graph:',
+    'metagit:',
+    'nope:x',
+    `session:${w.owner.id}`,
+    `scenario:${w.scenario.name}`,
+    `graph:${w.graphs.graph}`,
+    w.todos.plain,
+    w.owner.id,
+    w.graphs.graph,
+    w.metagit.graph,
+    w.scenario.id,
+    HUGE,
+    'x'.repeat(5000),
+    [],
+    {},
+    [null],
+    [[]],
+    [1, 2],
+    ['x', 'x'],
+    [''],
+    { a: { b: { c: {} } } },
+    Array.from({ length: 1200 }, (_, i) => `td-${i}`),
+    deep(200),
   ];
 }
 
@@ -128,11 +198,58 @@ function deep(n: number): unknown {
 /** Path parameters that are not what the route wants: malformed, encoded, too long, of another kind. */
 export function nastyIds(w: World): string[] {
   return [
-    '%00', 'a%00b', '%ED%A0%80', '%F0%9F%99%82', '%C3%A9', '%FF', '%E2%80%AE', '%20', 'a%20b', '%25', '%2F', 'a%2Fb', '.', '..', '%2E%2E',
-    'x'.repeat(1001), 'x'.repeat(999), 'td-0000000000000000', 'TD-0000000000000000', 'td-', 's-0000000000000000', 'task-nope', 'task-' + 'a'.repeat(200),
-    'null', 'undefined', '0', '-1', '__proto__', 'constructor', 'toString', 'a;b', 'a,b', 'a:b', '*', '~', '%2A',
-    w.todos.plain, w.todos.sub, w.owner.id, w.child.id, w.scenario.id, w.scenario.name, w.graphs.graph, w.graphs.idle, w.metagit.graph, w.metagit.intent,
-    'backend', 'root', 'a', encodeURIComponent(`session:${w.owner.id}`), `session:${w.owner.id}`, `graph:${w.graphs.graph}`,
+    '%00',
+    'a%00b',
+    '%ED%A0%80',
+    '%F0%9F%99%82',
+    '%C3%A9',
+    '%FF',
+    '%E2%80%AE',
+    '%20',
+    'a%20b',
+    '%25',
+    '%2F',
+    'a%2Fb',
+    '.',
+    '..',
+    '%2E%2E',
+    'x'.repeat(1001),
+    'x'.repeat(999),
+    'td-0000000000000000',
+    'TD-0000000000000000',
+    'td-',
+    's-0000000000000000',
+    'task-nope',
+    'task-' + 'a'.repeat(200),
+    'null',
+    'undefined',
+    '0',
+    '-1',
+    '__proto__',
+    'constructor',
+    'toString',
+    'a;b',
+    'a,b',
+    'a:b',
+    '*',
+    '~',
+    '%2A',
+    w.todos.plain,
+    w.todos.sub,
+    w.owner.id,
+    w.child.id,
+    w.scenario.id,
+    w.scenario.name,
+    w.graphs.graph,
+    w.graphs.idle,
+    w.metagit.graph,
+    w.metagit.intent,
+    'backend',
+    'root',
+    'a',
+    encodeURIComponent(`session:${w.owner.id}`),
+    `session:${w.owner.id}`,
+    `graph:${w.graphs.graph}`,
   ];
 }
 
@@ -140,9 +257,28 @@ const b64 = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
 
 /** Cursors Coord did not issue: wrong shapes, types, sizes and encodings. */
 export const CRAFTED_CURSORS = [
-  'zzz', '%%%', '', b64([]), b64({}), b64(null), b64(['x', 1]), b64([1.5, 'td-x']), b64([1e308, 'td-0000000000000000']), b64([2 ** 31, 'td-0000000000000000']),
-  b64(['a'.repeat(600)]), b64(['\u0000']), b64(['s-0000000000000000', 1, 2]), b64([[1], {}]), b64(['../x']), b64([true]), '99999999999999999999', 'A'.repeat(1999),
-  Buffer.from('\xff\xfe').toString('base64url'), b64(['2026-01-01T00:00:00Z', 'task-x']), b64(['2026-13-45T99:99:99Z', 'task-x']), b64(['not a date', 'task-x']),
+  'zzz',
+  '%%%',
+  '',
+  b64([]),
+  b64({}),
+  b64(null),
+  b64(['x', 1]),
+  b64([1.5, 'td-x']),
+  b64([1e308, 'td-0000000000000000']),
+  b64([2 ** 31, 'td-0000000000000000']),
+  b64(['a'.repeat(600)]),
+  b64(['\u0000']),
+  b64(['s-0000000000000000', 1, 2]),
+  b64([[1], {}]),
+  b64(['../x']),
+  b64([true]),
+  '99999999999999999999',
+  'A'.repeat(1999),
+  Buffer.from('\xff\xfe').toString('base64url'),
+  b64(['2026-01-01T00:00:00Z', 'task-x']),
+  b64(['2026-13-45T99:99:99Z', 'task-x']),
+  b64(['not a date', 'task-x']),
 ];
 
 /** Values for a string field, by its name: real ids of the world, so generated requests reach the services. */
@@ -218,7 +354,11 @@ function pool(name: string, op: Operation, w: World): string[] | undefined {
 /** Resolves a local `$ref` (`#/components/schemas/X`). */
 function deref(doc: Json, s: Json): Json {
   let cur = s;
-  for (let i = 0; cur && cur.$ref && i < 10; i++) cur = cur.$ref.split('/').slice(1).reduce((node: Json, k: string) => node?.[k], doc);
+  for (let i = 0; cur && cur.$ref && i < 10; i++)
+    cur = cur.$ref
+      .split('/')
+      .slice(1)
+      .reduce((node: Json, k: string) => node?.[k], doc);
   return cur ?? {};
 }
 
@@ -303,15 +443,43 @@ const get = (v: any, p: PathObj) => p.reduce((n, k) => n?.[k], v);
 /** Raw bodies no JSON schema describes: broken JSON, prototype keys, odd encodings. */
 function rawBodies(limit: number): (string | Buffer)[] {
   return [
-    '', '{', '{"a":}', '[', '}', 'null', '"x"', '1', 'true', '[]', '{"title":"a","title":"b"}', '{"__proto__":{"polluted":true}}',
-    '{"constructor":{"prototype":{"x":1}}}', '\ufeff{}', '{} trailing', '{"a":1e999}', '{"a":"\\ud800"}', '{"a\\u0000":1}', '{"a":"\\u0000"}',
-    Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), '['.repeat(5000) + ']'.repeat(5000), `{"x":"${'y'.repeat(limit)}"}`,
+    '',
+    '{',
+    '{"a":}',
+    '[',
+    '}',
+    'null',
+    '"x"',
+    '1',
+    'true',
+    '[]',
+    '{"title":"a","title":"b"}',
+    '{"__proto__":{"polluted":true}}',
+    '{"constructor":{"prototype":{"x":1}}}',
+    '\ufeff{}',
+    '{} trailing',
+    '{"a":1e999}',
+    '{"a":"\\ud800"}',
+    '{"a\\u0000":1}',
+    '{"a":"\\u0000"}',
+    Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    '['.repeat(5000) + ']'.repeat(5000),
+    `{"x":"${'y'.repeat(limit)}"}`,
   ];
 }
 
 const CONTENT_TYPES = [
-  'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/xml', 'application/json; charset=utf-16',
-  'APPLICATION/JSON', 'application/merge-patch+json', 'application/problem+json', 'application/json;;', '', 'application/octet-stream',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/xml',
+  'application/json; charset=utf-16',
+  'APPLICATION/JSON',
+  'application/merge-patch+json',
+  'application/problem+json',
+  'application/json;;',
+  '',
+  'application/octet-stream',
 ];
 
 /**
@@ -360,7 +528,16 @@ export function authHeader(kind: AuthKind, w: World, tokens: { admin: string; ou
     case 'garbage':
       return `Bearer ${rng.pick(['coord_nope', 'x', 'a'.repeat(8000), '\u00e9\u00e9', tokens.admin.slice(0, -1), tokens.admin + 'x'])}`;
     case 'malformed':
-      return rng.pick(['Bearer', 'Bearer ', 'Basic YWRtaW46YWRtaW4=', `Bearer ${tokens.admin} extra`, `bearer   ${tokens.admin}`, tokens.admin, 'Bearer\t', 'Token abc']);
+      return rng.pick([
+        'Bearer',
+        'Bearer ',
+        'Basic YWRtaW46YWRtaW4=',
+        `Bearer ${tokens.admin} extra`,
+        `bearer   ${tokens.admin}`,
+        tokens.admin,
+        'Bearer\t',
+        'Token abc',
+      ]);
   }
 }
 
@@ -376,7 +553,13 @@ export type Examples = Partial<Record<string, (w: World, rng: Rng) => unknown>>;
  * One fuzzed request for `op`: a schema-valid request with the world's ids (so it gets past the
  * parser often enough to reach the services), then one to three mutations.
  */
-export function generate(doc: Json, op: Operation, w: World, rng: Rng, ctx: { tokens: { admin: string; outsider: string }; examples: Examples; bodyLimit: number }): Generated {
+export function generate(
+  doc: Json,
+  op: Operation,
+  w: World,
+  rng: Rng,
+  ctx: { tokens: { admin: string; outsider: string }; examples: Examples; bodyLimit: number },
+): Generated {
   const mutations: string[] = [];
   const values: Record<string, string | string[] | undefined> = {};
   for (const p of op.params) {
@@ -418,7 +601,10 @@ export function generate(doc: Json, op: Operation, w: World, rng: Rng, ctx: { to
       else if (parent && typeof parent === 'object') delete parent[at[at.length - 1]];
       mutations.push(`delete body.${at.join('.')}`);
     } else if (kind === 'extra' && op.body && !raw) {
-      const objects = paths(body).filter((p) => { const v = get(body, p); return v && typeof v === 'object' && !Array.isArray(v); });
+      const objects = paths(body).filter((p) => {
+        const v = get(body, p);
+        return v && typeof v === 'object' && !Array.isArray(v);
+      });
       if (!objects.length) continue;
       const at = rng.pick(objects);
       const key = rng.pick(['extra', 'id', 'owner', 'scope', 'revision', 'status', '', '__proto__x', 'a'.repeat(300), '\ud800', 'a\u0000']);
@@ -441,7 +627,10 @@ export function generate(doc: Json, op: Operation, w: World, rng: Rng, ctx: { to
       const q = op.params.filter((x) => x.in === 'query');
       const r = rng.int(4);
       if (r === 0 || q.length === 0) {
-        extraQuery.push([rng.pick(['zzz', 'scope', 'limit', '__proto__', 'cursor', 'format', '']), String(rng.pick(nasty.filter((v) => typeof v !== 'object')))]);
+        extraQuery.push([
+          rng.pick(['zzz', 'scope', 'limit', '__proto__', 'cursor', 'format', '']),
+          String(rng.pick(nasty.filter((v) => typeof v !== 'object'))),
+        ]);
         mutations.push(`extra query ${extraQuery[extraQuery.length - 1][0]}`);
       } else if (r === 1) {
         const p = rng.pick(q);
@@ -537,12 +726,19 @@ const LONE = /([\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\u
 function encode(v: string): string {
   return v
     .split(LONE)
-    .map((part) => (part.length === 1 && LONE.test(part) ? `%${Buffer.from([0xed, 0xa0 | ((part.charCodeAt(0) >> 6) & 0x1f), 0x80 | (part.charCodeAt(0) & 0x3f)]).toString('hex').match(/../g)!.join('%')}` : encodeURIComponent(part)))
+    .map((part) =>
+      part.length === 1 && LONE.test(part)
+        ? `%${Buffer.from([0xed, 0xa0 | ((part.charCodeAt(0) >> 6) & 0x1f), 0x80 | (part.charCodeAt(0) & 0x3f)])
+            .toString('hex')
+            .match(/../g)!
+            .join('%')}`
+        : encodeURIComponent(part),
+    )
     .join('');
 }
 
 /** A short printable form of a value, for failure reports. */
 export function preview(v: unknown): string {
-  const s = Buffer.isBuffer(v) ? `<bytes ${v.toString('hex').slice(0, 40)}>` : typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+  const s = Buffer.isBuffer(v) ? `<bytes ${v.toString('hex').slice(0, 40)}>` : typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
   return s.length > 80 ? `${s.slice(0, 60)}…(${s.length} chars)` : s;
 }

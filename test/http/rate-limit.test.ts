@@ -34,7 +34,14 @@ function expectRateLimited(r: Res) {
   const retryAfter = Number(r.headers.get('retry-after'));
   expect(retryAfter).toBeGreaterThanOrEqual(1);
   expect(retryAfter).toBeLessThanOrEqual(WINDOW_MS / 1000);
-  expect(r.body).toMatchObject({ type: 'https://coord.dev/problems/rate_limited', status: 429, code: 'rate_limited', retryAfterSeconds: retryAfter, limit: LIMIT, windowSeconds: WINDOW_MS / 1000 });
+  expect(r.body).toMatchObject({
+    type: 'https://coord.dev/problems/rate_limited',
+    status: 429,
+    code: 'rate_limited',
+    retryAfterSeconds: retryAfter,
+    limit: LIMIT,
+    windowSeconds: WINDOW_MS / 1000,
+  });
   expect(r.body.detail).toContain(`wait ${retryAfter} s`);
 }
 
@@ -113,7 +120,10 @@ describe('rate limit per token', () => {
     } = await sessions(1);
     const sdk = createClient({ baseUrl: t.base, token: e.token });
     for (let i = 0; i < LIMIT; i++) await sdk.me();
-    const err = await sdk.me().then(() => undefined, (x: unknown) => x);
+    const err = await sdk.me().then(
+      () => undefined,
+      (x: unknown) => x,
+    );
     expect(err).toBeInstanceOf(RateLimited);
     expect((err as RateLimited).code).toBe('rate_limited');
     expect((err as RateLimited).retryAfterMs).toBeGreaterThanOrEqual(1000);
@@ -141,7 +151,10 @@ describe('rate limit configuration', () => {
   it('should read the failed-authentication limit (default 100 per minute, 0 off) and COORD_TRUST_PROXY', () => {
     expect(loadConfig(env({}))).toMatchObject({ authFailureLimit: AUTH_FAILURE_LIMIT_DEFAULT, authFailureWindowMs: 60_000, trustProxy: undefined });
     expect(AUTH_FAILURE_LIMIT_DEFAULT).toBe(100);
-    expect(loadConfig(env({ COORD_AUTH_FAILURE_LIMIT: '0', COORD_AUTH_FAILURE_WINDOW: '10s' }))).toMatchObject({ authFailureLimit: 0, authFailureWindowMs: 10_000 });
+    expect(loadConfig(env({ COORD_AUTH_FAILURE_LIMIT: '0', COORD_AUTH_FAILURE_WINDOW: '10s' }))).toMatchObject({
+      authFailureLimit: 0,
+      authFailureWindowMs: 10_000,
+    });
     expect(loadConfig(env({ COORD_TRUST_PROXY: '10.0.0.0/8, loopback,::1' })).trustProxy).toEqual(['10.0.0.0/8', 'loopback', '::1']);
     expect(loadConfig(env({ COORD_TRUST_PROXY: '2' })).trustProxy).toBe(2);
     expect(() => loadConfig(env({ COORD_TRUST_PROXY: 'proxy.internal' }))).toThrow(/COORD_TRUST_PROXY: "proxy.internal" is not an address/);

@@ -31,7 +31,9 @@ async function rawExchange(raw: string): Promise<string> {
 
 describe('refused before a route runs', () => {
   it('answers an Expect header other than 100-continue with 417 expectation_failed as problem+json', async () => {
-    const got = await rawExchange(`POST /v1/todos HTTP/1.1\r\nHost: coord\r\nExpect: 201-created\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    const got = await rawExchange(
+      `POST /v1/todos HTTP/1.1\r\nHost: coord\r\nExpect: 201-created\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+    );
     expect(got).toMatch(/^HTTP\/1\.1 417 /);
     expect(got).toMatch(/content-type: application\/problem\+json/i);
     const body = JSON.parse(got.slice(got.indexOf('\r\n\r\n') + 4));
@@ -57,7 +59,9 @@ describe('refused before a route runs', () => {
     const { port, hostname } = new URL(t.base);
     const sock = net.connect(Number(port), hostname);
     await once(sock, 'connect');
-    sock.write(`POST /v1/todos HTTP/1.1\r\nHost: coord\r\nAuthorization: Bearer ${t.admin.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":"cut`);
+    sock.write(
+      `POST /v1/todos HTTP/1.1\r\nHost: coord\r\nAuthorization: Bearer ${t.admin.token}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"title":"cut`,
+    );
     await new Promise((r) => setTimeout(r, 200));
     sock.resetAndDestroy();
     const deadline = Date.now() + 3000;

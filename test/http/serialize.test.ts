@@ -28,7 +28,9 @@ function item(r: () => number) {
   const maybe = <T>(v: T) => (r() < 0.5 ? v : undefined);
   const results = [undefined, 'a string', 0, -1.5, 1e21, true, false, null, [], [1, 'x', null, { a: [] }], { nested: { deep: ['ü', 2] } }, {}];
   const it: Record<string, unknown> = {
-    id: `td-${Math.floor(r() * 2 ** 32).toString(16).padStart(16, '0')}`,
+    id: `td-${Math.floor(r() * 2 ** 32)
+      .toString(16)
+      .padStart(16, '0')}`,
     scope: pick(['session:se-1', 'scenario:sc-2', 'graph:task-release']),
     title: pick(STRINGS),
     note: maybe(pick(STRINGS)),
@@ -98,7 +100,10 @@ describe('the hot routes over HTTP', () => {
     expect(add.status).toBe(201);
     const next = await c.post('/v1/todos/next', {});
     expect(next.status).toBe(200);
-    expect(next.body).toMatchObject({ claimed: true, item: { title: 'tricky "title" ✓', note: 'line\nbreak', tags: ['a'], status: 'in-progress', owner: root.id } });
+    expect(next.body).toMatchObject({
+      claimed: true,
+      item: { title: 'tricky "title" ✓', note: 'line\nbreak', tags: ['a'], status: 'in-progress', owner: root.id },
+    });
     expect(z.safeDecode(ClaimResult, next.body).success).toBe(true);
     const id = next.body.item.id;
     const done = await c.post(`/v1/todos/${id}/done`, { result: { files: ['a.ts'], ok: true } });

@@ -196,7 +196,10 @@ describe('a graph through MCP', () => {
     repos.push(repoB);
     await owner.client.post('/v1/graphs', graphFor('task-mcp-b'));
     const viaCli = (await coordAs(t, owner.token).json(['graph', 'advance', 'task-mcp-b', '--max-waves', '2', '--root', repoB])).body;
-    const facts = (r: any) => ({ stop: { code: r.stop.code, waveNumber: r.stop.waveNumber, subtaskIds: r.stop.subtaskIds }, waves: r.waves.map((w: any) => [w.waveNumber, w.selected, w.summary]) });
+    const facts = (r: any) => ({
+      stop: { code: r.stop.code, waveNumber: r.stop.waveNumber, subtaskIds: r.stop.subtaskIds },
+      waves: r.waves.map((w: any) => [w.waveNumber, w.selected, w.summary]),
+    });
     expect(facts(viaMcp)).toEqual(facts(viaCli));
     expect(viaMcp.stop.code).toBe('MAX_WAVES_REACHED');
   });

@@ -29,7 +29,10 @@ describe('the README metagit walkthrough', () => {
     mkdirSync(path.join(home, 'repo', '.coord'), { recursive: true });
     writeFileSync(path.join(home, 'repo', '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
     mkdirSync(path.join(home, 'bin'));
-    writeFileSync(path.join(home, 'bin', 'npx'), `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${builtCoord()}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`);
+    writeFileSync(
+      path.join(home, 'bin', 'npx'),
+      `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${builtCoord()}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`,
+    );
     chmodSync(path.join(home, 'bin', 'npx'), 0o755);
     const { script, printed } = blocks();
     const r = await bash(script.replaceAll('http://127.0.0.1:3000', t.base), {

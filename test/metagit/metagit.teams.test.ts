@@ -46,11 +46,17 @@ const events = async (c: Client, id: string) => {
 
 describe('metagit ids are names within a team', () => {
   it('two teams create the same intent id and task-graph id side by side; each lists and reads only its own', async () => {
-    for (const [c, team] of [[opA, 'A'], [opB, 'B']] as const) {
+    for (const [c, team] of [
+      [opA, 'A'],
+      [opB, 'B'],
+    ] as const) {
       const i = await c.post('/v1/intents', { intentId: 'shared-intent', title: `Intent ${team}`, goal: `Goal ${team}` });
       expect(i.status, JSON.stringify(i.body)).toBe(201);
     }
-    for (const [a, team] of [[agentA, 'A'], [agentB, 'B']] as const) {
+    for (const [a, team] of [
+      [agentA, 'A'],
+      [agentB, 'B'],
+    ] as const) {
       const g = await a.client.post('/v1/task-graphs', { graphId: 'shared', title: `Graph ${team}`, goal: `Ship ${team}.` });
       expect(g.status, JSON.stringify(g.body)).toBe(201);
       expect(g.body.graph).toMatchObject({ graphId: 'shared', title: `Graph ${team}`, rootIntentId: 'intent-shared', scope: 'metagit:shared' });
@@ -59,8 +65,15 @@ describe('metagit ids are names within a team', () => {
     expect((await opB.post('/v1/intents', { intentId: 'shared-intent', title: 'Again', goal: 'g' })).body.code).toBe('intent_exists');
     expect((await agentB.client.post('/v1/task-graphs', { graphId: 'shared', title: 'Again', goal: 'g' })).body.code).toBe('task_graph_exists');
 
-    for (const [c, team] of [[opA, 'A'], [opB, 'B']] as const) {
-      expect((await c.get('/v1/intents/shared-intent')).body.intent).toMatchObject({ intentId: 'shared-intent', title: `Intent ${team}`, goal: `Goal ${team}` });
+    for (const [c, team] of [
+      [opA, 'A'],
+      [opB, 'B'],
+    ] as const) {
+      expect((await c.get('/v1/intents/shared-intent')).body.intent).toMatchObject({
+        intentId: 'shared-intent',
+        title: `Intent ${team}`,
+        goal: `Goal ${team}`,
+      });
       expect((await c.get('/v1/intents/intent-shared')).body.intent).toMatchObject({ title: `Graph ${team}`, goal: `Ship ${team}.` });
       expect((await c.get('/v1/intents')).body.intents.map((i: any) => [i.intentId, i.title])).toEqual([
         ['intent-shared', `Graph ${team}`],
@@ -69,7 +82,10 @@ describe('metagit ids are names within a team', () => {
       expect((await c.get('/v1/task-graphs')).body.graphs.map((g: any) => [g.graphId, g.title])).toEqual([['shared', `Graph ${team}`]]);
       expect((await graphOf(c, 'shared')).title).toBe(`Graph ${team}`);
     }
-    for (const [a, team] of [[agentA, 'A'], [agentB, 'B']] as const) {
+    for (const [a, team] of [
+      [agentA, 'A'],
+      [agentB, 'B'],
+    ] as const) {
       expect((await a.client.get('/v1/task-graphs')).body.graphs.map((g: any) => [g.graphId, g.title])).toEqual([['shared', `Graph ${team}`]]);
       expect((await a.client.get('/v1/intents')).body.intents.map((i: any) => [i.intentId, i.title])).toEqual([['intent-shared', `Graph ${team}`]]);
     }
@@ -84,7 +100,10 @@ describe('metagit ids are names within a team', () => {
     for (const a of [agentA, agentB]) {
       const r = await a.client.post('/v1/task-graphs/shared/expand', { outline: 'Root\n  Child\n' });
       expect(r.status, JSON.stringify(r.body)).toBe(200);
-      expect(r.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['root', []], ['child', ['root']]]);
+      expect(r.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([
+        ['root', []],
+        ['child', ['root']],
+      ]);
     }
     const beforeB = await graphOf(agentB.client, 'shared');
     const eventsB = await events(opB, 'shared');
@@ -101,16 +120,30 @@ describe('metagit ids are names within a team', () => {
     const beforeA = await graphOf(agentA.client, 'shared');
     const next = await agentB.client.post('/v1/todos/next', { scope: 'metagit:shared' });
     expect(next.body).toMatchObject({ claimed: true, item: { title: 'Root', status: 'in-progress', id: beforeB.nodes[0].todoId } });
-    expect((await graphOf(agentB.client, 'shared')).nodes.map((n: any) => [n.nodeId, n.status])).toEqual([['root', 'running'], ['child', 'pending']]);
+    expect((await graphOf(agentB.client, 'shared')).nodes.map((n: any) => [n.nodeId, n.status])).toEqual([
+      ['root', 'running'],
+      ['child', 'pending'],
+    ]);
     expect((await act(agentB.client, 'shared', 'root', 'complete')).status).toBe(200);
     expect(await ready(agentB.client, 'shared')).toEqual(['child']);
     expect(await graphOf(agentA.client, 'shared')).toEqual(beforeA);
 
     // Team A blocks its child; B's child stays ready.
     expect((await act(agentA.client, 'shared', 'child', 'block', { reason: 'A only' })).status).toBe(200);
-    expect((await graphOf(agentB.client, 'shared')).nodes.map((n: any) => [n.nodeId, n.status])).toEqual([['root', 'completed'], ['child', 'ready']]);
+    expect((await graphOf(agentB.client, 'shared')).nodes.map((n: any) => [n.nodeId, n.status])).toEqual([
+      ['root', 'completed'],
+      ['child', 'ready'],
+    ]);
 
-    const history = ['TaskGraphCreated', 'TaskNodeCreated root', 'TaskNodeCreated child', 'TaskReady root', 'TaskStarted root', 'TaskCompleted root', 'TaskReady child'];
+    const history = [
+      'TaskGraphCreated',
+      'TaskNodeCreated root',
+      'TaskNodeCreated child',
+      'TaskReady root',
+      'TaskStarted root',
+      'TaskCompleted root',
+      'TaskReady child',
+    ];
     expect(await events(opA, 'shared')).toEqual([...history, 'TaskBlocked child']);
     expect(await events(opB, 'shared')).toEqual(history);
     // The engine rows, the nodes and every event carry their team.
@@ -120,11 +153,15 @@ describe('metagit ids are names within a team', () => {
       { team_id: DEFAULT_TEAM, title: 'Root', status: 'done' },
       { team_id: DEFAULT_TEAM, title: 'Child', status: 'blocked' },
     ]);
-    expect(await t.sql`select n.team_id, count(*)::int as n from task_nodes n join todos t on t.id = n.todo_id and t.team_id = n.team_id where n.graph_id = 'shared' group by 1 order by 1`).toEqual([
+    expect(
+      await t.sql`select n.team_id, count(*)::int as n from task_nodes n join todos t on t.id = n.todo_id and t.team_id = n.team_id where n.graph_id = 'shared' group by 1 order by 1`,
+    ).toEqual([
       { team_id: B, n: 2 },
       { team_id: DEFAULT_TEAM, n: 2 },
     ]);
-    expect(await t.sql`select team_id, count(*)::int as n from events where topic = 'todo:metagit:shared' and event like 'Task%' group by 1 order by 1`).toEqual([
+    expect(
+      await t.sql`select team_id, count(*)::int as n from events where topic = 'todo:metagit:shared' and event like 'Task%' group by 1 order by 1`,
+    ).toEqual([
       { team_id: B, n: 7 },
       { team_id: DEFAULT_TEAM, n: 8 },
     ]);
@@ -152,10 +189,13 @@ describe('metagit ids are names within a team', () => {
         [c, 'post', '/v1/todos/next', { scope: 'metagit:only-b' }],
       );
     }
-    const run = () => Promise.all(probes.map(async ([c, m, path, body]) => {
-      const r = m === 'get' ? await c.get(path) : m === 'put' ? await c.put(path, body) : await c.post(path, body);
-      return { path, status: r.status, body: r.body };
-    }));
+    const run = () =>
+      Promise.all(
+        probes.map(async ([c, m, path, body]) => {
+          const r = m === 'get' ? await c.get(path) : m === 'put' ? await c.put(path, body) : await c.post(path, body);
+          return { path, status: r.status, body: r.body };
+        }),
+      );
     const missing = await run();
     for (const r of missing.filter((x) => x.path.startsWith('/v1/task-graphs/') && !x.path.endsWith('/start'))) {
       expect([r.path, r.status, r.body.code]).toEqual([r.path, 404, 'task_graph_not_found']);
@@ -200,9 +240,11 @@ describe('metagit ids are names within a team', () => {
     expect(await sweepStrandedNodes(t.sql, t.config)).toBe(2);
     expect(await ready(opA, 'stranded')).toEqual(['solo']);
     expect(await ready(opB, 'stranded')).toEqual(['solo']);
-    expect(await t.sql`
+    expect(
+      await t.sql`
       select team_id, actor_kind, actor_id from events where topic = 'todo:metagit:stranded' and event = 'TaskReopened'
-       order by actor_id, team_id`).toEqual([
+       order by actor_id, team_id`,
+    ).toEqual([
       { team_id: B, actor_kind: 'system', actor_id: 'on-session-stopped' },
       { team_id: B, actor_kind: 'system', actor_id: 'sweep:metagit-stranded' },
       { team_id: DEFAULT_TEAM, actor_kind: 'system', actor_id: 'sweep:metagit-stranded' },

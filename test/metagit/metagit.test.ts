@@ -24,14 +24,22 @@ async function graph(c: Client = agent.client, extra: Record<string, unknown> = 
 }
 const expand = (id: string, outline: unknown, c: Client = agent.client) => c.post(`/v1/task-graphs/${id}/expand`, { outline });
 const ready = async (id: string) => (await agent.client.get(`/v1/task-graphs/${id}/ready`)).body.nodes.map((n: any) => n.nodeId);
-const act = (id: string, node: string, verb: string, body: unknown = {}, c: Client = agent.client) => c.post(`/v1/task-graphs/${id}/nodes/${node}/${verb}`, body);
+const act = (id: string, node: string, verb: string, body: unknown = {}, c: Client = agent.client) =>
+  c.post(`/v1/task-graphs/${id}/nodes/${node}/${verb}`, body);
 const events = async (id: string) =>
-  (await t.admin.get(`/v1/events/log?topic=todo:metagit:${id}&limit=1000`)).body.events.filter((e: any) => /^Task/.test(e.event)).map((e: any) => `${e.event}${e.data.nodeId ? ` ${e.data.nodeId}` : ''}`);
+  (await t.admin.get(`/v1/events/log?topic=todo:metagit:${id}&limit=1000`)).body.events
+    .filter((e: any) => /^Task/.test(e.event))
+    .map((e: any) => `${e.event}${e.data.nodeId ? ` ${e.data.nodeId}` : ''}`);
 
 describe('the RFC’s acceptance', () => {
   it('a graph of nodes with edges: ready returns only roots, completing a root unlocks its children', async () => {
     const id = await graph();
-    const r = await expand(id, [{ title: 'Root' }, { title: 'Left', dependsOn: ['root'] }, { title: 'Right', dependsOn: ['root'] }, { title: 'Merge', dependsOn: ['left', 'right'] }]);
+    const r = await expand(id, [
+      { title: 'Root' },
+      { title: 'Left', dependsOn: ['root'] },
+      { title: 'Right', dependsOn: ['root'] },
+      { title: 'Merge', dependsOn: ['left', 'right'] },
+    ]);
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     expect(r.body.added.map((n: any) => n.nodeId)).toEqual(['root', 'left', 'right', 'merge']);
     expect(await ready(id)).toEqual(['root']);
@@ -46,17 +54,28 @@ describe('the RFC’s acceptance', () => {
     expect(done.body.graph.nodes).toBeUndefined(); // a write answers its node and a summary, not every node
     expect(await events(id)).toEqual([
       'TaskGraphCreated',
-      'TaskNodeCreated root', 'TaskNodeCreated left', 'TaskNodeCreated right', 'TaskNodeCreated merge', 'TaskReady root',
-      'TaskCompleted root', 'TaskReady left', 'TaskReady right',
+      'TaskNodeCreated root',
+      'TaskNodeCreated left',
+      'TaskNodeCreated right',
+      'TaskNodeCreated merge',
+      'TaskReady root',
+      'TaskCompleted root',
+      'TaskReady left',
+      'TaskReady right',
       'TaskCompleted left',
-      'TaskCompleted right', 'TaskReady merge',
-      'TaskCompleted merge', 'TaskGraphStatusChanged',
+      'TaskCompleted right',
+      'TaskReady merge',
+      'TaskCompleted merge',
+      'TaskGraphStatusChanged',
     ]);
   });
 
   it('a cycle in expand fails clearly, naming the cycle, and writes nothing', async () => {
     const id = await graph();
-    const r = await expand(id, [{ title: 'A', nodeId: 'a', dependsOn: ['b'] }, { title: 'B', nodeId: 'b', dependsOn: ['a'] }]);
+    const r = await expand(id, [
+      { title: 'A', nodeId: 'a', dependsOn: ['b'] },
+      { title: 'B', nodeId: 'b', dependsOn: ['a'] },
+    ]);
     expect([r.status, r.body.code]).toEqual([422, 'dependency_cycle']);
     expect(r.body.ids).toEqual(['a', 'b', 'a']);
     expect((await agent.client.get(`/v1/task-graphs/${id}`)).body.graph.nodes).toEqual([]);
@@ -83,7 +102,11 @@ describe('expand (docs/seeds/metagit.md §4, deterministic)', () => {
   it('Root / Child / Leaf: slug ids, each line depending on the nearest shallower line', async () => {
     const id = await graph();
     const r = await expand(id, 'Root\n  Child\n    Leaf\n');
-    expect(r.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['root', []], ['child', ['root']], ['leaf', ['child']]]);
+    expect(r.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([
+      ['root', []],
+      ['child', ['root']],
+      ['leaf', ['child']],
+    ]);
     expect(await ready(id)).toEqual(['root']);
   });
 
@@ -114,9 +137,15 @@ describe('expand (docs/seeds/metagit.md §4, deterministic)', () => {
 
   it('accepts the RFC spellings node_id and depends_on beside nodeId and dependsOn, in a body list and in JSON text', async () => {
     const id = await graph();
-    const rfc = await expand(id, [{ title: 'Base', node_id: 'base' }, { title: 'Top', node_id: 'top', depends_on: ['base'] }]);
+    const rfc = await expand(id, [
+      { title: 'Base', node_id: 'base' },
+      { title: 'Top', node_id: 'top', depends_on: ['base'] },
+    ]);
     expect(rfc.status).toBe(200);
-    expect(rfc.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['base', []], ['top', ['base']]]);
+    expect(rfc.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([
+      ['base', []],
+      ['top', ['base']],
+    ]);
     const camel = await expand(id, [{ title: 'Side', nodeId: 'side', dependsOn: ['top'] }]);
     expect(camel.body.added.map((n: any) => [n.nodeId, n.dependsOn])).toEqual([['side', ['top']]]);
     const text = await expand(id, '[{"title": "Tail", "node_id": "tail", "depends_on": ["side"]}]');
@@ -141,12 +170,19 @@ describe('transitions where upstream misbehaves (docs/seeds/metagit.md §9)', ()
     expect((await act(id, 'base', 'complete', {}, other.client)).body.code).toBe('forbidden');
     await act(id, 'base', 'cancel');
     const top = (await agent.client.get(`/v1/task-graphs/${id}/nodes/top`)).body.node;
-    expect(top).toMatchObject({ status: 'pending', waitingOn: [{ nodeId: 'base', status: 'cancelled' }], blockerReason: 'waiting on cancelled dependencies: base' });
+    expect(top).toMatchObject({
+      status: 'pending',
+      waitingOn: [{ nodeId: 'base', status: 'cancelled' }],
+      blockerReason: 'waiting on cancelled dependencies: base',
+    });
     expect((await act(id, 'base', 'complete')).body.code).toBe('invalid_transition');
     expect((await act(id, 'base', 'reopen')).status).toBe(200);
     expect(await ready(id)).toEqual(['base']);
     await act(id, 'base', 'block', { reason: 'waiting for credentials' });
-    expect((await agent.client.get(`/v1/task-graphs/${id}/nodes/base`)).body.node).toMatchObject({ status: 'blocked', blockerReason: 'waiting for credentials' });
+    expect((await agent.client.get(`/v1/task-graphs/${id}/nodes/base`)).body.node).toMatchObject({
+      status: 'blocked',
+      blockerReason: 'waiting for credentials',
+    });
     await act(id, 'base', 'complete');
     expect(await ready(id)).toEqual(['top']);
     expect((await act(id, 'base', 'complete')).body.code).toBe('invalid_transition');
@@ -157,7 +193,8 @@ describe('transitions where upstream misbehaves (docs/seeds/metagit.md §9)', ()
     await expand(id, [{ title: 'Only' }]);
     const item = (await agent.client.get(`/v1/todos?scope=metagit:${id}`)).body.items[0];
     expect(item.title).toBe('Only');
-    for (const path of ['claim', 'done', 'block', 'reopen']) expect((await agent.client.post(`/v1/todos/${item.id}/${path}`, {})).body.code).toBe('managed_by_graph');
+    for (const path of ['claim', 'done', 'block', 'reopen'])
+      expect((await agent.client.post(`/v1/todos/${item.id}/${path}`, {})).body.code).toBe('managed_by_graph');
     // next in the scope starts the first ready node, with the RFC's event.
     const next = await agent.client.post('/v1/todos/next', { scope: `metagit:${id}` });
     expect(next.body).toMatchObject({ claimed: true, item: { title: 'Only', status: 'in-progress' } });
@@ -167,7 +204,11 @@ describe('transitions where upstream misbehaves (docs/seeds/metagit.md §9)', ()
   it('an outsider cannot tell the graph from a missing one', async () => {
     const id = await graph();
     const stranger = await t.session({ name: 'stranger' });
-    for (const r of [await stranger.client.get(`/v1/task-graphs/${id}`), await stranger.client.post(`/v1/task-graphs/${id}/expand`, { outline: 'x' }), await stranger.client.get('/v1/task-graphs/nope')]) {
+    for (const r of [
+      await stranger.client.get(`/v1/task-graphs/${id}`),
+      await stranger.client.post(`/v1/task-graphs/${id}/expand`, { outline: 'x' }),
+      await stranger.client.get('/v1/task-graphs/nope'),
+    ]) {
       expect([r.status, r.body.code]).toEqual([404, 'task_graph_not_found']);
     }
   });
@@ -176,7 +217,10 @@ describe('transitions where upstream misbehaves (docs/seeds/metagit.md §9)', ()
 describe('after review', () => {
   it('completed nodes survive retention; blocked pending nodes cannot be completed; dots are not ids', async () => {
     const id = await graph();
-    await expand(id, [{ title: 'D', nodeId: 'd' }, { title: 'N', nodeId: 'n', dependsOn: ['d'] }]);
+    await expand(id, [
+      { title: 'D', nodeId: 'd' },
+      { title: 'N', nodeId: 'n', dependsOn: ['d'] },
+    ]);
     await act(id, 'n', 'block', { reason: 'x' });
     expect((await act(id, 'n', 'complete')).body.code).toBe('dependency_blocked');
     expect((await expand(id, [{ title: 'Dot', nodeId: '..' }])).status).toBe(400);

@@ -62,7 +62,9 @@ async function lockTodos(): Promise<{ release: () => Promise<void> }> {
 /** Waits until `n` backends of the test database wait for a lock. */
 async function waitBlocked(n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
-    const [{ waiting }] = await sql<{ waiting: number }[]>`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
+    const [{ waiting }] = await sql<
+      { waiting: number }[]
+    >`select count(*)::int as waiting from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`;
     if (waiting >= n) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -122,7 +124,11 @@ async function startServer(env: Record<string, string>): Promise<{ server: Serve
   const server = spawnServer(await freePort(), { DATABASE_URL: db.url, COORD_ADMIN_TOKEN: ADMIN, COORD_SWEEPS: 'off', COORD_TODO_BUSY_TIMEOUT: '30s', ...env });
   expect(await waitReady(server), server.output()).toBe(true);
   const base = `http://127.0.0.1:${server.port}`;
-  const res = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: `w-${randomBytes(3).toString('hex')}` }) });
+  const res = await fetch(`${base}/v1/sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ name: `w-${randomBytes(3).toString('hex')}` }),
+  });
   expect(res.status).toBe(201);
   const { session, token } = (await res.json()) as { session: { id: string }; token: string };
   return { server, base, token, root: session.id };
@@ -175,7 +181,10 @@ describe('SIGTERM with writes in flight', () => {
     expect(await server.exited).toBe(0);
 
     const stored = await storedTitles([...outcomes.map((o) => o.title), `drain-${tag}-raw`, late.title]);
-    expect(outcomes.filter((o) => o.error && stored.has(o.title)), 'socket errors for stored items').toEqual([]);
+    expect(
+      outcomes.filter((o) => o.error && stored.has(o.title)),
+      'socket errors for stored items',
+    ).toEqual([]);
     expect(outcomes.map((o) => o.status ?? o.error)).toEqual(Array(WRITERS).fill(201));
     for (const o of outcomes) expect(stored.has(o.title)).toBe(true);
 
@@ -206,7 +215,10 @@ describe('SIGTERM with writes in flight', () => {
     await new Promise((r) => setTimeout(r, 200));
 
     const stored = await storedTitles(outcomes.map((o) => o.title));
-    expect(outcomes.filter((o) => o.error && stored.has(o.title)), 'socket errors for stored items').toEqual([]);
+    expect(
+      outcomes.filter((o) => o.error && stored.has(o.title)),
+      'socket errors for stored items',
+    ).toEqual([]);
     expect(outcomes.filter((o) => o.status === 201 && !stored.has(o.title))).toEqual([]);
     expect(outcomes.every((o) => o.error)).toBe(true); // every one was in flight at the deadline
     expect(server.output()).toContain('drain deadline reached');

@@ -76,7 +76,9 @@ describe('a database that accepts connections but never answers', () => {
 });
 
 describe('a Postgres restart under load', () => {
-  it('should answer 503 database_unavailable with Retry-After during the outage and recover without a restart, losing no acknowledged write', { timeout: 180_000 }, async () => {
+  it('should answer 503 database_unavailable with Retry-After during the outage and recover without a restart, losing no acknowledged write', {
+    timeout: 180_000,
+  }, async () => {
     pg = await startPg();
     const url = pg.url.replace(/\/postgres$/, '/coord');
     const maint = postgres(pg.url, { max: 1, onnotice: () => {} });
@@ -94,7 +96,11 @@ describe('a Postgres restart under load', () => {
     expect(await waitReady(server), server.output()).toBe(true);
     const base = `http://127.0.0.1:${server.port}`;
     const admin = readFileSync(path.join(srvDir, 'admin-token'), 'utf8').trim();
-    const created = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'writer' }) });
+    const created = await fetch(`${base}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'writer' }),
+    });
     expect(created.status).toBe(201);
     const { session, token } = (await created.json()) as { session: { id: string }; token: string };
     const topic = `todo:session:${session.id}`;
@@ -126,7 +132,12 @@ describe('a Postgres restart under load', () => {
     const writer = async (w: number) => {
       while (running) {
         const title = `w${w}-${seq++}`;
-        await call(outcomes, '/v1/todos', { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ title }) }, title);
+        await call(
+          outcomes,
+          '/v1/todos',
+          { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ title }) },
+          title,
+        );
         await new Promise((r) => setTimeout(r, 20));
       }
     };
@@ -175,16 +186,28 @@ describe('a Postgres restart under load', () => {
 
     // No 500, no socket error, no hang: every answer is a success or the outage's 503.
     const bad = outcomes.filter((o) => o.error || (o.status! >= 300 && !(o.status === 503 && o.code === 'database_unavailable')));
-    expect(bad.slice(0, 5), `${bad.length} answers were neither a success nor 503 database_unavailable; the server said:\n${server.output().slice(-3000)}`).toEqual([]);
+    expect(
+      bad.slice(0, 5),
+      `${bad.length} answers were neither a success nor 503 database_unavailable; the server said:\n${server.output().slice(-3000)}`,
+    ).toEqual([]);
     for (const o of outcomes.filter((x) => x.status === 503)) {
       expect(o.type).toContain('application/problem+json');
       expect(Number(o.retryAfter)).toBeGreaterThan(0);
     }
     expect(Math.max(...outcomes.map((o) => o.ms))).toBeLessThan(ANSWER_BOUND_MS);
     for (const w of windows) {
-      expect(outcomes.some((o) => o.at >= w.down && o.at < w.up && o.status === 503), `${w.mode}: the outage was seen`).toBe(true);
-      expect(ready.some((o) => o.at > w.down && o.at < w.up && o.status === 503), `${w.mode}: /readyz said 503`).toBe(true);
-      expect(ready.some((o) => o.at > w.up && o.status === 200), `${w.mode}: /readyz came back`).toBe(true);
+      expect(
+        outcomes.some((o) => o.at >= w.down && o.at < w.up && o.status === 503),
+        `${w.mode}: the outage was seen`,
+      ).toBe(true);
+      expect(
+        ready.some((o) => o.at > w.down && o.at < w.up && o.status === 503),
+        `${w.mode}: /readyz said 503`,
+      ).toBe(true);
+      expect(
+        ready.some((o) => o.at > w.up && o.status === 200),
+        `${w.mode}: /readyz came back`,
+      ).toBe(true);
     }
     // After the last restart, everything succeeds again (the last second of load).
     const tail = outcomes.filter((o) => o.at > Date.now() - 1000 - 500 && o.at < Date.now() - 500);
@@ -202,7 +225,11 @@ describe('a Postgres restart under load', () => {
       // The event stream opened before the outage is still live: LISTEN was re-established
       // and a new write arrives over it.
       expect(await listenCount()).toBeGreaterThan(listensBefore);
-      const res = await fetch(`${base}/v1/todos`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ title: 'after the outage' }) });
+      const res = await fetch(`${base}/v1/todos`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'after the outage' }),
+      });
       expect(res.status).toBe(201);
       const { item } = (await res.json()) as { item: { id: string } };
       await sse.until((evs) => evs.some((e) => e.data?.id === item.id), 10_000);
@@ -213,13 +240,20 @@ describe('a Postgres restart under load', () => {
       const since = new Date(windows.at(-1)!.up);
       let swept = false;
       for (let i = 0; i < 100 && !swept; i++) {
-        const [row] = await db<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = 'coord.sweep' and state = 'completed' and completed_on > ${since}`;
+        const [row] = await db<
+          { n: number }[]
+        >`select count(*)::int as n from pgboss.job where name = 'coord.sweep' and state = 'completed' and completed_on > ${since}`;
         swept = row.n > 0;
         if (!swept) await pause(100);
       }
       if (!swept) {
-        const stuck = await db<{ expire: number }[]>`select extract(epoch from expire_in)::int as expire from pgboss.job where name = 'coord.sweep' and state = 'active' and started_on < ${new Date(windows.at(-1)!.down)}`;
-        expect(stuck.map((j) => j.expire), 'no sweep after the restart, and no sweep job left active by the crash').toEqual([60]);
+        const stuck = await db<
+          { expire: number }[]
+        >`select extract(epoch from expire_in)::int as expire from pgboss.job where name = 'coord.sweep' and state = 'active' and started_on < ${new Date(windows.at(-1)!.down)}`;
+        expect(
+          stuck.map((j) => j.expire),
+          'no sweep after the restart, and no sweep job left active by the crash',
+        ).toEqual([60]);
       }
     } finally {
       sse.close();
@@ -250,13 +284,17 @@ describe('a Postgres restart under load', () => {
     const db = postgres(url, { max: 2, onnotice: () => {} });
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
-    const locker = db.begin(async (tx) => {
-      await tx`lock table todos in access exclusive mode`;
-      await held;
-    }).catch(() => {}); // its connection dies with Postgres
+    const locker = db
+      .begin(async (tx) => {
+        await tx`lock table todos in access exclusive mode`;
+        await held;
+      })
+      .catch(() => {}); // its connection dies with Postgres
     let blocked = false;
     for (let i = 0; i < 200 && !blocked; i++) {
-      const [{ n }] = await db<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'coord' and wait_event_type = 'Lock'`;
+      const [{ n }] = await db<
+        { n: number }[]
+      >`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'coord' and wait_event_type = 'Lock'`;
       blocked = n > 0;
       if (!blocked) await new Promise((r) => setTimeout(r, 50));
     }
@@ -284,7 +322,9 @@ describe('a Postgres restart under load', () => {
     // queue runs no other sweep meanwhile). Coord gives sweep jobs 60 s, not pg-boss's 15 min.
     const check = postgres(url, { max: 1, onnotice: () => {} });
     try {
-      const stuck = await check<{ expire: number }[]>`select extract(epoch from expire_in)::int as expire from pgboss.job where name = 'coord.sweep' and state = 'active'`;
+      const stuck = await check<
+        { expire: number }[]
+      >`select extract(epoch from expire_in)::int as expire from pgboss.job where name = 'coord.sweep' and state = 'active'`;
       for (const j of stuck) expect(j.expire).toBe(60);
     } finally {
       await check.end();

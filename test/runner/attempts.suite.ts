@@ -198,7 +198,13 @@ export function attemptsSuite(bin: () => string): void {
       const mark = path.join(s.repo, '..', `${path.basename(s.repo)}.git-paused`);
       const ran = path.join(s.repo, '..', `${path.basename(s.repo)}.implementer-ran`);
       cleanups.push(mark, ran);
-      const env = { ...s.cli.env, PATH: `${shimDir}${path.delimiter}${process.env.PATH}`, COORD_TEST_GIT_PAUSE: pause, COORD_TEST_GIT_MARK: mark, COORD_TEST_RAN: ran };
+      const env = {
+        ...s.cli.env,
+        PATH: `${shimDir}${path.delimiter}${process.env.PATH}`,
+        COORD_TEST_GIT_PAUSE: pause,
+        COORD_TEST_GIT_MARK: mark,
+        COORD_TEST_RAN: ran,
+      };
       const runner = spawnCoord(['graph', 'run', s.id, '--root', s.repo, '--json'], { env, bin: bin() });
       await until(`git paused at "${pause}"`, () => existsSync(mark));
       return { ...s, runner, mark, ran };

@@ -23,9 +23,15 @@ const AGENTS = {
   fails: { adapter: 'shell', command: 'echo "about to fail" && exit 3' },
   nocommit: { adapter: 'shell', command: 'echo "did nothing"' },
   drifts: { adapter: 'shell', command: committingScript(['src/$COORD_SUBTASK_ID/impl.txt', 'outside/leak.txt']) },
-  shared: { adapter: 'shell', command: `printf '%s\\n' "$COORD_SUBTASK_ID was here" > src/shared.txt && git add -A && git commit -qm "$COORD_SUBTASK_ID: shared"` },
+  shared: {
+    adapter: 'shell',
+    command: `printf '%s\\n' "$COORD_SUBTASK_ID was here" > src/shared.txt && git add -A && git commit -qm "$COORD_SUBTASK_ID: shared"`,
+  },
   ghost: { adapter: 'exec', command: 'coord-no-such-implementer' },
-  sleeper: { adapter: 'shell', command: `if [ "$COORD_ATTEMPT" = 1 ]; then echo started; sleep 60; fi; ${committingScript(['src/$COORD_SUBTASK_ID/impl.txt'])}` },
+  sleeper: {
+    adapter: 'shell',
+    command: `if [ "$COORD_ATTEMPT" = 1 ]; then echo started; sleep 60; fi; ${committingScript(['src/$COORD_SUBTASK_ID/impl.txt'])}`,
+  },
 };
 
 beforeAll(async () => {

@@ -43,7 +43,12 @@ describe('the repository acceptance gate', () => {
       subtasks: Object.entries(SUBTASKS).map(([id, deps]) => ({ id, implementer: 'builder', spec: `Implement ${id}.`, dependsOn: deps })),
       maxConcurrency: 2,
     };
-    const intentMap = { schemaVersion: 1, parentTaskId: ID, scopePolicy: 'strict', subtasks: Object.keys(SUBTASKS).map((id) => ({ id, writeIntent: [`src/${id}/**`] })) };
+    const intentMap = {
+      schemaVersion: 1,
+      parentTaskId: ID,
+      scopePolicy: 'strict',
+      subtasks: Object.keys(SUBTASKS).map((id) => ({ id, writeIntent: [`src/${id}/**`] })),
+    };
     const r = await owner.client.post('/v1/graphs', { graph, intentMap });
     expect(r.status, JSON.stringify(r.body)).toBe(201);
   });
@@ -84,7 +89,8 @@ describe('the repository acceptance gate', () => {
 
   it('unlocked dependents only after their prerequisites succeeded', async () => {
     const log = (await owner.client.get(`/v1/events/log?topic=todo:graph:${ID}&limit=1000`)).body.events;
-    const seq = (sid: string, to: string) => log.find((e: any) => e.event === 'TASK_GRAPH_SUBTASK_STATE_CHANGED' && e.data.subtaskId === sid && e.data.to === to)?.seq;
+    const seq = (sid: string, to: string) =>
+      log.find((e: any) => e.event === 'TASK_GRAPH_SUBTASK_STATE_CHANGED' && e.data.subtaskId === sid && e.data.to === to)?.seq;
     for (const [sid, deps] of Object.entries(SUBTASKS)) {
       for (const dep of deps) expect(seq(sid, 'RUNNING'), `${sid} after ${dep}`).toBeGreaterThan(seq(dep, 'SUCCEEDED'));
     }
@@ -117,7 +123,11 @@ describe('the repository acceptance gate', () => {
       expect(git(repo, 'rev-parse', '--verify', `refs/heads/coord/${ID}/${sid}`)).toMatch(/^[0-9a-f]{40}$/);
     }
     expect(existsSync(path.join(repo, '.coord', 'worktrees', ID, '__integration__'))).toBe(false);
-    expect(git(repo, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree ')).length).toBe(1);
+    expect(
+      git(repo, 'worktree', 'list', '--porcelain')
+        .split('\n')
+        .filter((l) => l.startsWith('worktree ')).length,
+    ).toBe(1);
     const again = await cli.json(['graph', 'cleanup', ID, '--root', repo]);
     expect(again.body.outcomes.every((o: any) => o.idempotent)).toBe(true);
     expect(checkoutFingerprint(repo)).toBe(fingerprint);

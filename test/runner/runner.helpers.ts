@@ -11,7 +11,8 @@ import path from 'node:path';
 import type { TestApp } from '../helpers/app.js';
 import { cleanEnv, runCoord, tempHome, type RunResult } from '../cli/helpers.js';
 
-export const git = (cwd: string, ...args: string[]) => execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }).trim();
+export const git = (cwd: string, ...args: string[]) =>
+  execFileSync('git', ['-C', cwd, ...args], { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } }).trim();
 
 /**
  * A repository with one commit (holding the project's `coord.agents.json` when `agents` is given),
@@ -41,7 +42,12 @@ export function checkoutFingerprint(dir: string): string {
       const p = rel ? `${rel}/${e.name}` : e.name;
       if (p === '.git' || p === '.coord') continue;
       if (e.isDirectory()) walk(p);
-      else files.push(`${p} ${createHash('sha256').update(readFileSync(path.join(dir, p))).digest('hex')}`);
+      else
+        files.push(
+          `${p} ${createHash('sha256')
+            .update(readFileSync(path.join(dir, p)))
+            .digest('hex')}`,
+        );
     }
   };
   walk('');

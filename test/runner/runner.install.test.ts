@@ -24,7 +24,12 @@ beforeAll(async () => {
   t = await startTestApp();
   dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'coord-install-')));
   cleanups.push(dir);
-  const packed = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'pack.mjs'), '--out', path.join(dir, 'build')], { cwd: REPO_ROOT, encoding: 'utf8' }).trim().split('\n');
+  const packed = execFileSync(process.execPath, [path.join(REPO_ROOT, 'scripts', 'pack.mjs'), '--out', path.join(dir, 'build')], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+  })
+    .trim()
+    .split('\n');
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...packed], { cwd: dir, stdio: 'pipe' });
   coord = path.join(dir, 'node_modules', '.bin', 'coord');
 }, 180_000);
@@ -79,7 +84,14 @@ describe('the installed coord mcp', () => {
     const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
     const s = await t.session({ name: 'installed-mcp' });
     const client = new Client({ name: 'install-test', version: '0' });
-    await client.connect(new StdioClientTransport({ command: coord, args: ['mcp'], cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: tempHome(), COORD_URL: t.base, COORD_TOKEN: s.token } }));
+    await client.connect(
+      new StdioClientTransport({
+        command: coord,
+        args: ['mcp'],
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', HOME: tempHome(), COORD_URL: t.base, COORD_TOKEN: s.token },
+      }),
+    );
     try {
       const names = (await client.listTools()).tools.map((x) => x.name);
       expect(names).toEqual(expect.arrayContaining(['todo_next', 'coordinate_agents_task_graph_advance']));

@@ -58,7 +58,12 @@ async function setup(subtasks: Record<string, keyof typeof AGENTS>, opts: { poli
     maxConcurrency: 2,
   };
   const policy = opts.policy === undefined ? 'strict' : opts.policy;
-  const intentMap = policy && { schemaVersion: 1, parentTaskId: id, scopePolicy: policy, subtasks: Object.keys(subtasks).map((sid) => ({ id: sid, writeIntent: [`src/${sid}/**`] })) };
+  const intentMap = policy && {
+    schemaVersion: 1,
+    parentTaskId: id,
+    scopePolicy: policy,
+    subtasks: Object.keys(subtasks).map((sid) => ({ id: sid, writeIntent: [`src/${sid}/**`] })),
+  };
   const r = await owner.client.post('/v1/graphs', intentMap ? { graph, intentMap } : graph);
   expect(r.status, JSON.stringify(r.body)).toBe(201);
   return { repo, id, cli: coordAs(t, owner.token) };
@@ -87,12 +92,15 @@ describe('the runner, after review', () => {
     const victim = path.join(path.dirname(userRepo()), `victim-${seq}.txt`);
     writeFileSync(victim, 'precious\n');
     cleanups.push(victim);
-    const { repo, id, cli } = await setup({ a: 'ok' }, {
-      before: (repo) => {
-        mkdirSync(path.join(repo, '.coord', 'runs', `task-rreview-${seq + 1}`), { recursive: true });
-        symlinkSync(victim, path.join(repo, '.coord', 'runs', `task-rreview-${seq + 1}`, 'a.json'));
+    const { repo, id, cli } = await setup(
+      { a: 'ok' },
+      {
+        before: (repo) => {
+          mkdirSync(path.join(repo, '.coord', 'runs', `task-rreview-${seq + 1}`), { recursive: true });
+          symlinkSync(victim, path.join(repo, '.coord', 'runs', `task-rreview-${seq + 1}`, 'a.json'));
+        },
       },
-    });
+    );
     const r = await cli.json(['graph', 'run', id, '--root', repo]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stderr).error.code).toBe('WORKTREE_CONFLICT');
@@ -123,9 +131,12 @@ describe('the runner, after review', () => {
   });
 
   it('a foreign folder at the worktree path is refused before the claim', async () => {
-    const { repo, id, cli } = await setup({ a: 'ok' }, {
-      before: (repo) => mkdirSync(path.join(repo, '.coord', 'worktrees', `task-rreview-${seq + 1}`, 'a'), { recursive: true }),
-    });
+    const { repo, id, cli } = await setup(
+      { a: 'ok' },
+      {
+        before: (repo) => mkdirSync(path.join(repo, '.coord', 'worktrees', `task-rreview-${seq + 1}`, 'a'), { recursive: true }),
+      },
+    );
     const r = await cli.json(['graph', 'run', id, '--root', repo]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stderr).error.code).toBe('WORKTREE_CONFLICT');

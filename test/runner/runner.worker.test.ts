@@ -56,7 +56,10 @@ describe('coord worker', () => {
     const cli = coordAs(t, await workerToken());
     const r = await cli.run(['worker', '--agent', 'builder', '--graph', 'task-worker-once', '--once', '--root', repo, '--json']);
     expect(r.code, r.stderr + r.stdout).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.filter((l) => l.event === 'outcome').map((l) => l.subtaskId)).toEqual(['first', 'second']);
     const report = lines[lines.length - 1];
     expect(report.event).toBe('report');
@@ -121,7 +124,10 @@ describe('coord worker', () => {
           if (done.length === 2) resolve();
         },
       });
-      void worker.then(() => resolve(), () => resolve()); // ended by the abort below, or failed
+      void worker.then(
+        () => resolve(),
+        () => resolve(),
+      ); // ended by the abort below, or failed
     });
     const timer = setTimeout(() => stop.abort(), 20_000);
     await finished;

@@ -100,7 +100,12 @@ describe('derived completion (seed 000 “In scenarios”)', () => {
 
   it('should count sub-items a member is assigned and hold completion until they are done', async () => {
     const s = await start([{ name: 'a', task: 'parent' }]);
-    const sub = await s.clients.a.post('/v1/todos', { title: 'step', scope: s.scenario.scope, parentId: s.member('a').seedId, assignee: s.member('a').sessionId });
+    const sub = await s.clients.a.post('/v1/todos', {
+      title: 'step',
+      scope: s.scenario.scope,
+      parentId: s.member('a').seedId,
+      assignee: s.member('a').sessionId,
+    });
     expect(sub.status).toBe(201);
     await s.finish('a');
     let st = await s.status();
@@ -111,7 +116,11 @@ describe('derived completion (seed 000 “In scenarios”)', () => {
   });
 
   it('should move responsibility on reassignment while member-name dependencies keep the original seed', async () => {
-    const s = await start([{ name: 'a', task: 'x' }, { name: 'b', task: 'y' }, { name: 'c', task: 'z', dependsOn: ['a'] }]);
+    const s = await start([
+      { name: 'a', task: 'x' },
+      { name: 'b', task: 'y' },
+      { name: 'c', task: 'z', dependsOn: ['a'] },
+    ]);
     const seedA = s.member('a').seedId;
     const moved = await s.orch.put(`/v1/todos/${seedA}/assignee`, { assignee: s.member('b').sessionId });
     expect(moved.status).toBe(200);
@@ -178,7 +187,10 @@ describe('derived completion (seed 000 “In scenarios”)', () => {
 
 describe('progress counts (seed 000 “In gr list”)', () => {
   it('should show each session its subtree count and the scenario total only on the orchestrator', async () => {
-    const s = await start([{ name: 'a', task: 'x' }, { name: 'b', task: 'y' }]);
+    const s = await start([
+      { name: 'a', task: 'x' },
+      { name: 'b', task: 'y' },
+    ]);
     await s.finish('a');
     const root = await t.session();
     const child = await t.session({ parentId: root.id, by: root.client });

@@ -69,7 +69,10 @@ describe('GET /v1/scenarios', () => {
   });
 
   it('should show a session only the scenarios it orchestrates or is a member of (GET /v1/scenarios/{name}’s rule)', async () => {
-    const one = await start('vis-one', [{ name: 'api', task: 'Build' }, { name: 'ui', task: 'UI' }]);
+    const one = await start('vis-one', [
+      { name: 'api', task: 'Build' },
+      { name: 'ui', task: 'UI' },
+    ]);
     const two = await start('vis-two', [{ name: 'docs', task: 'Write' }]);
     const shared = await t.session();
     const three = await start('vis-three', [{ name: 'ext', session: shared.id }]);

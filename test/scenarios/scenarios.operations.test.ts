@@ -52,15 +52,41 @@ describe('scenario creation (seed 000 “In scenarios”)', () => {
 
   it.each([
     ['scenario_member_unknown', [{ name: 'a', task: 'x', dependsOn: ['ghost'] }]],
-    ['scenario_member_duplicate', [{ name: 'a', task: 'x' }, { name: 'a', task: 'y' }]],
-    ['scenario_member_duplicate', [{ name: 'a', task: 'x' }, { name: 'b', task: 'y', dependsOn: ['a', 'a'] }]],
+    [
+      'scenario_member_duplicate',
+      [
+        { name: 'a', task: 'x' },
+        { name: 'a', task: 'y' },
+      ],
+    ],
+    [
+      'scenario_member_duplicate',
+      [
+        { name: 'a', task: 'x' },
+        { name: 'b', task: 'y', dependsOn: ['a', 'a'] },
+      ],
+    ],
     ['scenario_member_self_dependency', [{ name: 'a', task: 'x', dependsOn: ['a'] }]],
     ['scenario_dependency_without_task', [{ name: 'a' }, { name: 'b', task: 'y', dependsOn: ['a'] }]],
-    ['scenario_dependent_without_task', [{ name: 'a', task: 'x' }, { name: 'b', dependsOn: ['a'] }]],
-    ['scenario_dependency_cycle', [{ name: 'a', task: 'x', dependsOn: ['c'] }, { name: 'b', task: 'y', dependsOn: ['a'] }, { name: 'c', task: 'z', dependsOn: ['b'] }]],
+    [
+      'scenario_dependent_without_task',
+      [
+        { name: 'a', task: 'x' },
+        { name: 'b', dependsOn: ['a'] },
+      ],
+    ],
+    [
+      'scenario_dependency_cycle',
+      [
+        { name: 'a', task: 'x', dependsOn: ['c'] },
+        { name: 'b', task: 'y', dependsOn: ['a'] },
+        { name: 'c', task: 'z', dependsOn: ['b'] },
+      ],
+    ],
     ['title_required', [{ name: 'a', task: '   ' }]],
   ])('should refuse an invalid member list with %s and write nothing', async (code, members) => {
-    const count = async () => (await t.sql<{ n: number }[]>`select (select count(*) from scenarios) + (select count(*) from sessions) + (select count(*) from todos) as n`)[0].n;
+    const count = async () =>
+      (await t.sql<{ n: number }[]>`select (select count(*) from scenarios) + (select count(*) from sessions) + (select count(*) from todos) as n`)[0].n;
     const before = await count();
     const r = await t.admin.post('/v1/scenarios', { name: uniq('bad'), members });
     expect(r.status).toBe(422);
@@ -70,7 +96,13 @@ describe('scenario creation (seed 000 “In scenarios”)', () => {
   });
 
   it('should name the cycle path in the problem', async () => {
-    const r = await t.admin.post('/v1/scenarios', { name: uniq('cyc'), members: [{ name: 'a', task: 'x', dependsOn: ['b'] }, { name: 'b', task: 'y', dependsOn: ['a'] }] });
+    const r = await t.admin.post('/v1/scenarios', {
+      name: uniq('cyc'),
+      members: [
+        { name: 'a', task: 'x', dependsOn: ['b'] },
+        { name: 'b', task: 'y', dependsOn: ['a'] },
+      ],
+    });
     expect(r.body.cycle).toEqual(['a', 'b', 'a']);
   });
 
@@ -100,7 +132,13 @@ describe('scenario creation (seed 000 “In scenarios”)', () => {
     const withStranger = await orch.client.post('/v1/scenarios', { name: uniq('s'), members: [{ name: 'a', session: stranger.id, task: 'x' }] });
     // A session outside its subtree is one it cannot see: the 404 of a missing one.
     expect([withStranger.status, withStranger.body.code]).toEqual([404, 'session_not_found']);
-    const ok = await orch.client.post('/v1/scenarios', { name: uniq('s'), members: [{ name: 'a', session: mine.id, task: 'x' }, { name: 'b', task: 'y' }] });
+    const ok = await orch.client.post('/v1/scenarios', {
+      name: uniq('s'),
+      members: [
+        { name: 'a', session: mine.id, task: 'x' },
+        { name: 'b', task: 'y' },
+      ],
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.scenario.orchestratorId).toBe(orch.id);
     expect(ok.body.orchestratorToken).toBeUndefined();
@@ -149,7 +187,10 @@ describe('scenario scope (docs/seeds/todo-list.md §15, ops)', () => {
   });
 
   it('should let a member claim its seed with next in the scenario scope', async () => {
-    const s = await start([{ name: 'a', task: 'mine' }, { name: 'b', task: 'theirs' }]);
+    const s = await start([
+      { name: 'a', task: 'mine' },
+      { name: 'b', task: 'theirs' },
+    ]);
     const next = await s.clients.a.post('/v1/todos/next', { scope: `scenario:${s.name}` });
     expect(next.body).toMatchObject({ claimed: true, item: { id: s.member('a').seedId, owner: s.member('a').sessionId } });
     const again = await s.clients.a.post('/v1/todos/next', { scope: `scenario:${s.name}` });
@@ -165,7 +206,10 @@ describe('scenario scope (docs/seeds/todo-list.md §15, ops)', () => {
   });
 
   it('should let the orchestrator complete a member’s item but not a sibling member', async () => {
-    const s = await start([{ name: 'a', task: 'x' }, { name: 'b', task: 'y' }]);
+    const s = await start([
+      { name: 'a', task: 'x' },
+      { name: 'b', task: 'y' },
+    ]);
     const seed = s.member('a').seedId;
     await s.clients.a.post(`/v1/todos/${seed}/claim`);
     const sibling = await s.clients.b.post(`/v1/todos/${seed}/done`);
@@ -186,7 +230,10 @@ describe('scenario scope (docs/seeds/todo-list.md §15, ops)', () => {
   });
 
   it('should let only the orchestrator or a user assign, and let a user clear', async () => {
-    const s = await start([{ name: 'a', task: 'x' }, { name: 'b', task: 'y' }]);
+    const s = await start([
+      { name: 'a', task: 'x' },
+      { name: 'b', task: 'y' },
+    ]);
     const seed = s.member('a').seedId;
     const byMember = await s.clients.a.put(`/v1/todos/${seed}/assignee`, { assignee: s.member('b').sessionId });
     expect(byMember.status).toBe(403);
@@ -198,7 +245,10 @@ describe('scenario scope (docs/seeds/todo-list.md §15, ops)', () => {
   });
 
   it('should not let a member plant an assigned item on a sibling, but allow self and orchestrator assignment', async () => {
-    const s = await start([{ name: 'a', task: 'x' }, { name: 'b', task: 'y' }]);
+    const s = await start([
+      { name: 'a', task: 'x' },
+      { name: 'b', task: 'y' },
+    ]);
     const scope = s.scenario.scope;
     const planted = await s.clients.a.post('/v1/todos', { title: 'for b', scope, assignee: s.member('b').sessionId });
     expect(planted.status).toBe(403);

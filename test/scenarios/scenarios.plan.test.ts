@@ -21,7 +21,12 @@ describe('checkMembers (seed 000 scenario graph rules)', () => {
   });
 
   it('should refuse two members naming the same session', () => {
-    expect(() => checkMembers([{ name: 'a', session: 's-1' }, { name: 'b', session: 's-1' }])).toThrow(/same session/);
+    expect(() =>
+      checkMembers([
+        { name: 'a', session: 's-1' },
+        { name: 'b', session: 's-1' },
+      ]),
+    ).toThrow(/same session/);
   });
 
   it('should report a long cycle as its path', () => {

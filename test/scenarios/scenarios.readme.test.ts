@@ -17,8 +17,6 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-
-
 describe('the README scenario and export examples', () => {
   it('should run as written: creation, WAITING ON, claims, result, completion, export', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-readme-'));
@@ -42,7 +40,12 @@ describe('the README scenario and export examples', () => {
       expect(r.stdout).toMatch(/^- \[x\] Wire the claim CAS _\(done, owner s-[0-9a-f]{16}, tags backend,p1\)_$/m);
       expect(r.stdout).toMatch(/^ {2}- \[ \] Write the regression test _\(todo\)_$/m);
       const exported = JSON.parse(readFileSync(path.join(dir, 'todos.json'), 'utf8'));
-      expect(exported.map((i: { title: string }) => i.title)).toEqual(['Wire the claim CAS', 'Write the regression test', 'Draft the release notes', 'Publish']);
+      expect(exported.map((i: { title: string }) => i.title)).toEqual([
+        'Wire the claim CAS',
+        'Write the regression test',
+        'Draft the release notes',
+        'Publish',
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -48,7 +48,9 @@ describe('GET /v1/scopes (the lists a caller may read, with progress)', () => {
 
     expect((await all(b.client)).map((s) => s.scope)).toEqual([`session:${b.id}`]);
     // A session with no item yet still sees its own (empty) list.
-    expect(await all(lonely.client)).toEqual([{ scope: `session:${lonely.id}`, kind: 'session', name: lonely.id, total: 0, done: 0, inProgress: 0, blocked: 0, todo: 0, override: true }]);
+    expect(await all(lonely.client)).toEqual([
+      { scope: `session:${lonely.id}`, kind: 'session', name: lonely.id, total: 0, done: 0, inProgress: 0, blocked: 0, todo: 0, override: true },
+    ]);
 
     const asUser = (await all(t.admin)).map((s) => s.scope);
     expect(asUser).toEqual(expect.arrayContaining([`session:${a.id}`, `session:${b.id}`, scenarioScope]));

@@ -29,7 +29,10 @@ describe('the SDK README example', () => {
 
   it('should run as written with a session token and print the claim, the events and the typed error', async () => {
     const s = await t.session({ name: 'sdk-demo' });
-    const r = await runProcess(process.execPath, ['--import', 'tsx', EXAMPLE], { cwd: REPO, env: { PATH: process.env.PATH, HOME: process.env.HOME, COORD_URL: t.base, COORD_TOKEN: s.token } });
+    const r = await runProcess(process.execPath, ['--import', 'tsx', EXAMPLE], {
+      cwd: REPO,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, COORD_URL: t.base, COORD_TOKEN: s.token },
+    });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');

@@ -31,7 +31,10 @@ describe('client.tokens', () => {
     expect(rotated.token.expiresAt).toBeNull();
     await expect(ci.me()).rejects.toMatchObject({ status: 401 });
     expect(await admin.tokens.revoke(made.token.id)).toMatchObject({ state: 'revoked' });
-    expect((await admin.tokens.list({ principal: a.session.id, includeRevoked: true })).map((k) => `${k.name}:${k.state}`)).toEqual(['ci:revoked', 'default:active']);
+    expect((await admin.tokens.list({ principal: a.session.id, includeRevoked: true })).map((k) => `${k.name}:${k.state}`)).toEqual([
+      'ci:revoked',
+      'default:active',
+    ]);
     const dup = await a.client.tokens.create({ name: 'default' }).catch((e: CoordError) => e);
     expect(dup).toMatchObject({ status: 409, code: 'token_name_taken' });
   });
@@ -111,7 +114,7 @@ describe('client.todos', () => {
     expect(hb.leaseExpiresAt).toBeTruthy();
     expect((await a.client.todos.block(x.id, 'waiting on API review')).note).toBe('waiting on API review');
     expect((await a.client.todos.done(x.id)).status).toBe('done');
-    expect((await a.client.todos.reopen(x.id))).toMatchObject({ status: 'todo' });
+    expect(await a.client.todos.reopen(x.id)).toMatchObject({ status: 'todo' });
     expect((await a.client.todos.next({ scope: `session:${a.session.id}` })).item?.id).toBe(x.id);
   });
 
@@ -150,7 +153,9 @@ describe('client.todos', () => {
     expect(r.items.map((i) => i.title)).toEqual(['API', 'API test']);
     expect(r.refs).toEqual({ api: r.items[0].id, 'api-test': r.items[1].id });
     expect(r.items[1]).toMatchObject({ parentId: r.items[0].id, dependsOn: [r.items[0].id, existing.id].sort(), status: 'blocked' });
-    const err = await a.client.todos.addMany([{ title: 'fine' }, { ref: 'x', title: 'x', dependsOn: ['nobody'] }], { scope: `session:${a.session.id}` }).catch((e) => e);
+    const err = await a.client.todos
+      .addMany([{ title: 'fine' }, { ref: 'x', title: 'x', dependsOn: ['nobody'] }], { scope: `session:${a.session.id}` })
+      .catch((e) => e);
     expect(err).toBeInstanceOf(CoordError);
     expect([err.status, err.code, err.problem.index, err.problem.ref]).toEqual([422, 'unknown_ref', 1, 'x']);
     expect((await a.client.todos.listAll()).length).toBe(3);

@@ -50,7 +50,13 @@ describe('events.follow reconnects', () => {
     const got: CoordEvent[] = [];
     let thrown: unknown;
     try {
-      for await (const e of client.events.follow('session:s-1', { after: 4, idleTimeoutMs: 200, minDelayMs: 10, maxDelayMs: 40, onReconnect: (i) => causes.push(i.cause) })) {
+      for await (const e of client.events.follow('session:s-1', {
+        after: 4,
+        idleTimeoutMs: 200,
+        minDelayMs: 10,
+        maxDelayMs: 40,
+        onReconnect: (i) => causes.push(i.cause),
+      })) {
         got.push(e);
       }
     } catch (err) {

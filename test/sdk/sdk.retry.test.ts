@@ -90,7 +90,9 @@ describe('SDK retries with Idempotency-Key', () => {
       expect(p.seen.filter((l) => l.startsWith('POST /v1/todos '))).toHaveLength(2);
       const items = await createClient({ baseUrl: t.base, token }).todos.listAll({});
       expect(items.map((i) => i.id)).toEqual([item.id]);
-      const [{ n }] = await t.sql<{ n: number }[]>`select count(*)::int as n from idempotency_keys where principal = ${`session:${session.id}`} and request = 'POST /v1/todos'`;
+      const [{ n }] = await t.sql<
+        { n: number }[]
+      >`select count(*)::int as n from idempotency_keys where principal = ${`session:${session.id}`} and request = 'POST /v1/todos'`;
       expect(n).toBe(1);
     } finally {
       await p.close();

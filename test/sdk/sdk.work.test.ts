@@ -32,15 +32,22 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('todos.withClaim', () => {
   it('should heartbeat through work longer than the lease, then complete with the value as the result', async () => {
-    const { root, kids: [a, b] } = await team(2);
+    const {
+      root,
+      kids: [a, b],
+    } = await team(2);
     const item = await root.client.todos.add({ title: 'long work' });
-    const r = await a.client.todos.withClaim({}, async (claimed) => {
-      expect(claimed.id).toBe(item.id);
-      await sleep(4000);
-      // Still ours: another session cannot take it over.
-      await expect(b.client.todos.claim(item.id)).rejects.toBeInstanceOf(AlreadyClaimed);
-      return { tests: 12 };
-    }, { heartbeatMs: 1000 });
+    const r = await a.client.todos.withClaim(
+      {},
+      async (claimed) => {
+        expect(claimed.id).toBe(item.id);
+        await sleep(4000);
+        // Still ours: another session cannot take it over.
+        await expect(b.client.todos.claim(item.id)).rejects.toBeInstanceOf(AlreadyClaimed);
+        return { tests: 12 };
+      },
+      { heartbeatMs: 1000 },
+    );
     expect(r.claimed).toBe(true);
     if (!r.claimed) return;
     expect(r.value).toEqual({ tests: 12 });
@@ -48,16 +55,23 @@ describe('todos.withClaim', () => {
   }, 20_000);
 
   it('should block the item with the error as its note when the work throws, and rethrow', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const item = await root.client.todos.add({ title: 'fails' });
-    await expect(a.client.todos.withClaim(item.id, async () => {
-      throw new Error('the build is red');
-    })).rejects.toThrow('the build is red');
+    await expect(
+      a.client.todos.withClaim(item.id, async () => {
+        throw new Error('the build is red');
+      }),
+    ).rejects.toThrow('the build is red');
     expect(await root.client.todos.get(item.id)).toMatchObject({ status: 'blocked', note: 'the build is red' });
   });
 
   it('should answer {claimed:false} when next finds nothing, without calling the work', async () => {
-    const { kids: [a] } = await team(1);
+    const {
+      kids: [a],
+    } = await team(1);
     let called = false;
     const r = await a.client.todos.withClaim({ waitMs: 100 }, async () => {
       called = true;
@@ -68,7 +82,9 @@ describe('todos.withClaim', () => {
 
 describe('a body JSON cannot hold', () => {
   it('should throw the TypeError itself, not ConnectionFailed', async () => {
-    const { kids: [a] } = await team(1);
+    const {
+      kids: [a],
+    } = await team(1);
     const o: Record<string, unknown> = { title: 'x' };
     o.self = o;
     await expect(a.client.todos.add(o as never)).rejects.toThrow(TypeError);
@@ -81,10 +97,13 @@ describe('todos.work and todos.claims', () => {
     const stop = new AbortController();
     const seen: string[] = [];
     const workers = kids.map((k) =>
-      k.client.todos.work(async (item) => {
-        seen.push(item.id);
-        return `done by ${k.id}`;
-      }, { waitMs: 2000, signal: stop.signal }),
+      k.client.todos.work(
+        async (item) => {
+          seen.push(item.id);
+          return `done by ${k.id}`;
+        },
+        { waitMs: 2000, signal: stop.signal },
+      ),
     );
     await sleep(200);
     const added = [];
@@ -99,18 +118,24 @@ describe('todos.work and todos.claims', () => {
   }, 30_000);
 
   it('should block an item whose done is refused (a result too large, a circular one) and go on with the next', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const ids = [];
     for (const title of ['ok1', 'huge', 'circular', 'ok2']) ids.push((await root.client.todos.add({ title })).id);
-    const summary = await a.client.todos.work(async (item) => {
-      if (item.title === 'huge') return 'x'.repeat(20_000);
-      if (item.title === 'circular') {
-        const o: Record<string, unknown> = {};
-        o.self = o;
-        return o;
-      }
-      return item.title;
-    }, { max: 4, waitMs: 500 });
+    const summary = await a.client.todos.work(
+      async (item) => {
+        if (item.title === 'huge') return 'x'.repeat(20_000);
+        if (item.title === 'circular') {
+          const o: Record<string, unknown> = {};
+          o.self = o;
+          return o;
+        }
+        return item.title;
+      },
+      { max: 4, waitMs: 500 },
+    );
     expect(summary).toEqual({ done: 2, blocked: 2 });
     const byTitle = Object.fromEntries((await root.client.todos.listAll()).map((i) => [i.title, i]));
     expect([byTitle.ok1.status, byTitle.ok2.status, byTitle.huge.status, byTitle.circular.status]).toEqual(['done', 'done', 'blocked', 'blocked']);
@@ -118,7 +143,10 @@ describe('todos.work and todos.claims', () => {
   });
 
   it('should stream claims with the next filters and stop after max', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     await root.client.todos.add({ title: 'cpu', tags: ['cpu'] });
     const gpu1 = await root.client.todos.add({ title: 'gpu 1', tags: ['gpu'] });
     const gpu2 = await root.client.todos.add({ title: 'gpu 2', tags: ['gpu'], priority: 5 });

@@ -119,7 +119,9 @@ describe('auto-stop of a silent session', () => {
     expect((await t.admin.get(`/v1/todos/${item.id}`)).body.item).toMatchObject({ status: 'todo' });
     expect((await sc.get('/v1/me')).status).toBe(401);
     const ev = (await t.admin.get(`/v1/events/log?topic=todo:session:${id}&after=0&limit=1000`)).body.events;
-    expect(ev.filter((e: any) => e.data.id === item.id && e.data.reason === 'session-silent').map((e: any) => [e.event, e.data.formerOwner])).toEqual([['todo', id]]);
+    expect(ev.filter((e: any) => e.data.id === item.id && e.data.reason === 'session-silent').map((e: any) => [e.event, e.data.formerOwner])).toEqual([
+      ['todo', id],
+    ]);
   });
 });
 

@@ -52,7 +52,12 @@ describe('subtree stop', () => {
     expect(stop.body.stoppedDescendants).toEqual([child.id, grandchild.id].sort());
     expect([...stop.body.reopened].sort()).toEqual([...all].sort());
     for (const s of [child, grandchild]) {
-      expect((await t.admin.get(`/v1/sessions/${s.id}`)).body.session).toMatchObject({ status: 'stopped', stopReason: 'ancestor', alive: false, holding: { count: 0 } });
+      expect((await t.admin.get(`/v1/sessions/${s.id}`)).body.session).toMatchObject({
+        status: 'stopped',
+        stopReason: 'ancestor',
+        alive: false,
+        holding: { count: 0 },
+      });
     }
     for (const id of all) expect((await t.admin.get(`/v1/todos/${id}`)).body.item).toMatchObject({ status: 'todo' });
     const events = await reopenEvents(root.id);
@@ -87,7 +92,8 @@ describe('subtree stop', () => {
     expect(del.status).toBe(200);
     expect(del.body.session.status).toBe('deleted');
     expect(del.body.stoppedDescendants).toEqual([child.id, grandchild.id].sort());
-    for (const s of [child, grandchild]) expect((await t.admin.get(`/v1/sessions/${s.id}`)).body.session).toMatchObject({ status: 'stopped', stopReason: 'ancestor' });
+    for (const s of [child, grandchild])
+      expect((await t.admin.get(`/v1/sessions/${s.id}`)).body.session).toMatchObject({ status: 'stopped', stopReason: 'ancestor' });
   });
 
   it('should race stops of a parent and its child without a deadlock, reopening each claim exactly once', async () => {

@@ -55,11 +55,11 @@ export function countRun(modules: ReadonlyArray<TestModule>, unhandled: Readonly
     for (const test of c.children.tests()) {
       const r = test.result();
       if (r.state === 'passed') passed++;
-      else if (r.state === 'failed') (failed++, failedHere++);
+      else if (r.state === 'failed') failed++, failedHere++;
       else if (r.state === 'skipped') {
         const onPurpose = !brokenAround(test) && (test.options.mode === 'skip' || test.options.mode === 'todo' || !!r.note);
         if (onPurpose) skipped++;
-        else (failed++, failedHere++);
+        else failed++, failedHere++;
       } else failed++, failedHere++; // pending: it never finished
     }
     // Errors of the container itself (a failed import, a throwing hook) that no test above shows.

@@ -34,7 +34,9 @@ describe('npm test fails whenever anything fails', { timeout: 180_000 }, () => {
     expect(closing(r)).toEqual({ passed: 1, failed: 1, skipped: 0 });
     expect(r.code).not.toBe(0);
     // vitest's own exit code too, without the script's second check (plain `npx vitest run`).
-    const plain = await runProcess(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', CONFIG, 'test/suite/cases/assertion.case.ts'], { env: env({ CASES_DB: '1' }) });
+    const plain = await runProcess(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--config', CONFIG, 'test/suite/cases/assertion.case.ts'], {
+      env: env({ CASES_DB: '1' }),
+    });
     expect(closing(plain)).toEqual({ passed: 1, failed: 1, skipped: 0 });
     expect(plain.code).not.toBe(0);
   });

@@ -46,7 +46,13 @@ describe('session stop and soft-delete', () => {
     expect((await w.client.get('/v1/me')).status).toBe(401);
     const ev = (await root.client.get(`/v1/events/log?topic=todo:session:${root.id}&after=0&limit=1000`)).body.events;
     const reopenEvents = ev.filter((e: any) => e.data.reason === 'session-stopped').map((e: any) => [e.data.id, e.event]);
-    expect(reopenEvents.sort()).toEqual([[plain.id, 'todo'], [reserved.id, 'todo'], [waiting.id, 'dependency-blocked']].sort());
+    expect(reopenEvents.sort()).toEqual(
+      [
+        [plain.id, 'todo'],
+        [reserved.id, 'todo'],
+        [waiting.id, 'dependency-blocked'],
+      ].sort(),
+    );
     const blockedEvent = ev.find((e: any) => e.data.reason === 'session-stopped' && e.data.id === waiting.id);
     expect(blockedEvent.data).toMatchObject({ status: 'blocked', blockedBy: [dep.id] });
   });

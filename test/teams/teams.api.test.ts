@@ -54,13 +54,39 @@ describe('teams', () => {
   });
 
   it('should create a team with its first operator and that operator’s default token, whose secret works at once', async () => {
-    expect(a.team).toEqual({ id: expect.stringMatching(/^tm-[0-9a-f]{16}$/), name: 'alpha', createdAt: expect.any(String), createdBy: adminId, operatorCount: 1 });
-    expect(a.operator).toEqual({ id: expect.stringMatching(/^u-[0-9a-f]{16}$/), name: 'alice', teamId: a.team.id, role: 'operator', createdAt: expect.any(String) });
-    expect(a.token).toMatchObject({ name: 'default', principal: { kind: 'user', id: a.operator.id }, createdBy: adminId, expiresAt: null, state: 'active', current: false });
+    expect(a.team).toEqual({
+      id: expect.stringMatching(/^tm-[0-9a-f]{16}$/),
+      name: 'alpha',
+      createdAt: expect.any(String),
+      createdBy: adminId,
+      operatorCount: 1,
+    });
+    expect(a.operator).toEqual({
+      id: expect.stringMatching(/^u-[0-9a-f]{16}$/),
+      name: 'alice',
+      teamId: a.team.id,
+      role: 'operator',
+      createdAt: expect.any(String),
+    });
+    expect(a.token).toMatchObject({
+      name: 'default',
+      principal: { kind: 'user', id: a.operator.id },
+      createdBy: adminId,
+      expiresAt: null,
+      state: 'active',
+      current: false,
+    });
     expect(a.secret).toMatch(/^coord_/);
     const me = await a.client.get('/v1/me');
     expect(me.status).toBe(200);
-    expect(me.body).toEqual({ kind: 'user', id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator', token: { id: a.token.id, name: 'default' } });
+    expect(me.body).toEqual({
+      kind: 'user',
+      id: a.operator.id,
+      name: 'alice',
+      teamId: a.team.id,
+      role: 'operator',
+      token: { id: a.token.id, name: 'default' },
+    });
     // The first operator works: it registers a session of its team and manages its own tokens.
     const s = await t.session({ by: a.client, name: 'alpha-agent' });
     expect((await s.client.get('/v1/me')).body).toMatchObject({ kind: 'session', teamId: a.team.id });
@@ -77,17 +103,30 @@ describe('teams', () => {
     expect((await t.admin.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toEqual([]);
     const teams = (await a.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries;
     expect(teams).toHaveLength(1);
-    expect(teams[0]).toMatchObject({ event: 'team-created', subjectId: a.team.id, actor: { kind: 'user', id: adminId, token: 'default' }, data: { id: a.team.id, name: 'alpha' } });
+    expect(teams[0]).toMatchObject({
+      event: 'team-created',
+      subjectId: a.team.id,
+      actor: { kind: 'user', id: adminId, token: 'default' },
+      data: { id: a.team.id, name: 'alpha' },
+    });
     const op = (await a.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.operator.id}`)).body.entries;
     expect(op).toHaveLength(1);
-    expect(op[0]).toMatchObject({ event: 'operator-created', actor: { kind: 'user', id: adminId }, data: { id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator' } });
+    expect(op[0]).toMatchObject({
+      event: 'operator-created',
+      actor: { kind: 'user', id: adminId },
+      data: { id: a.operator.id, name: 'alice', teamId: a.team.id, role: 'operator' },
+    });
     // The token is the new team's: its own audit has it (and both events above), the
     // administrator's does not (another team's token).
     const tok = (await a.client.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries;
     expect(tok).toHaveLength(1);
     expect((await t.admin.get(`/v1/audit?topic=audit:tokens&subjectId=${a.token.id}`)).body.entries).toEqual([]);
     expect((await b.client.get(`/v1/audit?topic=audit:teams&subjectId=${a.team.id}`)).body.entries).toEqual([]);
-    expect(tok[0]).toMatchObject({ event: 'token-created', actor: { kind: 'user', id: adminId }, data: { name: 'default', principal: { kind: 'user', id: a.operator.id } } });
+    expect(tok[0]).toMatchObject({
+      event: 'token-created',
+      actor: { kind: 'user', id: adminId },
+      data: { name: 'default', principal: { kind: 'user', id: a.operator.id } },
+    });
     expect(JSON.stringify([teams, op, tok])).not.toContain(a.secret);
   });
 
@@ -143,8 +182,19 @@ describe('teams', () => {
   it('should let an operator add operators to its own team, and the administrator to any team', async () => {
     const added = await b.client.post(`/v1/teams/${b.team.id}/operators`, { name: 'Bea Two' });
     expect(added.status).toBe(201);
-    expect(added.body.operator).toEqual({ id: expect.stringMatching(/^u-/), name: 'Bea Two', teamId: b.team.id, role: 'operator', createdAt: expect.any(String) });
-    expect(added.body.token).toMatchObject({ name: 'default', principal: { kind: 'user', id: added.body.operator.id }, createdBy: b.operator.id, state: 'active' });
+    expect(added.body.operator).toEqual({
+      id: expect.stringMatching(/^u-/),
+      name: 'Bea Two',
+      teamId: b.team.id,
+      role: 'operator',
+      createdAt: expect.any(String),
+    });
+    expect(added.body.token).toMatchObject({
+      name: 'default',
+      principal: { kind: 'user', id: added.body.operator.id },
+      createdBy: b.operator.id,
+      state: 'active',
+    });
     const bea = t.admin.as(added.body.secret);
     expect((await bea.get('/v1/me')).body).toMatchObject({ id: added.body.operator.id, teamId: b.team.id, role: 'operator' });
     expect((await bea.get(`/v1/teams/${b.team.id}`)).body.operators.map((o: { name: string }) => o.name)).toEqual(['bob', 'Bea Two']);
@@ -202,7 +252,13 @@ describe('teams', () => {
     const before = await counts();
     // To dave, an operator of the same team, the administrator's token is a missing one.
     expectSameAnswer(await dave.del(`/v1/tokens/${adminToken}`), await dave.del(`/v1/tokens/${missing}`), adminToken, missing, 404);
-    expectSameAnswer(await dave.get(`/v1/tokens?principal=${adminId}`), await dave.get('/v1/tokens?principal=u-0000000000000000'), adminId, 'u-0000000000000000', 404);
+    expectSameAnswer(
+      await dave.get(`/v1/tokens?principal=${adminId}`),
+      await dave.get('/v1/tokens?principal=u-0000000000000000'),
+      adminId,
+      'u-0000000000000000',
+      404,
+    );
     const listed = JSON.stringify((await dave.get('/v1/tokens?principalKind=user&includeRevoked=true')).body);
     expect(listed).not.toContain(adminToken);
     expect(listed).toContain((await dave.get('/v1/tokens')).body.tokens[0].id);
@@ -292,7 +348,11 @@ describe('teams through the SDK', () => {
     expect((await sam.teams.get(made.team.id)).operators.map((o) => o.name)).toEqual(['sam', 'sue']);
     expect((await admin.teams.list()).map((x) => x.name)).toContain('sdk-team');
 
-    const caught = (p: Promise<unknown>) => p.then(() => undefined, (e: CoordError) => e);
+    const caught = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: CoordError) => e,
+      );
     expect(await caught(sam.teams.create({ name: 'nope', operator: { name: 'x' } }))).toBeInstanceOf(Forbidden);
     expect(await caught(sam.teams.get(DEFAULT_TEAM))).toBeInstanceOf(NotFound);
     expect(await caught(sam.teams.addOperator(DEFAULT_TEAM, { name: 'x' }))).toBeInstanceOf(NotFound);

@@ -45,7 +45,10 @@ describe('two teams with the same names, side by side', () => {
     expect(b.scenario.name).toBe(a.scenario.name);
     expect(b.metagit.graph).toBe(a.metagit.graph);
     expect(b.scenario.id).not.toBe(a.scenario.id);
-    for (const [w, other, op] of [[a, b, opA], [b, a, opB]] as const) {
+    for (const [w, other, op] of [
+      [a, b, opA],
+      [b, a, opB],
+    ] as const) {
       const graph = (await w.owner.client.get(`/v1/graphs/${w.graphs.graph}`)).body.graph;
       const running = graph.subtasks.find((s: { id: string }) => s.id === 'backend');
       expect(running.state).toBe('RUNNING');
@@ -74,7 +77,8 @@ describe('two teams with the same names, side by side', () => {
 
   it('keeps one team’s work, events and streams out of the other’s same-named graph and scenario', async () => {
     const topic = (w: World) => `todo:scenario:${w.scenario.name}`;
-    const log = async (op: InjectClient, top: string) => (await op.get(`/v1/events/log?topic=${encodeURIComponent(top)}&after=0&limit=1000`)).body.events as { seq: number }[];
+    const log = async (op: InjectClient, top: string) =>
+      (await op.get(`/v1/events/log?topic=${encodeURIComponent(top)}&after=0&limit=1000`)).body.events as { seq: number }[];
     const beforeB = await log(opB, topic(b));
     const graphB = (await b.owner.client.get(`/v1/graphs/${b.graphs.graph}`)).body.graph;
     const streamB = await openSse(`${t.base}/v1/events?topic=${encodeURIComponent(topic(b))}`, b.owner.token);
@@ -84,7 +88,11 @@ describe('two teams with the same names, side by side', () => {
       const seed = a.scenario.members.a;
       expect((await seed.client.post(`/v1/todos/${seed.seedId}/claim`)).status).toBe(200);
       expect((await seed.client.post(`/v1/todos/${seed.seedId}/done`)).status).toBe(200);
-      const fail = await a.owner.client.post(`/v1/graphs/${a.graphs.graph}/subtasks/backend/fail`, { code: 'AGENT_EXIT_NONZERO', message: 'exited 1', exitCode: 1 });
+      const fail = await a.owner.client.post(`/v1/graphs/${a.graphs.graph}/subtasks/backend/fail`, {
+        code: 'AGENT_EXIT_NONZERO',
+        message: 'exited 1',
+        exitCode: 1,
+      });
       expect(fail.status, JSON.stringify(fail.body)).toBe(200);
       await streamA.until((es) => es.some((e) => e.event === 'done'), 5000);
 
@@ -151,7 +159,18 @@ describe('teams, names per team: the upgrade', () => {
         const log = await t.admin.get(`/v1/events/log?topic=${encodeURIComponent('todo:graph:task-old')}&after=0`);
         expect(log.body.events.map((e: { event: string }) => e.event)).toEqual(['added']);
         // A new item in the old scope continues its positions.
-        expect((await t.admin.post('/v1/graphs', { graph: { schemaVersion: 1, parentTask: { id: 'task-old', title: 'x', planner: 'codex', reviewer: 'codex' }, subtasks: [{ id: 'a', implementer: 'codex', spec: 's', dependsOn: [] }], maxConcurrency: 1 } })).status).toBe(409);
+        expect(
+          (
+            await t.admin.post('/v1/graphs', {
+              graph: {
+                schemaVersion: 1,
+                parentTask: { id: 'task-old', title: 'x', planner: 'codex', reviewer: 'codex' },
+                subtasks: [{ id: 'a', implementer: 'codex', spec: 's', dependsOn: [] }],
+                maxConcurrency: 1,
+              },
+            })
+          ).status,
+        ).toBe(409);
       } finally {
         await t.close();
       }

@@ -112,16 +112,34 @@ describe('bulk add', () => {
     const s = await t.session();
     const top = await add(s.client, 'top');
     const child = await add(s.client, 'child', { parentId: top.id });
-    const deep = await bulk(s.client, { items: [{ ref: 'a', title: 'a' }, { ref: 'b', title: 'b', parentRef: 'a' }, { ref: 'c', title: 'c', parentRef: 'b' }] });
+    const deep = await bulk(s.client, {
+      items: [
+        { ref: 'a', title: 'a' },
+        { ref: 'b', title: 'b', parentRef: 'a' },
+        { ref: 'c', title: 'c', parentRef: 'b' },
+      ],
+    });
     expect(deep.body).toMatchObject({ status: 422, code: 'hierarchy_too_deep', index: 2, ref: 'c' });
     // The parent's own parent may come later in the request: still two levels.
-    const later = await bulk(s.client, { items: [{ ref: 'c', title: 'c', parentRef: 'b' }, { ref: 'b', title: 'b', parentRef: 'a' }, { ref: 'a', title: 'a' }] });
+    const later = await bulk(s.client, {
+      items: [
+        { ref: 'c', title: 'c', parentRef: 'b' },
+        { ref: 'b', title: 'b', parentRef: 'a' },
+        { ref: 'a', title: 'a' },
+      ],
+    });
     expect(later.body).toMatchObject({ code: 'hierarchy_too_deep', index: 0 });
     const self = await bulk(s.client, { items: [{ ref: 'a', title: 'a', parentRef: 'a' }] });
     expect(self.body).toMatchObject({ code: 'invalid_ref', index: 0 });
     const underChild = await bulk(s.client, { items: [{ title: 'a' }, { title: 'b', parentId: child.id }] });
     expect(underChild.body).toMatchObject({ code: 'hierarchy_too_deep', index: 1 });
-    const ok = await bulk(s.client, { items: [{ ref: 'p', title: 'p' }, { title: 'q', parentRef: 'p' }, { title: 'r', parentId: top.id }] });
+    const ok = await bulk(s.client, {
+      items: [
+        { ref: 'p', title: 'p' },
+        { title: 'q', parentRef: 'p' },
+        { title: 'r', parentId: top.id },
+      ],
+    });
     expect(ok.status).toBe(201);
     expect(ok.body.items.map((i: any) => i.parentId)).toEqual([undefined, ok.body.items[0].id, top.id]);
   });
@@ -141,7 +159,12 @@ describe('bulk add', () => {
     expect(r.status).toBe(422);
     expect(r.body).toMatchObject({ code: 'dependency_cycle', index: 1, ref: 'a', cycle: ['a', 'b', 'c', 'a'] });
     expect(r.body.detail).toBe('items[1] (ref "a"): todo dependency cycle among the new items: a → b → c → a');
-    const two = await bulk(s.client, { items: [{ ref: 'x', title: 'x', dependsOn: ['y'] }, { ref: 'y', title: 'y', dependsOn: ['x'] }] });
+    const two = await bulk(s.client, {
+      items: [
+        { ref: 'x', title: 'x', dependsOn: ['y'] },
+        { ref: 'y', title: 'y', dependsOn: ['x'] },
+      ],
+    });
     expect(two.body).toMatchObject({ code: 'dependency_cycle', index: 0, cycle: ['x', 'y', 'x'] });
     expect(await footprint(scope)).toEqual(was);
     const acyclic = items.map((i) => (i.ref === 'c' ? { ...i, dependsOn: ['free'] } : i));

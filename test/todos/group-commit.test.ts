@@ -89,7 +89,11 @@ describe('GroupCommit (the scheduler)', () => {
       },
       { maxBatch: 64, maxInFlight: 1, rolledBack: (e) => (e as { rolledBack?: boolean }).rolledBack === true },
     );
-    const settle = (p: Promise<number>) => p.then((v) => ({ ok: v }), (e: Error) => ({ err: e.message }));
+    const settle = (p: Promise<number>) =>
+      p.then(
+        (v) => ({ ok: v }),
+        (e: Error) => ({ err: e.message }),
+      );
     const all = [settle(gc.submit('k', 1))];
     await turn();
     all.push(...[2, 13, 4].map((r) => settle(gc.submit('k', r))));
@@ -114,7 +118,11 @@ describe('GroupCommit (the scheduler)', () => {
       },
       { maxBatch: 64, maxInFlight: 1, rolledBack: () => false },
     );
-    const settle = (p: Promise<number>) => p.then((v) => v, (e: Error) => e.message);
+    const settle = (p: Promise<number>) =>
+      p.then(
+        (v) => v,
+        (e: Error) => e.message,
+      );
     const all = [settle(gc.submit('k', 1))];
     await turn();
     all.push(...[2, 3].map((r) => settle(gc.submit('k', r))));
@@ -199,7 +207,9 @@ describe('group commit against Postgres', () => {
       { id: i1.id, owner: b.id, retry: false },
       { id: i3.id, owner: c.id, retry: false },
     ]);
-    const ev = await t.sql<{ subject_id: string }[]>`select subject_id from events where topic = ${`todo:session:${root.id}`} and event = 'claimed' order by id`;
+    const ev = await t.sql<
+      { subject_id: string }[]
+    >`select subject_id from events where topic = ${`todo:session:${root.id}`} and event = 'claimed' order by id`;
     expect(ev.map((e) => e.subject_id)).toEqual([i2.id, i1.id, i3.id]);
   });
 
@@ -217,11 +227,12 @@ describe('group commit against Postgres', () => {
     expect(rows[1].retry).toBe(false);
     const r = await a.client.post('/v1/todos/next');
     expect(r.body).toMatchObject({ claimed: true, item: { id: open.id, owner: a.id } });
-    const none = await t.sql`select (f.o_item).id, f.o_retry as retry from coord_next_many('tm-default', ${`session:${root.id}`}, ${[a.id]}::text[], true, 0, null::int, null::text[], null::text[], false, null::text[]) f(o_item, o_retry)`;
+    const none =
+      await t.sql`select (f.o_item).id, f.o_retry as retry from coord_next_many('tm-default', ${`session:${root.id}`}, ${[a.id]}::text[], true, 0, null::int, null::text[], null::text[], false, null::text[]) f(o_item, o_retry)`;
     expect(none).toEqual([{ id: null, retry: false }]); // nothing eligible at all: no retry
   });
 
-  it('should answer batched next and done calls with each item\'s dependency ids, sorted', async () => {
+  it("should answer batched next and done calls with each item's dependency ids, sorted", async () => {
     const root = await t.session();
     const agents = await children(8, root);
     const deps = [await add(root.client, 'dep z'), await add(root.client, 'dep y')];
@@ -260,7 +271,11 @@ describe('group commit against Postgres', () => {
       select t.id, t.status from coord_done_many(${[x.id, y.id, 'td-missing']}::text[], ${[a.id, a.id, a.id]}::text[], false, 1800000::float8, 'all', false, null::jsonb[], null::text[], null::text[], null::text[]) with ordinality t
        order by t.ordinality`;
     // y is b's: a's done of it does not match; a missing id does not match either.
-    expect(rows).toEqual([{ id: x.id, status: 'done' }, { id: null, status: null }, { id: null, status: null }]);
+    expect(rows).toEqual([
+      { id: x.id, status: 'done' },
+      { id: null, status: null },
+      { id: null, status: null },
+    ]);
     const again = await t.sql<{ id: string | null }[]>`
       select t.id from coord_done_many(${[y.id]}::text[], ${[b.id]}::text[], false, 1800000::float8, 'all', false, null::jsonb[], null::text[], null::text[], null::text[]) t`;
     expect(again).toEqual([{ id: y.id }]);
@@ -320,4 +335,3 @@ describe('group commit against Postgres', () => {
     }
   });
 });
-

@@ -20,8 +20,10 @@ const get = async (c: Client, id: string) => (await c.get(`/v1/todos/${id}`)).bo
 /** Moves the claim's last progress past its deadline (claim_lease 60 s). */
 const expire = (id: string) => t.sql`update todos set progress_at = now() - interval '61 seconds' where id = ${id}`;
 const eventsOf = async (root: string, id: string) =>
-  (await t.sql<{ event: string; payload: Record<string, unknown> }[]>`
-    select event, payload from events where topic = ${`todo:session:${root}`} and subject_id = ${id} order by id`).map((e) => [e.event, e.payload]);
+  (
+    await t.sql<{ event: string; payload: Record<string, unknown> }[]>`
+    select event, payload from events where topic = ${`todo:session:${root}`} and subject_id = ${id} order by id`
+  ).map((e) => [e.event, e.payload]);
 
 async function team(n: number) {
   const root = await t.session();
@@ -31,7 +33,10 @@ async function team(n: number) {
 
 describe('an expired claim is free at once', () => {
   it('should let another session claim it by id before any sweep, writing todo (lease-expired) then claimed', async () => {
-    const { root, kids: [a, b] } = await team(2);
+    const {
+      root,
+      kids: [a, b],
+    } = await team(2);
     const item = await add(root.client, 'x');
     const claimed = (await a.client.post(`/v1/todos/${item.id}/claim`)).body.item;
     expect((await b.client.post(`/v1/todos/${item.id}/claim`)).body.code).toBe('already_claimed'); // not yet expired
@@ -41,7 +46,10 @@ describe('an expired claim is free at once', () => {
     expect(r.body.item).toMatchObject({ status: 'in-progress', owner: b.id, revision: claimed.revision + 2, leaseExpired: false });
     const ev = await eventsOf(root.id, item.id);
     expect(ev.slice(-2)).toEqual([
-      ['todo', { event: 'todo', id: item.id, scope: `session:${root.id}`, status: 'todo', revision: claimed.revision + 1, reason: 'lease-expired', formerOwner: a.id }],
+      [
+        'todo',
+        { event: 'todo', id: item.id, scope: `session:${root.id}`, status: 'todo', revision: claimed.revision + 1, reason: 'lease-expired', formerOwner: a.id },
+      ],
       ['claimed', { event: 'claimed', id: item.id, scope: `session:${root.id}`, status: 'in-progress', owner: b.id, revision: claimed.revision + 2 }],
     ]);
     // The former owner is now a stranger to it; the sweep finds nothing to reopen.
@@ -51,7 +59,10 @@ describe('an expired claim is free at once', () => {
   });
 
   it('should let the former owner claim it again, as its lease_expired error says', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const item = await add(root.client, 'x');
     await a.client.post(`/v1/todos/${item.id}/claim`);
     await expire(item.id);
@@ -63,7 +74,10 @@ describe('an expired claim is free at once', () => {
   });
 
   it('should read as ready from its deadline: status todo, no owner, in status=todo lists and readiness', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const item = await add(root.client, 'x');
     await a.client.post(`/v1/todos/${item.id}/claim`);
     await expire(item.id);
@@ -78,8 +92,11 @@ describe('an expired claim is free at once', () => {
     expect(why).toMatchObject({ ready: true, status: 'todo' });
   });
 
-  it('should keep the assignee rule: reserved for its assignee, skipped by everyone else\'s next', async () => {
-    const { root, kids: [a, b] } = await team(2);
+  it("should keep the assignee rule: reserved for its assignee, skipped by everyone else's next", async () => {
+    const {
+      root,
+      kids: [a, b],
+    } = await team(2);
     const item = await add(root.client, 'for a', { assignee: a.id });
     await a.client.post(`/v1/todos/${item.id}/claim`);
     await expire(item.id);
@@ -90,7 +107,10 @@ describe('an expired claim is free at once', () => {
   });
 
   it('should keep the dependency rule: an expired claim whose dependency reopened reads blocked and is not taken', async () => {
-    const { root, kids: [a, b] } = await team(2);
+    const {
+      root,
+      kids: [a, b],
+    } = await team(2);
     const dep = await add(root.client, 'dep');
     const item = await add(root.client, 'waits');
     await root.client.put(`/v1/todos/${item.id}/dependencies`, { dependsOn: [dep.id] });
@@ -129,7 +149,10 @@ describe('next takes expired claims over', () => {
       { id: null, owner: null, revision: null },
     ]);
     expect((await eventsOf(root.id, second.id)).map(([e, p]) => [e, (p as { reason?: string }).reason ?? null])).toEqual([
-      ['added', null], ['claimed', null], ['todo', 'lease-expired'], ['claimed', null],
+      ['added', null],
+      ['claimed', null],
+      ['todo', 'lease-expired'],
+      ['claimed', null],
     ]);
   });
 
@@ -157,11 +180,11 @@ describe('racing for an expired claim', () => {
       await kids[0].client.post(`/v1/todos/${item.id}/claim`);
       await expire(item.id);
       const before = (await eventsOf(root.id, item.id)).length;
-      const racers = kids.slice(1).map((k, i) =>
-        i % 2 ? k.client.post(`/v1/todos/${item.id}/claim`) : k.client.post('/v1/todos/next', { scope: `session:${root.id}` }),
-      );
+      const racers = kids
+        .slice(1)
+        .map((k, i) => (i % 2 ? k.client.post(`/v1/todos/${item.id}/claim`) : k.client.post('/v1/todos/next', { scope: `session:${root.id}` })));
       const [results, swept] = await Promise.all([Promise.all(racers), runSweep(t.sql, t.config)]);
-      const winners = results.filter((r) => r.status === 200 && (r.body.item?.id === item.id));
+      const winners = results.filter((r) => r.status === 200 && r.body.item?.id === item.id);
       const after = (await eventsOf(root.id, item.id)).slice(before);
       const reopened = after.filter(([e]) => e === 'todo');
       expect(reopened).toHaveLength(1); // by the take-over or by the sweep, never both

@@ -31,7 +31,10 @@ async function team(n: number) {
 
 describe('waiting next', () => {
   it('should answer at once when an item is ready, and hold until one is added otherwise', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const first = await add(root.client, 'ready');
     const now = await a.client.post('/v1/todos/next', { waitMs: 60_000 });
     expect(now.body).toMatchObject({ claimed: true, item: { id: first.id, owner: a.id } });
@@ -44,7 +47,9 @@ describe('waiting next', () => {
   });
 
   it('should answer {claimed:false} when the wait runs out, and refuse a wait over 60 s', async () => {
-    const { kids: [a] } = await team(1);
+    const {
+      kids: [a],
+    } = await team(1);
     const r = await a.client.post('/v1/todos/next', { waitMs: 200 });
     expect([r.status, r.body]).toEqual([200, { claimed: false }]);
     const tooLong = await a.client.post('/v1/todos/next', { waitMs: 60_001 });
@@ -52,7 +57,9 @@ describe('waiting next', () => {
   });
 
   it('should refuse an invalid scope at once rather than after the wait', async () => {
-    const { kids: [a] } = await team(1);
+    const {
+      kids: [a],
+    } = await team(1);
     const r = await a.client.post('/v1/todos/next', { scope: 'session:s-0000000000000000', waitMs: 60_000 });
     expect(r.status).toBeGreaterThanOrEqual(400);
     expect(r.status).toBeLessThan(500);
@@ -71,7 +78,10 @@ describe('waiting next', () => {
   }, 20_000);
 
   it('should not store a {claimed:false} answer for its Idempotency-Key: a retry waits and claims again', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const key = { 'idempotency-key': `wait-${a.id}` };
     expect((await a.client.post('/v1/todos/next', { waitMs: 100 }, key)).body).toEqual({ claimed: false });
     const item = await add(root.client, 'appeared');
@@ -83,7 +93,10 @@ describe('waiting next', () => {
   });
 
   it('should end a wait with 401 when the waiting session is stopped', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const waiting = a.client.post('/v1/todos/next', { waitMs: 60_000 });
     await sleep(100);
     expect((await root.client.post(`/v1/sessions/${a.id}/stop`)).status).toBe(200);
@@ -92,7 +105,10 @@ describe('waiting next', () => {
   });
 
   it('should wait for an item its filters admit, not for any item', async () => {
-    const { root, kids: [a] } = await team(1);
+    const {
+      root,
+      kids: [a],
+    } = await team(1);
     const waiting = a.client.post('/v1/todos/next', { waitMs: 60_000, tags: ['gpu'] });
     await sleep(100);
     const cpu = await add(root.client, 'cpu', { tags: ['cpu'] });
@@ -128,7 +144,10 @@ describe('waiting next', () => {
   }, 400_000);
 
   it('should pass a wake on to the waiter whose filters admit the item', async () => {
-    const { root, kids: [a, b, c] } = await team(3);
+    const {
+      root,
+      kids: [a, b, c],
+    } = await team(3);
     const wa = a.client.post('/v1/todos/next', { waitMs: 30_000, tags: ['a'] });
     await sleep(80);
     const wb = b.client.post('/v1/todos/next', { waitMs: 30_000, tags: ['b'] });
@@ -143,7 +162,10 @@ describe('waiting next', () => {
   });
 
   it('should not let a waiter that disconnected swallow an item', async () => {
-    const { root, kids: [gone, other] } = await team(2);
+    const {
+      root,
+      kids: [gone, other],
+    } = await team(2);
     for (let i = 0; i < 5; i++) {
       const abort = new AbortController();
       const waiting = fetch(`${t.base}/v1/todos/next`, {
@@ -173,7 +195,10 @@ describe('waiting next', () => {
   it('should be woken by an item added through another replica', async () => {
     const two = await startTestApp({ dbUrl: t.dbUrl });
     try {
-      const { root, kids: [a] } = await team(1);
+      const {
+        root,
+        kids: [a],
+      } = await team(1);
       const waiting = a.client.as(a.token);
       const onTwo = new (a.client.constructor as typeof import('../helpers/app.js').Client)(two.base, a.token);
       const w = onTwo.post('/v1/todos/next', { waitMs: 30_000 });
@@ -189,7 +214,9 @@ describe('waiting next', () => {
 
   it('should end every wait with {claimed:false} when the replica closes', async () => {
     const two = await startTestApp({ dbUrl: t.dbUrl });
-    const { kids: [a] } = await team(1);
+    const {
+      kids: [a],
+    } = await team(1);
     const onTwo = new (a.client.constructor as typeof import('../helpers/app.js').Client)(two.base, a.token);
     const w = onTwo.post('/v1/todos/next', { waitMs: 60_000 });
     await sleep(150);

@@ -12,7 +12,6 @@ beforeAll(async () => {
 });
 afterAll(async () => t?.close());
 
-
 async function sessions(n: number, root: { id: string; client: Client }) {
   return Promise.all(Array.from({ length: n }, () => t.session({ parentId: root.id, by: root.client })));
 }

@@ -179,7 +179,14 @@ describe('results on done', () => {
     }
     // One statement, requests in an order unlike the items' ids or positions, one without a result.
     const order = [4, 1, 5, 0, 3, 2];
-    const reqs = order.map((i) => ({ id: items[i].id, actor: s.id, by: { kind: 'session' as const, id: s.id, token: 'default' }, leaseMs: t.config.todo.claimLeaseMs, emitEvents: t.config.todo.emitEvents, result: i === 3 ? undefined : { i } }));
+    const reqs = order.map((i) => ({
+      id: items[i].id,
+      actor: s.id,
+      by: { kind: 'session' as const, id: s.id, token: 'default' },
+      leaseMs: t.config.todo.claimLeaseMs,
+      emitEvents: t.config.todo.emitEvents,
+      result: i === 3 ? undefined : { i },
+    }));
     const rows = await completeMany(t.sql, reqs);
     expect(rows.map((r) => r?.id)).toEqual(order.map((i) => items[i].id));
     expect(rows.map((r) => r?.result)).toEqual(order.map((i) => (i === 3 ? null : { i })));

@@ -55,7 +55,13 @@ describe('tokens', () => {
     const dup = await t.admin.post('/v1/tokens', { name: 'ci' });
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('token_name_taken');
-    for (const bad of [{ name: '' }, { name: 'x', expiresIn: 'soon' }, { name: 'x', expiresIn: '0' }, { name: 'x', expiresIn: '4000d' }, { name: 'x', extra: 1 }]) {
+    for (const bad of [
+      { name: '' },
+      { name: 'x', expiresIn: 'soon' },
+      { name: 'x', expiresIn: '0' },
+      { name: 'x', expiresIn: '4000d' },
+      { name: 'x', extra: 1 },
+    ]) {
       const r = await t.admin.post('/v1/tokens', bad);
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.body.code).toBe('validation_failed');
@@ -80,7 +86,10 @@ describe('tokens', () => {
 
     expect((await t.admin.get('/v1/tokens')).body.tokens.map((k: any) => k.name)).toEqual(['default']);
     const all = (await t.admin.get('/v1/tokens?includeRevoked=true')).body.tokens;
-    expect(all.map((k: any) => [k.name, k.state])).toEqual([['ci', 'revoked'], ['default', 'active']]);
+    expect(all.map((k: any) => [k.name, k.state])).toEqual([
+      ['ci', 'revoked'],
+      ['default', 'active'],
+    ]);
     // Revoked names are free again.
     const reuse = await t.admin.post('/v1/tokens', { name: 'ci' });
     expect(reuse.status).toBe(201);
@@ -106,7 +115,11 @@ describe('tokens', () => {
     // Another session's token is answered as a missing one.
     const foreign = (await t.admin.get(`/v1/tokens?principal=${other.id}`)).body.tokens[0];
     expect(foreign.name).toBe('default');
-    for (const r of [await a.client.del(`/v1/tokens/${foreign.id}`), await a.client.post(`/v1/tokens/${foreign.id}/rotate`), await a.client.del('/v1/tokens/tk-nope')]) {
+    for (const r of [
+      await a.client.del(`/v1/tokens/${foreign.id}`),
+      await a.client.post(`/v1/tokens/${foreign.id}/rotate`),
+      await a.client.del('/v1/tokens/tk-nope'),
+    ]) {
       expect(r.status).toBe(404);
       expect(r.body.code).toBe('token_not_found');
     }
@@ -135,7 +148,9 @@ describe('tokens', () => {
     expect((await t.admin.del(`/v1/tokens/${bToken}`)).status).toBe(200);
     (b as { admin: typeof b.admin }).admin = b.admin.as(t.admin.token!);
     const own = (await t.admin.get('/v1/tokens')).body.tokens;
-    const live = (await t.sql<{ id: string }[]>`select id from tokens where user_id is not null and revoked_at is null and (expires_at is null or expires_at > now())`).map((r) => r.id);
+    const live = (
+      await t.sql<{ id: string }[]>`select id from tokens where user_id is not null and revoked_at is null and (expires_at is null or expires_at > now())`
+    ).map((r) => r.id);
     expect(live).toEqual([own[0].id]);
     const r = await t.admin.del(`/v1/tokens/${own[0].id}`);
     expect(r.status).toBe(409);

@@ -20,7 +20,9 @@ describe('upgrade to the tokens table', () => {
       // The previous release: migrations up to 0014.
       await migrateAsRelease(url, 14);
       const db = postgres(url, { max: 1, onnotice: () => {} });
-      const opToken = 'coord_old_operator', liveToken = 'coord_old_session', stoppedToken = 'coord_old_stopped';
+      const opToken = 'coord_old_operator',
+        liveToken = 'coord_old_session',
+        stoppedToken = 'coord_old_stopped';
       await db`insert into users (id, name, token_hash) values ('u-old', 'admin', ${sha(opToken)})`;
       await db`insert into sessions (id, name, root_id, created_by, token_hash) values ('s-live', 'live', 's-live', 'u-old', ${sha(liveToken)})`;
       await db`insert into sessions (id, name, root_id, created_by, token_hash, status) values ('s-gone', 'gone', 's-gone', 'u-old', ${sha(stoppedToken)}, 'stopped')`;

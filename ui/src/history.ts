@@ -37,7 +37,8 @@ export class History {
         this.all = [];
         continue;
       }
-      for (const e of page.events) this.all.push({ seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at, actor: e.actor } });
+      for (const e of page.events)
+        this.all.push({ seq: e.seq, event: e.event, topic: e.topic, data: { ...(e.data as Record<string, unknown>), at: e.at, actor: e.actor } });
       if (this.all.length > this.keepNewest) this.all.splice(0, this.all.length - this.keepNewest);
       this.after = page.nextAfter;
       if (page.events.length < PAGE) break;

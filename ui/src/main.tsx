@@ -30,7 +30,16 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; er
         }}
       >
         <label for="token">Token</label>
-        <input ref={field} id="token" name="token" type="password" autocomplete="off" required value={token} onInput={(e) => setToken((e.target as HTMLInputElement).value)} />
+        <input
+          ref={field}
+          id="token"
+          name="token"
+          type="password"
+          autocomplete="off"
+          required
+          value={token}
+          onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+        />
         <p class="muted">An operator token, or an agent session’s token. It is kept in this tab only (session storage) and sent as the Authorization header.</p>
         <button type="submit">Sign in</button>
         {error && (
@@ -45,7 +54,15 @@ function SignIn({ onSignedIn, error }: { onSignedIn: (token: string) => void; er
 
 function ConnectionBadge() {
   const s = useConnection();
-  const text = { live: 'Live', pending: 'Refresh pending — what is shown may be out of date', paused: 'Paused (tab hidden)', connecting: 'Connecting…', reconnecting: 'Disconnected — reconnecting…', failed: 'Not live: the stream was refused', off: 'Refreshing (this view spans scopes)' }[s];
+  const text = {
+    live: 'Live',
+    pending: 'Refresh pending — what is shown may be out of date',
+    paused: 'Paused (tab hidden)',
+    connecting: 'Connecting…',
+    reconnecting: 'Disconnected — reconnecting…',
+    failed: 'Not live: the stream was refused',
+    off: 'Refreshing (this view spans scopes)',
+  }[s];
   return (
     <span class={`link link-${s}`} role="status" aria-live="polite" data-state={s}>
       {text}

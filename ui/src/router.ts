@@ -44,10 +44,11 @@ export function href(view: Route['view'], arg?: string): string {
 export function useRoute(): Route {
   const [r, set] = useState(parseRoute(location.hash));
   useEffect(() => {
-    const on = () => set((prev) => {
-      const next = parseRoute(location.hash);
-      return JSON.stringify(next) === JSON.stringify(prev) ? prev : next;
-    });
+    const on = () =>
+      set((prev) => {
+        const next = parseRoute(location.hash);
+        return JSON.stringify(next) === JSON.stringify(prev) ? prev : next;
+      });
     addEventListener('hashchange', on);
     // Effects run after the first paint: a hash changed between that render and this subscription
     // (a link followed at once, e.g. right after sign-in) fired no event we heard, so read it now.

@@ -4,48 +4,56 @@ import { todos } from './todos.js';
 import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** Configured Agents (Task Graph v1: implementer, planner and reviewer identities must be configured). */
-export const agents = pgTable('agents', {
-  id: text('id').notNull(),
-  adapter: text('adapter'),
-  command: text('command'),
-  createdBy: text('created_by').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  /** The team whose operator registered it. */
+export const agents = pgTable(
+  'agents',
+  {
+    id: text('id').notNull(),
+    adapter: text('adapter'),
+    command: text('command'),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The team whose operator registered it. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-}, (t) => [primaryKey({ columns: [t.teamId, t.id] })]);
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.id] })],
+);
 
 /**
  * A Task Graph v1 parent task: a container in the one engine whose subtasks are todo rows in
  * scope `graph:<id>` (docs/architecture.md §D1). The contract's own facts live here.
  */
-export const graphs = pgTable('graphs', {
-  /** The parent task id (`task-…`). */
-  id: text('id').notNull(),
-  scope: text('scope').notNull(),
-  /** The normalised parent facts (title, planner, reviewer, optional spec/implementer). */
-  parent: jsonb('parent').notNull(),
-  maxConcurrency: integer('max_concurrency').notNull(),
-  /** The normalised Intent Map v1, or null when none was supplied. */
-  intentMap: jsonb('intent_map'),
-  createdBy: text('created_by').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-  revision: integer('revision').notNull().default(1),
-  /** The graph base commit fixed by the first run (40 or 64 lower-case hex), or null before it. */
-  baseCommit: text('base_commit'),
-  /** The integration record the runner reported (PUT /v1/graphs/{id}/integration), or null. */
-  integration: jsonb('integration'),
-  /** The latest review decision (REVIEW_APPROVED / CHANGES_REQUESTED), or null. */
-  review: jsonb('review'),
-  /** The team of its creator. */
+export const graphs = pgTable(
+  'graphs',
+  {
+    /** The parent task id (`task-…`). */
+    id: text('id').notNull(),
+    scope: text('scope').notNull(),
+    /** The normalised parent facts (title, planner, reviewer, optional spec/implementer). */
+    parent: jsonb('parent').notNull(),
+    maxConcurrency: integer('max_concurrency').notNull(),
+    /** The normalised Intent Map v1, or null when none was supplied. */
+    intentMap: jsonb('intent_map'),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    revision: integer('revision').notNull().default(1),
+    /** The graph base commit fixed by the first run (40 or 64 lower-case hex), or null before it. */
+    baseCommit: text('base_commit'),
+    /** The integration record the runner reported (PUT /v1/graphs/{id}/integration), or null. */
+    integration: jsonb('integration'),
+    /** The latest review decision (REVIEW_APPROVED / CHANGES_REQUESTED), or null. */
+    review: jsonb('review'),
+    /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-}, (t) => [primaryKey({ columns: [t.teamId, t.id] }), unique('graphs_team_scope_unique').on(t.teamId, t.scope)]);
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.id] }), unique('graphs_team_scope_unique').on(t.teamId, t.scope)],
+);
 
 /**
  * A subtask's contract facts beside its engine row (`todoId`). Its READY/WAITING/RUNNING/

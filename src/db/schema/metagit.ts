@@ -4,52 +4,60 @@ import { todos } from './todos.js';
 import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** A TaskIntent (metagit RFC-0008 §2.1): what a graph, or a node, is for. */
-export const intents = pgTable('intents', {
-  id: text('id').notNull(),
-  title: text('title').notNull(),
-  goal: text('goal').notNull(),
-  acceptance: jsonb('acceptance').notNull().default(sql`'[]'::jsonb`),
-  project: text('project'),
-  repos: jsonb('repos').notNull().default(sql`'[]'::jsonb`),
-  objectiveId: text('objective_id'),
-  handoffId: text('handoff_id'),
-  createdBy: text('created_by').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-  /** The team of its creator. */
+export const intents = pgTable(
+  'intents',
+  {
+    id: text('id').notNull(),
+    title: text('title').notNull(),
+    goal: text('goal').notNull(),
+    acceptance: jsonb('acceptance').notNull().default(sql`'[]'::jsonb`),
+    project: text('project'),
+    repos: jsonb('repos').notNull().default(sql`'[]'::jsonb`),
+    objectiveId: text('objective_id'),
+    handoffId: text('handoff_id'),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-}, (t) => [primaryKey({ columns: [t.teamId, t.id] })]);
+  },
+  (t) => [primaryKey({ columns: [t.teamId, t.id] })],
+);
 
 /**
  * A metagit TaskGraph: a container in the one engine (docs/architecture.md §D1, §D8) whose nodes are work
  * items in scope `metagit:<id>`. `cancelledAt` marks an explicit graph cancel; completion is derived.
  */
-export const taskGraphs = pgTable('task_graphs', {
-  id: text('id').notNull(),
-  scope: text('scope').notNull(),
-  title: text('title').notNull(),
-  rootIntentId: text('root_intent_id').notNull(),
-  objectiveId: text('objective_id'),
-  handoffId: text('handoff_id'),
-  /** `active` | `completed` | `cancelled`, written whenever a change moves it (derived from the nodes). */
-  status: text('status').notNull().default('active'),
-  createdBy: text('created_by').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
-  revision: integer('revision').notNull().default(1),
-  /** The team of its creator. */
+export const taskGraphs = pgTable(
+  'task_graphs',
+  {
+    id: text('id').notNull(),
+    scope: text('scope').notNull(),
+    title: text('title').notNull(),
+    rootIntentId: text('root_intent_id').notNull(),
+    objectiveId: text('objective_id'),
+    handoffId: text('handoff_id'),
+    /** `active` | `completed` | `cancelled`, written whenever a change moves it (derived from the nodes). */
+    status: text('status').notNull().default('active'),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
+    revision: integer('revision').notNull().default(1),
+    /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-}, (t) => [
-  primaryKey({ columns: [t.teamId, t.id] }),
-  unique('task_graphs_team_scope_unique').on(t.teamId, t.scope),
-  foreignKey({ columns: [t.teamId, t.rootIntentId], foreignColumns: [intents.teamId, intents.id] }),
-]);
+  },
+  (t) => [
+    primaryKey({ columns: [t.teamId, t.id] }),
+    unique('task_graphs_team_scope_unique').on(t.teamId, t.scope),
+    foreignKey({ columns: [t.teamId, t.rootIntentId], foreignColumns: [intents.teamId, intents.id] }),
+  ],
+);
 
 /** A node's metagit facts beside its engine row (`todoId`); its status is a view (metagit.view.ts). */
 export const taskNodes = pgTable(

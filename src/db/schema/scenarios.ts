@@ -4,22 +4,26 @@ import { todos } from './todos.js';
 import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** A scenario: a shared list `scenario:<id>` with an orchestrator and named members (seed 000 "In scenarios"). */
-export const scenarios = pgTable('scenarios', {
-  id: text('id').primaryKey(),
-  name: text('name').notNull(),
-  /** The orchestrator session: the scope's override authority. */
-  orchestratorId: text('orchestrator_id').notNull(),
-  createdBy: text('created_by').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  /** Set once, when derived completion first holds (the completion event is written then). */
-  completedAt: timestamp('completed_at', { withTimezone: true }),
-  revision: integer('revision').notNull().default(1),
-  /** The team of its creator. */
+export const scenarios = pgTable(
+  'scenarios',
+  {
+    id: text('id').primaryKey(),
+    name: text('name').notNull(),
+    /** The orchestrator session: the scope's override authority. */
+    orchestratorId: text('orchestrator_id').notNull(),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    /** Set once, when derived completion first holds (the completion event is written then). */
+    completedAt: timestamp('completed_at', { withTimezone: true }),
+    revision: integer('revision').notNull().default(1),
+    /** The team of its creator. */
     teamId: text('team_id')
       .notNull()
       .default(DEFAULT_TEAM)
       .references(() => teams.id),
-}, (t) => [unique('scenarios_team_name_unique').on(t.teamId, t.name)]);
+  },
+  (t) => [unique('scenarios_team_name_unique').on(t.teamId, t.name)],
+);
 
 /** A named member of a scenario, bound to a session. */
 export const scenarioMembers = pgTable(

@@ -14,11 +14,15 @@ export const DEFAULT_TEAM = 'tm-default';
  * replica of the previous release during a rolling upgrade (migrations 0017, 0018), which acts in
  * the default team alone; the next release drops it.
  */
-export const teams = pgTable('teams', {
-  /** `tm-…`; the team of a database upgraded from before teams is {@link DEFAULT_TEAM}. */
-  id: text('id').primaryKey(),
-  name: text('name').notNull().unique(),
-  createdBy: text('created_by').notNull(),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-  revision: integer('revision').notNull().default(1),
-}, (t) => [uniqueIndex('teams_name_lower_unique').on(sql`lower(${t.name})`)]);
+export const teams = pgTable(
+  'teams',
+  {
+    /** `tm-…`; the team of a database upgraded from before teams is {@link DEFAULT_TEAM}. */
+    id: text('id').primaryKey(),
+    name: text('name').notNull().unique(),
+    createdBy: text('created_by').notNull(),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+    revision: integer('revision').notNull().default(1),
+  },
+  (t) => [uniqueIndex('teams_name_lower_unique').on(sql`lower(${t.name})`)],
+);

@@ -39,32 +39,47 @@ import {
   type ScopeEvidenceChange,
   type ScopeAuditError,
 } from './scope-audit.js';
-import {
-  boundMessage,
-  boundText,
-  compareByteOrder,
-  deepFreeze,
-  displayValue,
-  isPlainObject,
-  MAX_MESSAGE_CHARS,
-  ownValue,
-  sortByteOrder,
-} from './text.js';
+import { boundMessage, boundText, compareByteOrder, deepFreeze, displayValue, isPlainObject, MAX_MESSAGE_CHARS, ownValue, sortByteOrder } from './text.js';
 
 // ---------------------------------------------------------------------------
 // checkScopeEvidence
 // ---------------------------------------------------------------------------
 
 const EVIDENCE_KEYS: readonly string[] = [
-  'schemaVersion', 'parentTaskId', 'subtaskId', 'graphBaseCommit', 'implementationCommit', 'scopePolicy',
-  'coverage', 'writeIntent', 'actualPathCount', 'actualPaths', 'actualPathsTruncated', 'outsideIntentPathCount',
-  'outsideIntentPaths', 'outsideIntentPathsTruncated', 'committedChangeCount', 'committedChanges',
-  'committedChangesTruncated', 'dirtyChangeCount', 'dirtyChanges', 'dirtyChangesTruncated',
-  'dirtyWorktreeAvailable', 'hasDirty', 'drift', 'driftEvidence',
+  'schemaVersion',
+  'parentTaskId',
+  'subtaskId',
+  'graphBaseCommit',
+  'implementationCommit',
+  'scopePolicy',
+  'coverage',
+  'writeIntent',
+  'actualPathCount',
+  'actualPaths',
+  'actualPathsTruncated',
+  'outsideIntentPathCount',
+  'outsideIntentPaths',
+  'outsideIntentPathsTruncated',
+  'committedChangeCount',
+  'committedChanges',
+  'committedChangesTruncated',
+  'dirtyChangeCount',
+  'dirtyChanges',
+  'dirtyChangesTruncated',
+  'dirtyWorktreeAvailable',
+  'hasDirty',
+  'drift',
+  'driftEvidence',
 ];
 const DRIFT_KEYS: readonly string[] = [
-  'code', 'outsideIntentPathCount', 'outsideIntentPaths', 'committedOutsideCount', 'committedOutside',
-  'dirtyOutsideCount', 'dirtyOutside', 'truncated',
+  'code',
+  'outsideIntentPathCount',
+  'outsideIntentPaths',
+  'committedOutsideCount',
+  'committedOutside',
+  'dirtyOutsideCount',
+  'dirtyOutside',
+  'truncated',
 ];
 
 class EvidenceReader {
@@ -260,10 +275,20 @@ function check(raw: unknown, expectedRaw: unknown): ScopeEvidence {
     }
     const truncated = reader.flag(driftRaw, 'truncated', 'driftEvidence.truncated');
     if (truncated !== outsideIntentPathsTruncated) reader.fail('driftEvidence.truncated differs from outsideIntentPathsTruncated');
-    const committedOutsideCount = reader.count(driftRaw, 'committedOutsideCount', Math.min(outsideIntentPathCount, 2 * committedChangeCount), 'driftEvidence.committedOutsideCount');
+    const committedOutsideCount = reader.count(
+      driftRaw,
+      'committedOutsideCount',
+      Math.min(outsideIntentPathCount, 2 * committedChangeCount),
+      'driftEvidence.committedOutsideCount',
+    );
     const committedOutside = reader.paths(driftRaw, 'committedOutside', 'driftEvidence.committedOutside');
     reader.agreement('driftEvidence.committedOutside', committedOutsideCount, committedOutside.length, truncated);
-    const dirtyOutsideCount = reader.count(driftRaw, 'dirtyOutsideCount', Math.min(outsideIntentPathCount, 2 * dirtyChangeCount), 'driftEvidence.dirtyOutsideCount');
+    const dirtyOutsideCount = reader.count(
+      driftRaw,
+      'dirtyOutsideCount',
+      Math.min(outsideIntentPathCount, 2 * dirtyChangeCount),
+      'driftEvidence.dirtyOutsideCount',
+    );
     const dirtyOutside = reader.paths(driftRaw, 'dirtyOutside', 'driftEvidence.dirtyOutside');
     reader.agreement('driftEvidence.dirtyOutside', dirtyOutsideCount, dirtyOutside.length, truncated);
     if (committedOutsideCount + dirtyOutsideCount < outsideIntentPathCount) reader.fail('driftEvidence committed and dirty outside paths do not add up');

@@ -82,16 +82,7 @@ export function subtaskTransitions(
 }
 
 /** Classifications of a `recovery[]` entry (docs/seeds/task-graph-v1.md §10, plus Coord's `ready`/`waiting`). */
-export type RecoveryClassification =
-  | 'running'
-  | 'completed'
-  | 'completed-unverified'
-  | 'interrupted'
-  | 'failed'
-  | 'stopped'
-  | 'blocked'
-  | 'ready'
-  | 'waiting';
+export type RecoveryClassification = 'running' | 'completed' | 'completed-unverified' | 'interrupted' | 'failed' | 'stopped' | 'blocked' | 'ready' | 'waiting';
 
 /** What the coordinator knows about a subtask for its recovery entry. */
 export interface RecoveryFacts {

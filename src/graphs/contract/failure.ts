@@ -27,9 +27,7 @@ export function taskGraphInvalid(stage: ValidationStage, message: string, option
   const parentTaskId = options.parentTaskId ?? null;
   const details: TaskGraphInvalidDetails = {
     parentTaskId,
-    subtaskId: typeof options.subtaskId === 'string' && options.subtaskId !== ''
-      ? boundText(options.subtaskId, MAX_ECHO_CHARS)
-      : null,
+    subtaskId: typeof options.subtaskId === 'string' && options.subtaskId !== '' ? boundText(options.subtaskId, MAX_ECHO_CHARS) : null,
   };
   if (typeof options.agent === 'string') details.agent = boundText(options.agent, MAX_ECHO_CHARS);
   return {

@@ -48,18 +48,14 @@ function isRederived(subtask: StoredSubtaskState): boolean {
 function derive(dependencies: readonly DependencyState[]): { state: SubtaskState; reason: string } {
   const blocking = dependencies.filter((dependency) => BLOCKING_PREREQUISITE_STATES.has(dependency.state));
   if (blocking.length > 0) {
-    const listed = [...blocking]
-      .sort((left, right) => compareByteOrder(left.id, right.id))
-      .map((dependency) => `${dependency.id} (${dependency.state})`);
+    const listed = [...blocking].sort((left, right) => compareByteOrder(left.id, right.id)).map((dependency) => `${dependency.id} (${dependency.state})`);
     return { state: 'BLOCKED', reason: `Blocked by dependencies: ${listed.join(', ')}.` };
   }
   if (dependencies.length === 0) return { state: 'READY', reason: READY_NO_DEPENDENCIES_REASON };
   if (dependencies.every((dependency) => dependency.state === 'SUCCEEDED')) {
     return { state: 'READY', reason: READY_DEPENDENCIES_SUCCEEDED_REASON };
   }
-  const unresolved = sortByteOrder(
-    dependencies.filter((dependency) => dependency.state !== 'SUCCEEDED').map((dependency) => dependency.id),
-  );
+  const unresolved = sortByteOrder(dependencies.filter((dependency) => dependency.state !== 'SUCCEEDED').map((dependency) => dependency.id));
   return { state: 'WAITING', reason: `Waiting for dependencies: ${unresolved.join(', ')}.` };
 }
 
@@ -147,19 +143,39 @@ export function buildFrontier(
   maxConcurrency: number,
 ): TaskGraphFrontier {
   const groups: Record<'ready' | 'waiting' | 'blocked' | 'running' | 'succeeded' | 'failed' | 'stopped', string[]> = {
-    ready: [], waiting: [], blocked: [], running: [], succeeded: [], failed: [], stopped: [],
+    ready: [],
+    waiting: [],
+    blocked: [],
+    running: [],
+    succeeded: [],
+    failed: [],
+    stopped: [],
   };
   const reasonEntries: Array<[string, string | null]> = [];
   for (const subtask of [...subtasks].sort((left, right) => compareByteOrder(left.id, right.id))) {
     switch (subtask.state) {
-      case 'READY': groups.ready.push(subtask.id); break;
+      case 'READY':
+        groups.ready.push(subtask.id);
+        break;
       case 'PENDING':
-      case 'WAITING': groups.waiting.push(subtask.id); break;
-      case 'BLOCKED': groups.blocked.push(subtask.id); break;
-      case 'RUNNING': groups.running.push(subtask.id); break;
-      case 'SUCCEEDED': groups.succeeded.push(subtask.id); break;
-      case 'FAILED': groups.failed.push(subtask.id); break;
-      case 'STOPPED': groups.stopped.push(subtask.id); break;
+      case 'WAITING':
+        groups.waiting.push(subtask.id);
+        break;
+      case 'BLOCKED':
+        groups.blocked.push(subtask.id);
+        break;
+      case 'RUNNING':
+        groups.running.push(subtask.id);
+        break;
+      case 'SUCCEEDED':
+        groups.succeeded.push(subtask.id);
+        break;
+      case 'FAILED':
+        groups.failed.push(subtask.id);
+        break;
+      case 'STOPPED':
+        groups.stopped.push(subtask.id);
+        break;
     }
     reasonEntries.push([subtask.id, boundReason(subtask.reason)]);
   }
@@ -197,10 +213,7 @@ export function deriveFrontier(input: FrontierInput): FrontierDerivation {
  * READY/WAITING/PENDING work present → RUNNING; else the previous state
  * (CREATED when there is none).
  */
-export function deriveParentState(
-  previous: TaskGraphState | null | undefined,
-  states: readonly SubtaskState[],
-): TaskGraphState {
+export function deriveParentState(previous: TaskGraphState | null | undefined, states: readonly SubtaskState[]): TaskGraphState {
   const has = (state: SubtaskState): boolean => states.includes(state);
   if (has('FAILED') || has('BLOCKED')) return 'ERROR';
   if (has('STOPPED')) return has('RUNNING') ? 'RUNNING' : 'STOPPED';

@@ -15,9 +15,28 @@ export const AGENT_ID_PATTERN = SUBTASK_ID_PATTERN;
  * worktree directory and branch path segments on agent machines (docs/seeds/task-graph-v1.md §1).
  */
 export const RESERVED_DEVICE_NAMES: ReadonlySet<string> = new Set([
-  'con', 'prn', 'aux', 'nul',
-  'com1', 'com2', 'com3', 'com4', 'com5', 'com6', 'com7', 'com8', 'com9',
-  'lpt1', 'lpt2', 'lpt3', 'lpt4', 'lpt5', 'lpt6', 'lpt7', 'lpt8', 'lpt9',
+  'con',
+  'prn',
+  'aux',
+  'nul',
+  'com1',
+  'com2',
+  'com3',
+  'com4',
+  'com5',
+  'com6',
+  'com7',
+  'com8',
+  'com9',
+  'lpt1',
+  'lpt2',
+  'lpt3',
+  'lpt4',
+  'lpt5',
+  'lpt6',
+  'lpt7',
+  'lpt8',
+  'lpt9',
 ]);
 
 /** A well-formed parent Task id (`task-*`, 6–133 characters). */

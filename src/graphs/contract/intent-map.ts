@@ -17,16 +17,7 @@ import type {
 } from './types.js';
 import { ScopePolicySchema } from './schemas.js';
 import { ContractFailure, fail as failAt, type FailureOptions } from './failure.js';
-import {
-  compareByteOrder,
-  deepFreeze,
-  displayValue,
-  firstUnknownKey,
-  isPlainObject,
-  ownValue,
-  sortByteOrder,
-  utf8ByteLength,
-} from './text.js';
+import { compareByteOrder, deepFreeze, displayValue, firstUnknownKey, isPlainObject, ownValue, sortByteOrder, utf8ByteLength } from './text.js';
 
 export const INTENT_MAP_SCHEMA_VERSION = 1;
 export const INTENT_MAP_SCOPE_POLICIES: readonly ScopePolicy[] = Object.freeze([...ScopePolicySchema.options]);
@@ -258,10 +249,7 @@ export function validateIntentMap(input: unknown, graph: IntentMapGraphContext):
  * `writeIntent: null`. With a map: `declared`, or `explicit-empty` with
  * `writeIntent: []`. Subtasks are listed in byte order of id.
  */
-export function intentCoverageFacts(
-  subtaskIds: readonly string[],
-  intentMap: NormalizedIntentMap | null | undefined,
-): IntentCoverage {
+export function intentCoverageFacts(subtaskIds: readonly string[], intentMap: NormalizedIntentMap | null | undefined): IntentCoverage {
   const ids = sortByteOrder(subtaskIds);
   if (!intentMap) {
     return {
@@ -346,11 +334,7 @@ export function writeIntentIndex(intentMap: NormalizedIntentMap): ReadonlyMap<st
  * (docs/seeds/task-graph-v1.md §5 "Conflict fact"). The fact lists the lower id first (byte
  * order); each echoed pattern is at most 4096 characters.
  */
-export function conflictFromIndex(
-  index: ReadonlyMap<string, readonly PatternFacts[]>,
-  candidateId: string,
-  otherId: string,
-): WriteIntentConflict | null {
+export function conflictFromIndex(index: ReadonlyMap<string, readonly PatternFacts[]>, candidateId: string, otherId: string): WriteIntentConflict | null {
   const candidatePatterns = index.get(candidateId) ?? [];
   const otherPatterns = index.get(otherId) ?? [];
   for (const candidate of candidatePatterns) {

@@ -30,14 +30,7 @@ import type {
 import { deriveFrontier, SUBTASK_STATES } from './frontier.js';
 import { conflictFromIndex, intentCoverageFacts, validateIntentMap, writeIntentIndex } from './intent-map.js';
 import { isAgentId, isSubtaskId, isTaskId } from './ids.js';
-import {
-  boundMessage,
-  boundText,
-  compareByteOrder,
-  displayValue,
-  MAX_DECISION_REASON_CHARS,
-  sortByteOrder,
-} from './text.js';
+import { boundMessage, boundText, compareByteOrder, displayValue, MAX_DECISION_REASON_CHARS, sortByteOrder } from './text.js';
 import { formatCyclePath, TASK_GRAPH_MAX_CONCURRENCY, TASK_GRAPH_MAX_SUBTASKS } from './validate.js';
 import { findCycle } from '../../lib/dag.js';
 
@@ -78,11 +71,7 @@ function schedulingError(
   };
 }
 
-function refuse(
-  code: TaskGraphSchedulingError['code'],
-  message: string,
-  options: Parameters<typeof schedulingError>[2] = {},
-): never {
+function refuse(code: TaskGraphSchedulingError['code'], message: string, options: Parameters<typeof schedulingError>[2] = {}): never {
   throw new SchedulingFailure(schedulingError(code, message, options));
 }
 
@@ -103,12 +92,13 @@ function sameIntentMap(left: NormalizedIntentMap, right: NormalizedIntentMap): b
   if (left.scopePolicy !== right.scopePolicy || left.subtasks.length !== right.subtasks.length) return false;
   return left.subtasks.every((declaration, index) => {
     const other = right.subtasks[index];
-    return declaration.id === other.id
-      && declaration.writeIntent.length === other.writeIntent.length
-      && declaration.writeIntent.every((pattern, patternIndex) => pattern === other.writeIntent[patternIndex]);
+    return (
+      declaration.id === other.id &&
+      declaration.writeIntent.length === other.writeIntent.length &&
+      declaration.writeIntent.every((pattern, patternIndex) => pattern === other.writeIntent[patternIndex])
+    );
   });
 }
-
 
 function checkAgents(raw: unknown, parentTaskId: string): ReadonlyMap<string, AgentRegistryRecord> | null {
   if (raw === undefined || raw === null) return null;
@@ -146,12 +136,7 @@ function checkSnapshot(snapshot: unknown): CheckedSnapshot {
   }
   const options = { parentTaskId };
   const maxConcurrency = snapshot.maxConcurrency;
-  if (
-    typeof maxConcurrency !== 'number'
-    || !Number.isInteger(maxConcurrency)
-    || maxConcurrency < 1
-    || maxConcurrency > TASK_GRAPH_MAX_CONCURRENCY
-  ) {
+  if (typeof maxConcurrency !== 'number' || !Number.isInteger(maxConcurrency) || maxConcurrency < 1 || maxConcurrency > TASK_GRAPH_MAX_CONCURRENCY) {
     refuse('TASK_STATE_CONFLICT', `Task Graph ${parentTaskId} has an invalid maxConcurrency.`, options);
   }
   const rawSubtasks = snapshot.subtasks;
@@ -342,12 +327,12 @@ function decisionFor(
   if (sets.selected.has(id)) {
     decision = 'ELIGIBLE';
     reason = wave.intentCoverageAvailable
-      ? (noDependencies
+      ? noDependencies
         ? 'Eligible: no dependencies, no selected write-intent conflict, and a concurrency slot is available.'
-        : 'Eligible: all dependencies succeeded, no selected write-intent conflict exists, and a concurrency slot is available.')
-      : (noDependencies
+        : 'Eligible: all dependencies succeeded, no selected write-intent conflict exists, and a concurrency slot is available.'
+      : noDependencies
         ? 'Eligible: no dependencies and a concurrency slot is available.'
-        : 'Eligible: all dependencies succeeded and a concurrency slot is available.');
+        : 'Eligible: all dependencies succeeded and a concurrency slot is available.';
   } else if (sets.deferred.has(id)) {
     decision = 'WRITE_INTENT_CONFLICT';
     reason = waveReasons.get(id) ?? null;
@@ -382,8 +367,7 @@ function decisionFor(
 }
 
 function preflightFacts(decisions: readonly PlanDecision[], intentCoverage: IntentCoverage): GraphPreflight {
-  const ofKind = (kind: PlanDecision['decision']): string[] =>
-    decisions.filter((decision) => decision.decision === kind).map((decision) => decision.subtaskId);
+  const ofKind = (kind: PlanDecision['decision']): string[] => decisions.filter((decision) => decision.decision === kind).map((decision) => decision.subtaskId);
   const selected = ofKind('ELIGIBLE');
   const deferred = ofKind('WRITE_INTENT_CONFLICT');
   const capacity = ofKind('CAPACITY_LIMITED');
@@ -453,7 +437,10 @@ function buildPlan(checked: CheckedSnapshot): TaskGraphPlan {
     const implementer = implementers.get(subtask.id) as string;
     return decisionFor(subtask, implementer, agents.get(implementer) as PlanAgentFacts, wave, sets, waveReasons, frontier);
   });
-  const intentCoverage = intentCoverageFacts(checked.subtasks.map((subtask) => subtask.id), checked.intentMap);
+  const intentCoverage = intentCoverageFacts(
+    checked.subtasks.map((subtask) => subtask.id),
+    checked.intentMap,
+  );
   return {
     schemaVersion: 1,
     deterministic: true,

@@ -26,18 +26,13 @@ const AgentIdSchema = z
   .regex(AGENT_ID_PATTERN)
   .describe('Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name.');
 
-const TaskIdSchema = z
-  .string()
-  .regex(TASK_ID_PATTERN)
-  .describe('Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-].');
+const TaskIdSchema = z.string().regex(TASK_ID_PATTERN).describe('Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-].');
 
 export const SubtaskStateSchema = z
   .enum(['PENDING', 'READY', 'WAITING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'BLOCKED', 'STOPPED'])
   .meta({ id: 'TaskGraphSubtaskState' });
 
-export const TaskGraphStateSchema = z
-  .enum(['CREATED', 'RUNNING', 'REVIEWING', 'APPROVED', 'ERROR', 'STOPPED'])
-  .meta({ id: 'TaskGraphState' });
+export const TaskGraphStateSchema = z.enum(['CREATED', 'RUNNING', 'REVIEWING', 'APPROVED', 'ERROR', 'STOPPED']).meta({ id: 'TaskGraphState' });
 
 export const ScopePolicySchema = z.enum(['observe', 'warn', 'strict']).meta({ id: 'IntentMapScopePolicy' });
 
@@ -78,8 +73,7 @@ export const TaskGraphV1Schema = z
   })
   .meta({
     id: 'TaskGraphV1',
-    description:
-      'Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation.',
+    description: 'Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation.',
   });
 
 /** The optional Intent Map v1 companion (seed 002 "Optional Intent Map v1 companion"). */
@@ -92,18 +86,14 @@ export const IntentMapV1Schema = z
       .array(
         z.strictObject({
           id: SubtaskIdSchema,
-          writeIntent: z
-            .array(z.string().min(1).max(4096))
-            .max(4096)
-            .describe('Repository-relative path/glob patterns; [] is explicit-empty coverage.'),
+          writeIntent: z.array(z.string().min(1).max(4096)).max(4096).describe('Repository-relative path/glob patterns; [] is explicit-empty coverage.'),
         }),
       )
       .describe('Every graph subtask exactly once.'),
   })
   .meta({
     id: 'IntentMapV1',
-    description:
-      'Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation.',
+    description: 'Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation.',
   });
 
 // ---------------------------------------------------------------------------
@@ -282,8 +272,17 @@ export const PlanDecisionSchema = z
     implementer: AgentIdSchema,
     state: SubtaskStateSchema,
     decision: z.enum([
-      'ELIGIBLE', 'CAPACITY_LIMITED', 'WRITE_INTENT_CONFLICT',
-      'PENDING', 'READY', 'WAITING', 'RUNNING', 'SUCCEEDED', 'FAILED', 'BLOCKED', 'STOPPED',
+      'ELIGIBLE',
+      'CAPACITY_LIMITED',
+      'WRITE_INTENT_CONFLICT',
+      'PENDING',
+      'READY',
+      'WAITING',
+      'RUNNING',
+      'SUCCEEDED',
+      'FAILED',
+      'BLOCKED',
+      'STOPPED',
     ]),
     reason: z.string().min(1).max(2048),
     dependencies: z.array(DependencyStateSchema),

@@ -25,16 +25,7 @@ import type { ContractResult, ScopePolicy } from './types.js';
 import { INTENT_MAP_MAX_PATTERNS, INTENT_MAP_SCOPE_POLICIES, normalizeWriteIntentPattern } from './intent-map.js';
 import { isSubtaskId, isTaskId } from './ids.js';
 import { LONE_SURROGATE, pathCoveredByWriteIntent } from './glob.js';
-import {
-  boundMessage,
-  compareByteOrder,
-  deepFreeze,
-  displayValue,
-  isPlainObject,
-  ownValue,
-  sortByteOrder,
-  utf8ByteLength,
-} from './text.js';
+import { boundMessage, compareByteOrder, deepFreeze, displayValue, isPlainObject, ownValue, sortByteOrder, utf8ByteLength } from './text.js';
 
 // ---------------------------------------------------------------------------
 // Public shapes and limits
@@ -397,9 +388,7 @@ function compareOptional(left: string | undefined, right: string | undefined): n
 }
 
 export function compareChanges(left: ScopeEvidenceChange, right: ScopeEvidenceChange): number {
-  return compareByteOrder(left.path, right.path)
-    || compareByteOrder(left.status, right.status)
-    || compareOptional(left.oldPath, right.oldPath);
+  return compareByteOrder(left.path, right.path) || compareByteOrder(left.status, right.status) || compareOptional(left.oldPath, right.oldPath);
 }
 
 export function capped<T>(values: readonly T[]): T[] {
@@ -407,9 +396,7 @@ export function capped<T>(values: readonly T[]): T[] {
 }
 
 function copyChange(change: ScopeEvidenceChange): ScopeEvidenceChange {
-  return change.oldPath === undefined
-    ? { status: change.status, path: change.path }
-    : { status: change.status, oldPath: change.oldPath, path: change.path };
+  return change.oldPath === undefined ? { status: change.status, path: change.path } : { status: change.status, oldPath: change.oldPath, path: change.path };
 }
 
 /** Build the evidence from validated facts; the only place evidence is computed (docs/seeds/task-graph-v1.md §9). */
@@ -502,12 +489,7 @@ function audit(raw: unknown): ScopeEvidence {
     refuse(`Scope Audit v1 for ${parentTaskId} refused subtaskId "${identity.subtaskId}": malformed.`, identity);
   }
   const subject = `Scope Audit v1 for ${parentTaskId}/${subtaskId}`;
-  const [graphBaseCommit, implementationCommit] = checkCommits(
-    ownValue(input, 'graphBaseCommit'),
-    ownValue(input, 'implementationCommit'),
-    identity,
-    false,
-  );
+  const [graphBaseCommit, implementationCommit] = checkCommits(ownValue(input, 'graphBaseCommit'), ownValue(input, 'implementationCommit'), identity, false);
   const scopePolicy = ownValue(input, 'scopePolicy');
   if (typeof scopePolicy !== 'string' || !SCOPE_POLICY_SET.has(scopePolicy)) {
     refuse(`${subject} refused scopePolicy "${displayValue(scopePolicy)}": not observe, warn or strict.`, identity);
@@ -572,4 +554,3 @@ export function auditScope(input: ScopeAuditInput): ContractResult<ScopeEvidence
     () => deepFreeze(audit(input)),
   );
 }
-

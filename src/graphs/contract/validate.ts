@@ -6,26 +6,10 @@
  * checks run in input order; missing-dependency and cycle checks then run over
  * sorted ids, so equivalent invalid inputs always produce the same diagnostic.
  */
-import type {
-  NormalizedGraph,
-  NormalizedParentTask,
-  NormalizedSubtask,
-  TaskGraphFacts,
-  ValidateTaskGraphContext,
-  ValidateTaskGraphResult,
-} from './types.js';
+import type { NormalizedGraph, NormalizedParentTask, NormalizedSubtask, TaskGraphFacts, ValidateTaskGraphContext, ValidateTaskGraphResult } from './types.js';
 import { ContractFailure, fail as failAt, type FailureOptions } from './failure.js';
 import { isAgentId, isSubtaskId, isTaskId } from './ids.js';
-import {
-  compareByteOrder,
-  deepFreeze,
-  displayValue,
-  firstUnknownKey,
-  isPlainObject,
-  ownValue,
-  sortByteOrder,
-  utf8ByteLength,
-} from './text.js';
+import { compareByteOrder, deepFreeze, displayValue, firstUnknownKey, isPlainObject, ownValue, sortByteOrder, utf8ByteLength } from './text.js';
 import { findCycle } from '../../lib/dag.js';
 
 export const TASK_GRAPH_SCHEMA_VERSION = 1;
@@ -50,12 +34,7 @@ function fail(message: string, options: FailureOptions = {}): never {
   return failAt('graph-validation', message, options);
 }
 
-function rejectUnknownFields(
-  record: Record<string, unknown>,
-  allowed: ReadonlySet<string>,
-  label: string,
-  options: FailureOptions = {},
-): void {
+function rejectUnknownFields(record: Record<string, unknown>, allowed: ReadonlySet<string>, label: string, options: FailureOptions = {}): void {
   const unknown = firstUnknownKey(record, allowed);
   if (unknown !== null) fail(`Task Graph v1 ${label} contains unknown field "${displayValue(unknown)}".`, options);
 }
@@ -89,9 +68,7 @@ function requiredAgent(value: unknown, field: string, options: FailureOptions): 
 function configuredAgentSet(source: unknown, parentTaskId: string): Set<string> {
   let list: unknown = source;
   if (source !== null && typeof source === 'object' && !Array.isArray(source) && !(source instanceof Set)) {
-    const agents = Object.prototype.hasOwnProperty.call(source, 'agents')
-      ? (source as { agents: unknown }).agents
-      : undefined;
+    const agents = Object.prototype.hasOwnProperty.call(source, 'agents') ? (source as { agents: unknown }).agents : undefined;
     if (Array.isArray(agents)) list = agents;
   }
   if (list instanceof Set) list = [...(list as Set<unknown>)];
@@ -100,23 +77,18 @@ function configuredAgentSet(source: unknown, parentTaskId: string): Set<string> 
   }
   const configured = new Set<string>();
   for (const agent of list as unknown[]) {
-    const id = typeof agent === 'string'
-      ? agent
-      : agent !== null && typeof agent === 'object' && Object.prototype.hasOwnProperty.call(agent, 'id')
-        ? (agent as { id: unknown }).id
-        : undefined;
+    const id =
+      typeof agent === 'string'
+        ? agent
+        : agent !== null && typeof agent === 'object' && Object.prototype.hasOwnProperty.call(agent, 'id')
+          ? (agent as { id: unknown }).id
+          : undefined;
     if (typeof id === 'string' && id !== '') configured.add(id);
   }
   return configured;
 }
 
-function requireConfiguredAgent(
-  agent: string,
-  configured: ReadonlySet<string>,
-  label: string,
-  parentTaskId: string,
-  subtaskId: string | null,
-): void {
+function requireConfiguredAgent(agent: string, configured: ReadonlySet<string>, label: string, parentTaskId: string, subtaskId: string | null): void {
   if (!isAgentId(agent)) {
     fail(`Task Graph v1 ${label} identity "${displayValue(agent)}" is malformed.`, { parentTaskId, subtaskId, agent });
   }
@@ -147,12 +119,9 @@ function validateParentTask(raw: unknown): NormalizedParentTask {
   return parent;
 }
 
-
 /** `alpha -> beta -> alpha`, with long paths shown as the first 8, `...`, and the last entry. */
 export function formatCyclePath(cycle: readonly string[]): string {
-  const bounded = cycle.length > MAX_CYCLE_PATH_ENTRIES
-    ? [...cycle.slice(0, MAX_CYCLE_PATH_ENTRIES - 1), '...', cycle[cycle.length - 1]]
-    : cycle;
+  const bounded = cycle.length > MAX_CYCLE_PATH_ENTRIES ? [...cycle.slice(0, MAX_CYCLE_PATH_ENTRIES - 1), '...', cycle[cycle.length - 1]] : cycle;
   return bounded.join(' -> ');
 }
 
@@ -203,10 +172,10 @@ function validate(input: unknown, context: ValidateTaskGraphContext | undefined)
   }
   const maxConcurrency = ownValue(input, 'maxConcurrency');
   if (
-    typeof maxConcurrency !== 'number'
-    || !Number.isInteger(maxConcurrency)
-    || maxConcurrency < TASK_GRAPH_MIN_CONCURRENCY
-    || maxConcurrency > TASK_GRAPH_MAX_CONCURRENCY
+    typeof maxConcurrency !== 'number' ||
+    !Number.isInteger(maxConcurrency) ||
+    maxConcurrency < TASK_GRAPH_MIN_CONCURRENCY ||
+    maxConcurrency > TASK_GRAPH_MAX_CONCURRENCY
   ) {
     fail(`Task Graph v1 maxConcurrency must be an integer from 1 to ${TASK_GRAPH_MAX_CONCURRENCY}.`, { parentTaskId });
   }
@@ -257,9 +226,7 @@ function validate(input: unknown, context: ValidateTaskGraphContext | undefined)
     if (dependsOn.includes(id)) fail(`Task Graph v1 subtask "${id}" cannot depend on itself.`, options);
 
     const rawTitle = ownValue(raw, 'title');
-    const title = rawTitle === undefined
-      ? undefined
-      : requiredString(rawTitle, `subtasks[${index}].title`, TASK_GRAPH_MAX_TITLE_CHARS, options);
+    const title = rawTitle === undefined ? undefined : requiredString(rawTitle, `subtasks[${index}].title`, TASK_GRAPH_MAX_TITLE_CHARS, options);
 
     normalized.push({
       id,
@@ -342,4 +309,3 @@ export function validateTaskGraph(input: unknown, context: ValidateTaskGraphCont
     throw error;
   }
 }
-

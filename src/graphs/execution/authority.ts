@@ -28,8 +28,7 @@ export function ownsGraph(p: Principal, graph: GraphRow): boolean {
 }
 
 /** A dispatch's own session acts on its own subtask only. */
-const dispatchSessionOf = (p: Principal, graph: GraphRow, row: SubtaskRow) =>
-  p.kind === 'session' && p.graphId === graph.id && p.subtaskId === row.subtask_id;
+const dispatchSessionOf = (p: Principal, graph: GraphRow, row: SubtaskRow) => p.kind === 'session' && p.graphId === graph.id && p.subtaskId === row.subtask_id;
 
 /** 403 unless `p` owns the graph. */
 export function requireOwner(p: Principal, graph: GraphRow, act: string): void {
@@ -49,13 +48,13 @@ export function actsOnSubtask(p: Principal, graph: GraphRow, row: SubtaskRow, ac
 /** 403 unless `p` may act on the subtask. */
 export function requireActor(p: Principal, graph: GraphRow, row: SubtaskRow, act: string): void {
   if (p.kind === 'session' && p.graphId !== null && !actsOnSubtask(p, graph, row, act)) {
-    fail('forbidden', `a dispatch's own session (the implementer's token) may only heartbeat its subtask; its runner reports the outcome (${act} ${graph.id}/${row.subtask_id} with the runner's token)`);
-  }
-  if (!actsOnSubtask(p, graph, row, act)) {
     fail(
       'forbidden',
-      `only a user, a session bound to Agent "${row.implementer}", or the session that dispatched ${graph.id}/${row.subtask_id} may ${act} it`,
+      `a dispatch's own session (the implementer's token) may only heartbeat its subtask; its runner reports the outcome (${act} ${graph.id}/${row.subtask_id} with the runner's token)`,
     );
+  }
+  if (!actsOnSubtask(p, graph, row, act)) {
+    fail('forbidden', `only a user, a session bound to Agent "${row.implementer}", or the session that dispatched ${graph.id}/${row.subtask_id} may ${act} it`);
   }
 }
 

@@ -61,11 +61,16 @@ function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undef
   const state = g.state(row.subtask_id);
   const id = g.graph.id;
   if (attempt !== undefined && attempt !== (row.attempt ?? 0)) {
-    refuse('TASK_STATE_CONFLICT', stage, `Task Graph subtask ${id}/${row.subtask_id} is at attempt ${row.attempt ?? 0}, not ${attempt}: this report belongs to an earlier dispatch.`, {
-      parentTaskId: id,
-      subtaskId: row.subtask_id,
-      details: { attempt: row.attempt ?? 0 },
-    });
+    refuse(
+      'TASK_STATE_CONFLICT',
+      stage,
+      `Task Graph subtask ${id}/${row.subtask_id} is at attempt ${row.attempt ?? 0}, not ${attempt}: this report belongs to an earlier dispatch.`,
+      {
+        parentTaskId: id,
+        subtaskId: row.subtask_id,
+        details: { attempt: row.attempt ?? 0 },
+      },
+    );
   }
   if (state.state === 'FAILED' && (row.interrupted || (row.last_error as { code?: string } | null)?.code === INTERRUPTED_CODE)) {
     // The dispatch was recorded interrupted (its lease ran out, or a runner reported its process
@@ -100,7 +105,12 @@ export async function blockEngineRow(g: LockedGraph, row: SubtaskRow, owner: str
      where id = ${row.todo_id} and status <> 'blocked'
     returning id, scope, status, owner, revision, unfinished_deps`;
   if (rows.length && emitsFor(g.graph.scope, g.ctx.config.todo.emitEvents)) {
-    await appendEvents(g.tx, g.graph.team_id, rows.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason } })), actorOf(g.ctx.principal));
+    await appendEvents(
+      g.tx,
+      g.graph.team_id,
+      rows.map((r) => ({ topic: topicOf(r.scope), event: 'blocked', subjectId: r.id, payload: { ...eventPayload('blocked', r), reason } })),
+      actorOf(g.ctx.principal),
+    );
   }
 }
 
@@ -146,7 +156,12 @@ function verifyReport(graph: GraphRow, row: SubtaskRow, report: CompletionReport
   const base = graph.base_commit;
   if (!base) refuse('TASK_STATE_CONFLICT', 'completion', `Task Graph ${id} has no base commit; it was never run.`, facts);
   if (!isCommitId(report.graphBaseCommit) || !isCommitId(report.implementationCommit)) {
-    refuse('AGENT_RUNTIME_ERROR', 'completion', 'graphBaseCommit and implementationCommit must be full commit ids (40 or 64 hex digits); prose and file names are never proof.', facts);
+    refuse(
+      'AGENT_RUNTIME_ERROR',
+      'completion',
+      'graphBaseCommit and implementationCommit must be full commit ids (40 or 64 hex digits); prose and file names are never proof.',
+      facts,
+    );
   }
   if (report.graphBaseCommit.toLowerCase() !== base) {
     refuse('AGENT_RUNTIME_ERROR', 'completion', `the reported graph base ${report.graphBaseCommit.toLowerCase()} is not the dispatch's base ${base}.`, {
@@ -181,10 +196,15 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
     if (map) {
       if (map.scopePolicy === 'strict' && (report.committedChangesTruncated || report.dirtyChangesTruncated || !report.dirtyWorktreeAvailable)) {
         // Strict cannot vouch for paths it was not shown: fail closed (seed 002 "An audit that cannot inspect its required facts fails closed").
-        refuse('TASK_STATE_CONFLICT', 'scope-audit', 'a strict Intent Map needs complete evidence: untruncated change lists and an inspected worktree (dirtyWorktreeAvailable).', {
-          parentTaskId: id,
-          subtaskId,
-        });
+        refuse(
+          'TASK_STATE_CONFLICT',
+          'scope-audit',
+          'a strict Intent Map needs complete evidence: untruncated change lists and an inspected worktree (dirtyWorktreeAvailable).',
+          {
+            parentTaskId: id,
+            subtaskId,
+          },
+        );
       }
       const declaration = map.subtasks.find((d) => d.id === subtaskId);
       const audit = auditScope({
@@ -247,7 +267,16 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
     reason: subtask.reason,
     evidence: out.result.evidence,
     scopeEvidence: out.result.scopeEvidence,
-    ...(out.result.strictDrift ? { error: { code: 'INTENT_SCOPE_DRIFT' as const, stage: 'scope-audit' as const, recoverable: true as const, message: subtask.reason ?? 'INTENT_SCOPE_DRIFT' } } : {}),
+    ...(out.result.strictDrift
+      ? {
+          error: {
+            code: 'INTENT_SCOPE_DRIFT' as const,
+            stage: 'scope-audit' as const,
+            recoverable: true as const,
+            message: subtask.reason ?? 'INTENT_SCOPE_DRIFT',
+          },
+        }
+      : {}),
     transitions: out.transitions,
     frontier: out.graph.frontier,
     graph: out.graph,

@@ -128,11 +128,16 @@ async function claimSubtask(g: LockedGraph, state: ClaimState, subtaskId: string
   });
   if (!claimed) {
     // The guard held on the locked snapshot, so the engine row disagrees with it: contradictory facts.
-    refuse('TASK_STATE_CONFLICT', 'graph-scheduling', `Task Graph subtask ${graph.id}/${subtaskId} is not claimable in the engine although the graph reads it READY.`, {
-      parentTaskId: graph.id,
-      subtaskId,
-      recoverable: false,
-    });
+    refuse(
+      'TASK_STATE_CONFLICT',
+      'graph-scheduling',
+      `Task Graph subtask ${graph.id}/${subtaskId} is not claimable in the engine although the graph reads it READY.`,
+      {
+        parentTaskId: graph.id,
+        subtaskId,
+        recoverable: false,
+      },
+    );
   }
   await tx`
     update graph_subtasks set attempt = ${attempt}, session_id = ${sessionId}, dispatched_by = ${caller.id}, dispatched_at = now(),

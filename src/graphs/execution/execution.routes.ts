@@ -132,7 +132,10 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
           'attempt already recorded interrupted (lease expired, runner reported dead) is 409 `DISPATCH_INTERRUPTED`: resume, then dispatch again.',
         params: SubtaskParams,
         body: CompleteBody,
-        response: { 200: CompleteResult, ...errors(['TASK_STATE_CONFLICT', 'DISPATCH_INTERRUPTED'], 'TASK_NOT_FOUND', 'AGENT_RUNTIME_ERROR', 'payload_too_large') },
+        response: {
+          200: CompleteResult,
+          ...errors(['TASK_STATE_CONFLICT', 'DISPATCH_INTERRUPTED'], 'TASK_NOT_FOUND', 'AGENT_RUNTIME_ERROR', 'payload_too_large'),
+        },
       },
     },
     async (req) => completeSubtask(ctx(req), req.params.id, req.params.sid, req.body),
@@ -261,4 +264,3 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     async (req) => reviewGraph(ctx(req), req.params.id, req.body),
   );
 }
-

@@ -5,7 +5,14 @@
  */
 import { z } from 'zod';
 import { StoredText } from '../../http/text.js';
-import { SCOPE_AUDIT_MAX_CHANGES, SCOPE_AUDIT_MAX_PATH_BYTES, TaskGraphFrontierSchema, TaskGraphPlanSchema, TaskGraphStateSchema, SubtaskStateSchema } from '../contract/index.js';
+import {
+  SCOPE_AUDIT_MAX_CHANGES,
+  SCOPE_AUDIT_MAX_PATH_BYTES,
+  TaskGraphFrontierSchema,
+  TaskGraphPlanSchema,
+  TaskGraphStateSchema,
+  SubtaskStateSchema,
+} from '../contract/index.js';
 import { RecoveryEntrySchema, TaskGraphRecord } from '../graphs.schemas.js';
 import { SESSION_WAIT_MAX_MS } from './dispatch.js';
 
@@ -25,7 +32,9 @@ export const SubtaskParams = z.object({
 
 export const RunBody = z
   .strictObject({
-    baseCommit: Commit.optional().describe('The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it.'),
+    baseCommit: Commit.optional().describe(
+      'The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it.',
+    ),
     sessionWaitMs: z
       .number()
       .int()
@@ -40,11 +49,7 @@ export const HeartbeatBody = z.strictObject({ attempt: Attempt }).meta({ id: 'Ta
 
 export const ReportedChangeSchema = z
   .strictObject({
-    status: z
-      .string()
-      .min(1)
-      .max(4)
-      .describe('Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked)'),
+    status: z.string().min(1).max(4).describe('Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked)'),
     path: Path,
     oldPath: Path.optional().describe('Renames and copies only: the source path'),
   })
@@ -56,10 +61,7 @@ export const CompleteBody = z
     kind: z.literal('IMPLEMENTATION_DONE').optional(),
     graphBaseCommit: Commit.describe('The graph base the worktree was created at (must equal the dispatch’s)'),
     implementationCommit: Commit.describe('The new commit at the worktree HEAD, descending from the base'),
-    committedChanges: z
-      .array(ReportedChangeSchema)
-      .max(SCOPE_AUDIT_MAX_CHANGES)
-      .describe('`git diff --name-status -M -z <base> <commit>`, parsed'),
+    committedChanges: z.array(ReportedChangeSchema).max(SCOPE_AUDIT_MAX_CHANGES).describe('`git diff --name-status -M -z <base> <commit>`, parsed'),
     committedChangesTruncated: z.boolean().optional().describe('The runner cut its list (more than it reports)'),
     dirtyChanges: z
       .array(ReportedChangeSchema)
@@ -77,11 +79,21 @@ export const FailBody = z
     code: z
       .string()
       .regex(/^[A-Z][A-Z0-9_]{1,63}$/, 'an UPPER_SNAKE runtime error code such as AGENT_EXIT_NONZERO')
-      .describe('The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, …'),
+      .describe(
+        'The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, …',
+      ),
     message: Text(8192).min(1),
-    stage: z.string().regex(/^[a-z][a-z0-9-]{0,63}$/).optional().describe('Default `completion`'),
+    stage: z
+      .string()
+      .regex(/^[a-z][a-z0-9-]{0,63}$/)
+      .optional()
+      .describe('Default `completion`'),
     exitCode: z.number().int().min(-1_000_000).max(1_000_000).nullable().optional(),
-    signal: z.string().regex(/^[A-Z0-9]{1,32}$/, 'a signal name such as SIGTERM').nullable().optional(),
+    signal: z
+      .string()
+      .regex(/^[A-Z0-9]{1,32}$/, 'a signal name such as SIGTERM')
+      .nullable()
+      .optional(),
     recoverable: z.boolean().optional().describe('Default true'),
   })
   .meta({ id: 'TaskGraphFailureReport' });
@@ -181,7 +193,12 @@ export const DispatchSchema = z
     writeIntent: z.array(z.string()).nullable().describe('Null: the graph has no Intent Map'),
     scopePolicy: z.enum(['observe', 'warn', 'strict']).nullable(),
     session: z
-      .object({ id: z.string(), token: z.string().describe('Bearer token of the dispatch’s own session; shown once'), agentId: z.string(), parentId: z.string().nullable() })
+      .object({
+        id: z.string(),
+        token: z.string().describe('Bearer token of the dispatch’s own session; shown once'),
+        agentId: z.string(),
+        parentId: z.string().nullable(),
+      })
       .describe('The implementer’s session: give it COORD_TOKEN=<token>'),
     worktree: z.object({ path: z.string(), branch: z.string(), ref: z.string(), baseCommit: z.string() }).describe('Where the runner must run it'),
     todoId: z.string(),
@@ -214,7 +231,14 @@ export const ClaimResult = z
   .meta({ id: 'TaskGraphClaimResult' });
 
 export const HeartbeatResult = z
-  .object({ ok: z.literal(true), parentTaskId: z.string(), subtaskId: z.string(), leaseExpiresAt: z.string().nullable(), attempt: z.number().int(), claimLeaseMs: z.number().int() })
+  .object({
+    ok: z.literal(true),
+    parentTaskId: z.string(),
+    subtaskId: z.string(),
+    leaseExpiresAt: z.string().nullable(),
+    attempt: z.number().int(),
+    claimLeaseMs: z.number().int(),
+  })
   .meta({ id: 'TaskGraphHeartbeatResult' });
 
 const StateResult = {

@@ -103,7 +103,10 @@ function durableDerivation(graph: GraphRow, rows: readonly SubtaskRow[]): Derive
 }
 
 function parentStateOf(graph: GraphRow, derived: readonly DerivedSubtaskState[]): TaskGraphState {
-  return deriveParentState(graph.parent.state ?? 'CREATED', derived.map((subtask) => subtask.state));
+  return deriveParentState(
+    graph.parent.state ?? 'CREATED',
+    derived.map((subtask) => subtask.state),
+  );
 }
 
 /**
@@ -120,7 +123,11 @@ async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: read
     update todos set status = 'blocked', progress_at = null, revision = revision + 1, updated_at = now()
      where id = any(${todoIds}::text[]) and status = 'in-progress'
     returning id, scope, status, owner, revision, unfinished_deps`;
-  await markStopped(tx, stranded.map((row) => row.session_id).filter((id): id is string => !!id), actorOf(ctx.principal));
+  await markStopped(
+    tx,
+    stranded.map((row) => row.session_id).filter((id): id is string => !!id),
+    actorOf(ctx.principal),
+  );
   if (emitsFor(graph.scope, ctx.config.todo.emitEvents)) {
     await appendEvents(
       tx,
@@ -228,7 +235,11 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
       derived,
       row(subtaskId) {
         const row = byId.get(subtaskId);
-        if (!row) refuse('TASK_NOT_FOUND', 'graph-scheduling', `Task Graph subtask not found: ${id}/${displayValue(subtaskId)}`, { parentTaskId: id, recoverable: false });
+        if (!row)
+          refuse('TASK_NOT_FOUND', 'graph-scheduling', `Task Graph subtask not found: ${id}/${displayValue(subtaskId)}`, {
+            parentTaskId: id,
+            recoverable: false,
+          });
         return row;
       },
       state(subtaskId) {
@@ -267,7 +278,17 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
         topic: topicOf(record.scope),
         event: 'TASK_GRAPH_STATUS_CHANGED',
         subjectId: id,
-        payload: { event: 'TASK_GRAPH_STATUS_CHANGED', id, scope: record.scope, status: to, revision: record.revision, parentTaskId: id, from, to, subtaskId: trigger },
+        payload: {
+          event: 'TASK_GRAPH_STATUS_CHANGED',
+          id,
+          scope: record.scope,
+          status: to,
+          revision: record.revision,
+          parentTaskId: id,
+          from,
+          to,
+          subtaskId: trigger,
+        },
       });
       const events: EventInput[] = [];
       const interruptTrigger = interrupted[0] ?? null;

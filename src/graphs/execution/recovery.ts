@@ -122,7 +122,8 @@ export async function recoverGraph(ctx: Ctx, id: string, input: { subtaskId?: st
       const row = g.row(obs.subtaskId);
       if (g.state(obs.subtaskId).state !== 'RUNNING') continue;
       if (obs.processAlive === false || obs.worktreeExists === false) {
-        const detail = obs.processAlive === false ? 'the runner found no live implementer process for the dispatch' : 'the runner found no worktree for the dispatch';
+        const detail =
+          obs.processAlive === false ? 'the runner found no live implementer process for the dispatch' : 'the runner found no worktree for the dispatch';
         await recordDead(g, row, detail);
         direct.push(obs.subtaskId);
       }
@@ -152,7 +153,10 @@ export async function resumeSubtask(ctx: Ctx, id: string, input: { subtaskId: st
         result: {
           action: 'none',
           changed: false,
-          error: { code: 'TASK_STATE_CONFLICT', message: `Task Graph subtask ${id}/${input.subtaskId} is ${state}; only a FAILED or STOPPED subtask can be resumed.` },
+          error: {
+            code: 'TASK_STATE_CONFLICT',
+            message: `Task Graph subtask ${id}/${input.subtaskId} is ${state}; only a FAILED or STOPPED subtask can be resumed.`,
+          },
         },
       };
     }
@@ -233,12 +237,19 @@ export interface CleanupReport {
  * a change writes one `TASK_GRAPH_CLEANUP_RECORDED` event. Owners, or for reports naming one
  * subtask only, whoever may act on it. The subtask states never change.
  */
-export async function cleanupGraph(ctx: Ctx, id: string, input: { subtaskId?: string; outcomes: CleanupReport[]; integration?: Omit<CleanupReport, 'subtaskId'> }) {
+export async function cleanupGraph(
+  ctx: Ctx,
+  id: string,
+  input: { subtaskId?: string; outcomes: CleanupReport[]; integration?: Omit<CleanupReport, 'subtaskId'> },
+) {
   const seen = new Set<string>();
   for (const o of input.outcomes) {
     if (seen.has(o.subtaskId)) fail('validation_failed', `cleanup reports subtask "${o.subtaskId.slice(0, 128)}" twice; report each once`);
     if (input.subtaskId !== undefined && o.subtaskId !== input.subtaskId) {
-      fail('validation_failed', `cleanup of subtask "${input.subtaskId.slice(0, 128)}" reports another subtask ("${o.subtaskId.slice(0, 128)}"); drop subtaskId to report several`);
+      fail(
+        'validation_failed',
+        `cleanup of subtask "${input.subtaskId.slice(0, 128)}" reports another subtask ("${o.subtaskId.slice(0, 128)}"); drop subtaskId to report several`,
+      );
     }
     seen.add(o.subtaskId);
   }
@@ -336,4 +347,3 @@ function shared(
     ...extra,
   };
 }
-

@@ -56,9 +56,14 @@ function verifiedSources(g: LockedGraph): IntegrationSource[] {
 function requireAllSucceeded(g: LockedGraph, stage: string): void {
   const open = g.derived.filter((s) => s.state !== 'SUCCEEDED').map((s) => `${s.id} (${s.state})`);
   if (open.length) {
-    refuse('TASK_STATE_CONFLICT', stage, `Task Graph ${g.graph.id} has subtasks that are not SUCCEEDED: ${open.slice(0, 8).join(', ')}${open.length > 8 ? ', …' : ''}.`, {
-      parentTaskId: g.graph.id,
-    });
+    refuse(
+      'TASK_STATE_CONFLICT',
+      stage,
+      `Task Graph ${g.graph.id} has subtasks that are not SUCCEEDED: ${open.slice(0, 8).join(', ')}${open.length > 8 ? ', …' : ''}.`,
+      {
+        parentTaskId: g.graph.id,
+      },
+    );
   }
 }
 
@@ -68,14 +73,24 @@ function checkReport(g: LockedGraph, report: IntegrationReport): IntegrationSour
   const facts = { parentTaskId: id };
   requireAllSucceeded(g, 'integration');
   if (report.baseCommit.toLowerCase() !== g.graph.base_commit) {
-    refuse('TASK_STATE_CONFLICT', 'integration', `the integration base ${report.baseCommit.toLowerCase()} is not the graph base ${g.graph.base_commit}.`, facts);
+    refuse(
+      'TASK_STATE_CONFLICT',
+      'integration',
+      `the integration base ${report.baseCommit.toLowerCase()} is not the graph base ${g.graph.base_commit}.`,
+      facts,
+    );
   }
   const expected = verifiedSources(g);
   const sorted = [...report.sources].sort((a, b) => compareByteOrder(a.subtaskId, b.subtaskId));
   const inOrder = sorted.every((s, i) => s.subtaskId === report.sources[i].subtaskId);
   if (!inOrder) refuse('TASK_STATE_CONFLICT', 'integration', 'integration sources must be in byte order of subtask id.', facts);
   if (sorted.length !== expected.length || sorted.some((s, i) => s.subtaskId !== expected[i].subtaskId)) {
-    refuse('TASK_STATE_CONFLICT', 'integration', `integration sources must name every subtask exactly once: ${expected.map((e) => e.subtaskId).join(', ')}.`, facts);
+    refuse(
+      'TASK_STATE_CONFLICT',
+      'integration',
+      `integration sources must name every subtask exactly once: ${expected.map((e) => e.subtaskId).join(', ')}.`,
+      facts,
+    );
   }
   for (let i = 0; i < expected.length; i++) {
     const got = sorted[i];
@@ -98,17 +113,24 @@ function checkReport(g: LockedGraph, report: IntegrationReport): IntegrationSour
   }
   if (report.status === 'SUCCEEDED') {
     if (!report.aggregateCommit) refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs aggregateCommit (40/64 hex).', facts);
-    if (applied.length !== expected.length) refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs one applied commit per source, in source order.', facts);
+    if (applied.length !== expected.length)
+      refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration needs one applied commit per source, in source order.', facts);
     if (report.conflict) refuse('TASK_STATE_CONFLICT', 'integration', 'a SUCCEEDED integration has no conflict.', facts);
   } else if (report.status === 'CONFLICT') {
     const c = report.conflict;
     if (!c) refuse('TASK_STATE_CONFLICT', 'integration', 'a CONFLICT integration needs the structured conflict (subtaskId, commit, paths, message).', facts);
     const stopped = expected[applied.length];
     if (!stopped || c.subtaskId !== stopped.subtaskId || c.commit.toLowerCase() !== stopped.commit) {
-      refuse('TASK_STATE_CONFLICT', 'integration', `the conflict must name the source after the applied ones${stopped ? ` (${stopped.subtaskId} at ${stopped.commit})` : ''}.`, facts);
+      refuse(
+        'TASK_STATE_CONFLICT',
+        'integration',
+        `the conflict must name the source after the applied ones${stopped ? ` (${stopped.subtaskId} at ${stopped.commit})` : ''}.`,
+        facts,
+      );
     }
     const unsafe = c.paths.find((p) => p.startsWith('/') || p.includes('\\') || p.split('/').some((seg) => seg === '' || seg === '.' || seg === '..'));
-    if (unsafe !== undefined) refuse('TASK_STATE_CONFLICT', 'integration', `conflict path ${JSON.stringify(unsafe.slice(0, 128))} is not a repository-relative path.`, facts);
+    if (unsafe !== undefined)
+      refuse('TASK_STATE_CONFLICT', 'integration', `conflict path ${JSON.stringify(unsafe.slice(0, 128))} is not a repository-relative path.`, facts);
   }
   return expected;
 }
@@ -131,7 +153,10 @@ export async function recordIntegration(ctx: Ctx, id: string, report: Integratio
       baseCommit: g.graph.base_commit,
       sourceFingerprint: sourceFingerprint(g.graph.base_commit!, sources),
       sources,
-      appliedRefs: report.status === 'SUCCEEDED' ? (report.appliedRefs ?? []).map((a) => ({ subtaskId: a.subtaskId, commit: a.commit.toLowerCase() })) : (report.appliedRefs ?? []),
+      appliedRefs:
+        report.status === 'SUCCEEDED'
+          ? (report.appliedRefs ?? []).map((a) => ({ subtaskId: a.subtaskId, commit: a.commit.toLowerCase() }))
+          : (report.appliedRefs ?? []),
       aggregateCommit: report.aggregateCommit?.toLowerCase() ?? null,
       branch: worktree.branch,
       ref: worktree.ref,
@@ -210,10 +235,15 @@ export async function reviewGraph(ctx: Ctx, id: string, input: ReviewInput) {
       refuse('TASK_STATE_CONFLICT', 'review', `the recorded integration is stale: its sources no longer match the verified subtask commits.`, facts);
     }
     if (input.sourceFingerprint !== integration.sourceFingerprint || input.aggregateCommit.toLowerCase() !== integration.aggregateCommit) {
-      refuse('TASK_STATE_CONFLICT', 'review', `the review names a stale integration: the current one is ${integration.sourceFingerprint} at ${integration.aggregateCommit}.`, {
-        parentTaskId: id,
-        details: { sourceFingerprint: integration.sourceFingerprint, aggregateCommit: integration.aggregateCommit },
-      });
+      refuse(
+        'TASK_STATE_CONFLICT',
+        'review',
+        `the review names a stale integration: the current one is ${integration.sourceFingerprint} at ${integration.aggregateCommit}.`,
+        {
+          parentTaskId: id,
+          details: { sourceFingerprint: integration.sourceFingerprint, aggregateCommit: integration.aggregateCommit },
+        },
+      );
     }
     const review = {
       decision: input.decision,

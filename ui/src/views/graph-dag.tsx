@@ -47,7 +47,14 @@ export function Dag({ nodes, label }: { nodes: DagNode[]; label: string }) {
         const p = g.node(n.id) as { x: number; y: number };
         const x = p.x - W / 2;
         const y = p.y - H / 2;
-        const planText = n.plan === 'wave' ? 'in the planned wave' : n.plan === 'conflict' ? 'deferred: write-intent conflict' : n.plan === 'capacity' ? 'deferred: capacity' : '';
+        const planText =
+          n.plan === 'wave'
+            ? 'in the planned wave'
+            : n.plan === 'conflict'
+              ? 'deferred: write-intent conflict'
+              : n.plan === 'capacity'
+                ? 'deferred: capacity'
+                : '';
         const body = (
           <g class={`graph-node state-${n.state} ${n.plan ? `plan-${n.plan}` : ''}`}>
             <title>{`${n.id}: ${n.title}`}</title>
@@ -76,4 +83,3 @@ export function Dag({ nodes, label }: { nodes: DagNode[]; label: string }) {
     </svg>
   );
 }
-

@@ -119,9 +119,7 @@ export function GraphView({ id }: { id: string }) {
           </div>
         </Section>
         <Section title="Plan (Graph Preflight)">
-          <p>
-            Wave: {plan.wave.selected.length ? plan.wave.selected.map((s) => <code key={s}>{s} </code>) : <span class="muted">nothing to run now</span>}
-          </p>
+          <p>Wave: {plan.wave.selected.length ? plan.wave.selected.map((s) => <code key={s}>{s} </code>) : <span class="muted">nothing to run now</span>}</p>
           {plan.wave.capacityLimited.length > 0 && (
             <p>
               Deferred by capacity (maxConcurrency {graph.maxConcurrency}):{' '}
@@ -180,7 +178,7 @@ export function GraphView({ id }: { id: string }) {
                     </td>
                     <td>
                       <StatusBadge status={s.state} />
-                      {s.reason ? <div class={s.state === "FAILED" || s.state === "BLOCKED" ? "why" : "muted"}>{s.reason}</div> : null}
+                      {s.reason ? <div class={s.state === 'FAILED' || s.state === 'BLOCKED' ? 'why' : 'muted'}>{s.reason}</div> : null}
                     </td>
                     <td class="mono">{s.implementer}</td>
                     <td class="mono">{s.dependsOn.join(', ') || '—'}</td>

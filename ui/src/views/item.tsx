@@ -29,14 +29,15 @@ function ItemLive({ id, scope }: { id: string; scope: string }) {
   const topic = `todo:${scope}`;
   const about = (e: CoordEvent) => e.data.id === id || e.data.subjectId === id;
   const hist = useMemo(() => new History(client, topic, id), [client, topic, id]);
-  const live = useLive(
-    topic,
-    async () => {
-      const [item, readiness, deps, past] = await Promise.all([client.todos.get(id), client.todos.readiness(id), client.todos.dependencyResults(id), hist.read()]);
-      return { item, readiness, deps, past };
-    },
-    [id],
-  );
+  const live = useLive(topic, async () => {
+    const [item, readiness, deps, past] = await Promise.all([
+      client.todos.get(id),
+      client.todos.readiness(id),
+      client.todos.dependencyResults(id),
+      hist.read(),
+    ]);
+    return { item, readiness, deps, past };
+  }, [id]);
   if (!live.data) return live.error ? <ErrorNote error={live.error} /> : <Loading />;
   const { item, readiness, deps, past } = live.data;
   const events = withLive(past, live.events.filter(about));
@@ -73,7 +74,9 @@ function ItemLive({ id, scope }: { id: string; scope: string }) {
                     <td>
                       <StatusBadge status={d.status} />
                     </td>
-                    <td class="mono">{d.result === undefined || d.result === null ? '—' : typeof d.result === 'string' ? d.result : JSON.stringify(d.result)}</td>
+                    <td class="mono">
+                      {d.result === undefined || d.result === null ? '—' : typeof d.result === 'string' ? d.result : JSON.stringify(d.result)}
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -105,9 +105,13 @@ export function ScenarioView({ name }: { name: string }) {
                       <span class="muted">no task</span>
                     )}
                   </td>
-                  <td class="col-waiting">{m.waitingOn.length ? <span class="why">WAITING ON {m.waitingOn.join(', ')}</span> : <span class="muted">—</span>}</td>
-                  <td>{m.requiresResult ? (m.resultPublished ? 'published' : <span class="why">required, not published</span>) : <span class="muted">—</span>}</td>
-                  <td>{m.tracked ? (m.complete ? 'yes' : 'no') : <span class="muted">not tracked</span>}</td>
+                  <td class="col-waiting">
+                    {m.waitingOn.length ? <span class="why">WAITING ON {m.waitingOn.join(', ')}</span> : <span class="muted">—</span>}
+                  </td>
+                  <td>
+                    {m.requiresResult ? m.resultPublished ? 'published' : <span class="why">required, not published</span> : <span class="muted">—</span>}
+                  </td>
+                  <td>{m.tracked ? m.complete ? 'yes' : 'no' : <span class="muted">not tracked</span>}</td>
                 </tr>
               ))}
             </tbody>

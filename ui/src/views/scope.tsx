@@ -46,16 +46,12 @@ export function ScopeView({ scope }: { scope: string }) {
   const { client, me } = useSignedIn();
   const [q, setQ] = useState('');
   const [shown, setShown] = useState<Record<Group, boolean>>({ 'in-progress': true, ready: true, blocked: true, done: true });
-  const live = useLive(
-    `todo:${scope}`,
-    async () => {
-      const [items, scopes] = await Promise.all([client.todos.listAll({ scope }), me.kind === 'user' ? Promise.resolve([]) : client.scopes.listAll()]);
-      const canonical = items[0]?.scope ?? scope;
-      const override = me.kind === 'user' || !!scopes.find((s) => s.scope === canonical)?.override;
-      return { items, override };
-    },
-    [scope],
-  );
+  const live = useLive(`todo:${scope}`, async () => {
+    const [items, scopes] = await Promise.all([client.todos.listAll({ scope }), me.kind === 'user' ? Promise.resolve([]) : client.scopes.listAll()]);
+    const canonical = items[0]?.scope ?? scope;
+    const override = me.kind === 'user' || !!scopes.find((s) => s.scope === canonical)?.override;
+    return { items, override };
+  }, [scope]);
   const items = live.data?.items ?? [];
   const visible = items.filter((t) => matches(t, q));
   const byId = new Map(items.map((t) => [t.id, t]));
@@ -75,7 +71,9 @@ export function ScopeView({ scope }: { scope: string }) {
           </div>
           <ErrorNote error={live.error} />
           {!live.data ? (
-            live.error ? null : <Loading />
+            live.error ? null : (
+              <Loading />
+            )
           ) : items.length === 0 ? (
             <p class="muted">No items in this scope.</p>
           ) : (
@@ -257,7 +255,14 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
             }}
           >
             <label>
-              Session <input ref={field} value={text} placeholder="s-… (empty: unassign)" onInput={(e) => setText((e.target as HTMLInputElement).value)} aria-label={`Assignee for ${t.title}`} />
+              Session{' '}
+              <input
+                ref={field}
+                value={text}
+                placeholder="s-… (empty: unassign)"
+                onInput={(e) => setText((e.target as HTMLInputElement).value)}
+                aria-label={`Assignee for ${t.title}`}
+              />
             </label>
             <button type="submit">{text.trim() ? 'Assign' : 'Unassign'}</button>
             <button type="button" class="secondary" onClick={cancel}>

@@ -27,7 +27,8 @@ export function ScopesView() {
       }
     >
       <p class="muted">
-        {me.kind === 'user' ? 'Every scope of your team (you are an operator).' : `Your list (${me.scope}) and the scenario and graph lists you are in.`} Counts refresh every 5 s; a scope’s own page is live.
+        {me.kind === 'user' ? 'Every scope of your team (you are an operator).' : `Your list (${me.scope}) and the scenario and graph lists you are in.`} Counts
+        refresh every 5 s; a scope’s own page is live.
       </p>
       <ErrorNote error={live.error} />
       {!live.data ? (

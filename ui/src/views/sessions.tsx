@@ -68,7 +68,12 @@ export function SessionsView() {
           </thead>
           <tbody>
             {rows.map((s) => (
-              <SessionRow key={s.id} s={s} canStop={s.status === 'active' && (me.kind === 'user' || isSelfOrAncestor(me.id, s, byId))} onChanged={live.reload} />
+              <SessionRow
+                key={s.id}
+                s={s}
+                canStop={s.status === 'active' && (me.kind === 'user' || isSelfOrAncestor(me.id, s, byId))}
+                onChanged={live.reload}
+              />
             ))}
           </tbody>
         </table>
@@ -142,7 +147,6 @@ function SessionRow({ s, canStop, onChanged }: { s: Session; canStop: boolean; o
             >
               <button
                 type="button"
-                
                 class="danger"
                 onClick={async () => {
                   setError(undefined);
