@@ -410,7 +410,7 @@ async function main(): Promise<void> {
   report(results);
   mkdirSync(RESULTS_DIR, { recursive: true });
   const stem = quick || opts.only || serverRoot || compareRoot ? 'quick' : 'latest';
-  writeFileSync(path.join(RESULTS_DIR, `${stem}.json`), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(path.join(RESULTS_DIR, `${stem}.json`), `${JSON.stringify(results, null, 2)}\n`);
   writeFileSync(path.join(RESULTS_DIR, `${stem}.md`), markdown(results));
   progress(`wrote bench/results/${stem}.json and bench/results/${stem}.md in ${results.durationSeconds} s`);
 }
@@ -786,7 +786,7 @@ function markdown(r: Results): string {
         r.memory.map((m) => [m.label, m.rssMiB]),
       ),
     );
-  return out.join('\n') + '\n';
+  return `${out.join('\n')}\n`;
 }
 
 // ------------------------------------------------------------------------------------------
@@ -819,7 +819,7 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
     const out = { date: new Date().toISOString(), run, cpu, statements };
     mkdirSync(RESULTS_DIR, { recursive: true });
     keepCpuProfile(dir, path.join(RESULTS_DIR, 'server.cpuprofile'));
-    writeFileSync(path.join(RESULTS_DIR, 'profile.json'), JSON.stringify(out, null, 2) + '\n');
+    writeFileSync(path.join(RESULTS_DIR, 'profile.json'), `${JSON.stringify(out, null, 2)}\n`);
     console.log(
       [
         `Profile of Coord's claim cycle: N=32, backlog 20,000: ${fmt(run.perSecond)} cycles/s, next p50 ${run.next?.p50} ms p99 ${run.next?.p99} ms, done p50 ${run.done?.p50} ms`,

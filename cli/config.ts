@@ -57,7 +57,7 @@ export function readStored(file: string, warnings: string[] = []): StoredConfig 
 /** Writes the config file with mode 0600 (its folder 0700), replacing what was there. */
 export function writeStored(file: string, cfg: StoredConfig): void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  writeFileSync(file, JSON.stringify(cfg, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(file, `${JSON.stringify(cfg, null, 2)}\n`, { mode: 0o600 });
   // writeFileSync keeps the mode of an existing file; make sure it is 0600 either way.
   chmodSync(file, 0o600);
 }

@@ -112,19 +112,19 @@ function report(err: unknown, io: Io, argv: string[]): number {
   };
   const json = jsonMode(g, io.env);
   if (err instanceof UsageError) {
-    if (json) io.stderr.write(JSON.stringify({ error: { code: 'usage', detail: err.message } }) + '\n');
+    if (json) io.stderr.write(`${JSON.stringify({ error: { code: 'usage', detail: err.message } })}\n`);
     else io.stderr.write(`error: ${err.message}\n(see coord --help)\n`);
     return EXIT.usage;
   }
   if (err instanceof ContractRefusal) {
     // The contract's error object, as the coordinator would answer it.
-    if (json) io.stderr.write(JSON.stringify({ error: { code: err.code, stage: err.stage, message: err.message, recoverable: false } }) + '\n');
+    if (json) io.stderr.write(`${JSON.stringify({ error: { code: err.code, stage: err.stage, message: err.message, recoverable: false } })}\n`);
     else io.stderr.write(`error: ${err.message} (${err.code}, stage ${err.stage})\n`);
     return EXIT.error;
   }
   if (err instanceof CoordError) {
     if (json) {
-      io.stderr.write(JSON.stringify({ error: { ...err.problem, status: err.status, code: err.code, detail: err.detail } }) + '\n');
+      io.stderr.write(`${JSON.stringify({ error: { ...err.problem, status: err.status, code: err.code, detail: err.detail } })}\n`);
     } else {
       const stage = typeof err.problem.stage === 'string' ? `, stage ${err.problem.stage}` : '';
       io.stderr.write(`error: ${err.detail} (${err.code}${stage})\n`);
@@ -138,7 +138,7 @@ function report(err: unknown, io: Io, argv: string[]): number {
     return EXIT.error;
   }
   const message = err instanceof Error ? err.message : String(err);
-  if (json) io.stderr.write(JSON.stringify({ error: { code: 'cli_error', detail: message } }) + '\n');
+  if (json) io.stderr.write(`${JSON.stringify({ error: { code: 'cli_error', detail: message } })}\n`);
   else io.stderr.write(`error: ${message}\n`);
   return EXIT.error;
 }

@@ -25,24 +25,24 @@ export class Out {
 
   /** Prints `human` (text, or lines) in human mode, `machine` as indented JSON in JSON mode. */
   result(human: string | string[], machine: unknown): void {
-    if (this.json) this.io.stdout.write(JSON.stringify(machine, null, 2) + '\n');
+    if (this.json) this.io.stdout.write(`${JSON.stringify(machine, null, 2)}\n`);
     else this.line(human);
   }
 
   /** One compact JSON document per line (streams such as `events follow`). */
   jsonLine(v: unknown): void {
-    this.io.stdout.write(JSON.stringify(v) + '\n');
+    this.io.stdout.write(`${JSON.stringify(v)}\n`);
   }
 
   /** Human text on stdout (ignores JSON mode: callers decide). */
   line(text: string | string[]): void {
     const s = Array.isArray(text) ? text.join('\n') : text;
-    this.io.stdout.write(s.endsWith('\n') || s === '' ? s : s + '\n');
+    this.io.stdout.write(s.endsWith('\n') || s === '' ? s : `${s}\n`);
   }
 
   /** A note for people on stderr (never mixed into machine output). */
   note(text: string): void {
-    this.io.stderr.write(text.endsWith('\n') ? text : text + '\n');
+    this.io.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
   }
 }
 

@@ -17,7 +17,7 @@ export async function renderOpenApi(): Promise<string> {
   await app.ready();
   const doc = app.swagger();
   await app.close();
-  return JSON.stringify(doc, null, 2) + '\n';
+  return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {

@@ -40,7 +40,7 @@ const sdkDir = path.join(OUT, 'pkg', 'sdk');
 tsc([...compilerFlags, '--rootDir', 'sdk/src', '--outDir', path.join(sdkDir, 'dist'), ...listTs('sdk/src')]);
 writeFileSync(
   path.join(sdkDir, 'package.json'),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       name: '@coord/sdk',
       version,
@@ -56,7 +56,7 @@ writeFileSync(
     },
     null,
     2,
-  ) + '\n',
+  )}\n`,
 );
 cpSync(path.join(ROOT, 'sdk', 'README.md'), path.join(sdkDir, 'README.md'));
 
@@ -73,7 +73,7 @@ if (bin.includes('tsx') || !bin.includes('../dist/cli/main.js')) throw new Error
 writeFileSync(path.join(cliDir, 'bin', 'coord.js'), bin, { mode: 0o755 });
 writeFileSync(
   path.join(cliDir, 'package.json'),
-  JSON.stringify(
+  `${JSON.stringify(
     {
       name: '@coord/cli',
       version,
@@ -90,7 +90,7 @@ writeFileSync(
     },
     null,
     2,
-  ) + '\n',
+  )}\n`,
 );
 writeFileSync(
   path.join(cliDir, 'README.md'),

@@ -79,7 +79,7 @@ async function perform<T extends { ok: boolean }>(
   } catch (err) {
     if (!(err instanceof RunnerError)) throw err;
     const error = { code: err.code, stage: err.stage, detail: err.message, ...err.facts };
-    if (ctx.out.json) ctx.io.stderr.write(JSON.stringify({ error }) + '\n');
+    if (ctx.out.json) ctx.io.stderr.write(`${JSON.stringify({ error })}\n`);
     else ctx.io.stderr.write(`error: ${err.message} (${err.code}, stage ${err.stage})\n`);
     return EXIT.error;
   }

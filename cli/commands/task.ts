@@ -88,18 +88,16 @@ export function taskCommand(io: Io, setExit: (code: number) => void): Command {
         graphId?: string;
       }>(async (ctx) => {
         const o = ctx.opts;
-        const g = await ctx
-          .client()
-          .metagit.create({
-            graphId: o.graphId,
-            title: o.title,
-            goal: o.goal,
-            acceptance: o.acceptance,
-            objectiveId: o.objectiveId,
-            handoffId: o.handoffId,
-            project: o.project,
-            repos: o.repo,
-          });
+        const g = await ctx.client().metagit.create({
+          graphId: o.graphId,
+          title: o.title,
+          goal: o.goal,
+          acceptance: o.acceptance,
+          objectiveId: o.objectiveId,
+          handoffId: o.handoffId,
+          project: o.project,
+          repos: o.repo,
+        });
         ctx.out.result(`Created task graph ${g.graphId} (root intent ${g.rootIntentId})`, g);
       }),
     );

@@ -475,7 +475,7 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
         const target = scope ?? (await c.me()).scope;
         if (!target) throw new UsageError('a user has no list of its own: name the scope, e.g. coord todo export session:<id>');
         const format = ctx.opts.format ?? (ctx.out.json ? 'json' : 'markdown');
-        const text = format === 'json' ? JSON.stringify(await c.todos.export(target, 'json'), null, 2) + '\n' : await c.todos.export(target, 'markdown');
+        const text = format === 'json' ? `${JSON.stringify(await c.todos.export(target, 'json'), null, 2)}\n` : await c.todos.export(target, 'markdown');
         if (!ctx.opts.output) return ctx.out.line(text);
         writeFileSync(ctx.opts.output, text);
         if (ctx.out.json) ctx.out.result('', { scope: target, format, file: ctx.opts.output });

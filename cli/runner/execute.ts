@@ -310,7 +310,7 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     startedAt: new Date().toISOString(),
     log: logRel,
   };
-  writeFileSync(recordFile, JSON.stringify(record, null, 2) + '\n');
+  writeFileSync(recordFile, `${JSON.stringify(record, null, 2)}\n`);
 
   const every = opts.heartbeatMs ?? Math.max(1000, Math.min(30_000, Math.floor(d.claimLeaseMs / 3) || 30_000));
   const beat = setInterval(() => void client.graphs.heartbeat(d.parentTaskId, d.subtaskId, d.attempt).catch(() => undefined), every);

@@ -374,7 +374,7 @@ export async function integrate(ctx: RunnerContext, id: string) {
 export async function review(ctx: RunnerContext, id: string, decision: 'REVIEW_APPROVED' | 'CHANGES_REQUESTED', feedback?: string) {
   const graph = await ctx.client.graphs.get(id);
   const integration = graph.integration as { status?: string; sourceFingerprint?: string; aggregateCommit?: string } | null;
-  if (!integration || integration.status !== 'SUCCEEDED')
+  if (integration?.status !== 'SUCCEEDED')
     throw new RunnerError('TASK_STATE_CONFLICT', `Task Graph ${id} has no successful integration to review; run \`coord graph integrate ${id}\``, 'review');
   const w = ownedWorktree(ctx.root, id, '__integration__');
   if (!existsSync(w.abs))
@@ -426,7 +426,7 @@ export async function work(
       'worker',
     );
   }
-  const named = opts.graphs && opts.graphs.length ? opts.graphs : null;
+  const named = opts.graphs?.length ? opts.graphs : null;
   const candidates = named ?? (await ctx.client.graphs.listAll()).map((g) => g.id);
   // A worker works for one repository: a graph whose base is elsewhere is not its work, and only a
   // graph it was told about (--graph) may get its base from this repository's HEAD.

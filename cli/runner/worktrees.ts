@@ -139,7 +139,7 @@ function writeOwnership(root: string, parentTaskId: string, subtaskId: string, o
   const file = path.join(root, ...ownershipRel(parentTaskId, subtaskId).split('/'));
   mkdirSync(path.dirname(file), { recursive: true });
   assertNoLinks(root, file);
-  writeFileSync(file, JSON.stringify(o, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify(o, null, 2)}\n`);
 }
 
 /** Where a previous attempt's tip is kept when a new attempt starts over at the base. */

@@ -1,4 +1,4 @@
-import { createClient, CoordError } from '@coord/sdk';
+import { createClient, type CoordError } from '@coord/sdk';
 
 const coord = createClient({ baseUrl: process.env.COORD_URL ?? 'http://127.0.0.1:3000', token: process.env.COORD_TOKEN });
 const added = await coord.todos.add({ title: 'Wire the claim CAS', tags: ['backend'] });

@@ -9,7 +9,7 @@
  * state, then keep consuming).
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { ConnectionFailed, CoordError, InvalidRequest, NotFound, Unauthorized, Forbidden, errorFromResponse, RateLimited, Unavailable } from './errors.js';
+import { ConnectionFailed, type CoordError, InvalidRequest, NotFound, Unauthorized, Forbidden, errorFromResponse, RateLimited, Unavailable } from './errors.js';
 import type { Transport } from './transport.js';
 import type { EventLogPage } from './types.js';
 

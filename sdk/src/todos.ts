@@ -2,7 +2,7 @@
  * `client.todos`: the todo seed's operations (seed 000, `gr todo …`) over `/v1/todos`.
  * Every method returns plain data or throws a typed `CoordError` (see errors.ts).
  */
-import { AlreadyClaimed, CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
+import { AlreadyClaimed, type CoordError, DependencyBlocked, ReservedForAssignee } from './errors.js';
 import type { Transport } from './transport.js';
 import { claims, withClaim, work, type ClaimContext, type ClaimLoopOptions, type WithClaimOptions, type WithClaimResult, type WorkSummary } from './work.js';
 import type {

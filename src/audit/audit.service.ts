@@ -69,7 +69,7 @@ const INT8_MAX = 9223372036854775807n;
 export async function listAudit(sql: Sql, p: Principal, q: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   if (p.kind !== 'user') fail('forbidden', 'the audit is for operators; a session reads its scope’s events with GET /v1/events/log');
   const after = q.cursor === undefined ? undefined : (decodeCursor(q.cursor, [INT8, INT8]) as [string, string]);
-  if (after && after.some((part) => BigInt(part) > INT8_MAX)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
+  if (after?.some((part) => BigInt(part) > INT8_MAX)) fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
   const topic = q.topic?.startsWith('todo:') ? `todo:${(await canonicalScope(sql, p.teamId, q.topic.slice(5))) ?? q.topic.slice(5)}` : q.topic;
   const rows = await sql<StoredEvent[]>`
     select ${sql.unsafe(EVENT_COLUMNS)}

@@ -40,7 +40,10 @@ const isTransaction = (db: Db) => typeof (db as { savepoint?: unknown }).savepoi
  * them); on the pool (an autocommit statement that already ran) they ring now.
  */
 export function noteTopics(db: Db, topics: Iterable<string>): void {
-  if (!isTransaction(db)) return ringAfterCommit(db as Sql, topics);
+  if (!isTransaction(db)) {
+    ringAfterCommit(db as Sql, topics);
+    return;
+  }
   let set = topicsOfTx.get(db);
   if (!set) topicsOfTx.set(db, (set = new Set()));
   for (const t of topics) set.add(t);

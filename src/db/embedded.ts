@@ -92,7 +92,7 @@ export function untraversableAncestor(p: string, user: { uid: number; gids: numb
   for (;;) {
     if (existsSync(dir)) {
       const st = statSync(dir);
-      const ok = st.mode & 0o001 || (user && st.uid === user.uid && st.mode & 0o100) || (user && user.gids.includes(st.gid) && st.mode & 0o010);
+      const ok = st.mode & 0o001 || (user && st.uid === user.uid && st.mode & 0o100) || (user?.gids.includes(st.gid) && st.mode & 0o010);
       if (!ok) return dir;
     }
     const parent = path.dirname(dir);
@@ -188,7 +188,7 @@ function readSmall(file: string): string | undefined {
 /** Writes `text` to `file` with `mode`, through a temporary file and a rename. */
 function writeAtomic(file: string, text: string, mode: number): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, text + '\n', { mode });
+  writeFileSync(tmp, `${text}\n`, { mode });
   chmodSync(tmp, mode);
   renameSync(tmp, file);
 }
@@ -404,7 +404,7 @@ export async function startEmbeddedPostgres(opts: StartEmbeddedOptions): Promise
     await pg.start();
   } catch (err) {
     const taken = !(await portIsFree(port)) ? ` (port ${port} is in use: free it, or delete ${portFile} to choose a new port)` : '';
-    throw new Error(`embedded Postgres failed to start in ${clusterDir}${taken}: ${(err as Error)?.message ?? 'see its log in ' + clusterDir}`);
+    throw new Error(`embedded Postgres failed to start in ${clusterDir}${taken}: ${(err as Error)?.message ?? `see its log in ${clusterDir}`}`);
   }
   const postmaster = Number(readFileSync(path.join(clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   const watchdog = opts.watchdog === false ? undefined : startWatchdog(clusterDir, postmaster);

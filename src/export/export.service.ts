@@ -75,9 +75,9 @@ export async function* exportChunks(db: Db, scope: TeamScope, format: ExportForm
   let n = 0;
   for await (const item of scopeItems(db, scope, leaseMs, pageSize)) {
     if (format === 'markdown') {
-      buf += markdownLine(item) + '\n';
+      buf += `${markdownLine(item)}\n`;
       const result = markdownResultLine(item);
-      if (result) buf += result + '\n';
+      if (result) buf += `${result}\n`;
     } else buf += (n > 0 ? ',\n' : '\n') + JSON.stringify(item, null, 2).replace(/^/gm, '  ');
     n++;
     if (n % pageSize === 0) {

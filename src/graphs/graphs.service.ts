@@ -41,7 +41,7 @@ import {
   type TaskGraphSchedulingError,
 } from './contract/index.js';
 import { taskGraphInvalid } from './contract/failure.js';
-import { AGENT_ID_PATTERN, TASK_ID_PATTERN, isAgentId, isTaskId } from './contract/ids.js';
+import { AGENT_ID_PATTERN, TASK_ID_PATTERN, isAgentId } from './contract/ids.js';
 import { isPlainObject, ownValue, truncateUtf8 } from './contract/text.js';
 import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './graphs.repo.js';
 import { graphLock, graphScope } from './graphs.repo.js';
@@ -170,7 +170,7 @@ export interface GraphRequest {
  * is the Task Graph v1 document itself (so `curl --data @examples/task-graph.json` works).
  */
 export function splitGraphRequest(body: unknown): GraphRequest {
-  if (isPlainObject(body) && Object.prototype.hasOwnProperty.call(body, 'graph')) {
+  if (isPlainObject(body) && Object.hasOwn(body, 'graph')) {
     const keys = Object.keys(body);
     if (keys.every((key) => key === 'graph' || key === 'intentMap')) {
       return { graph: ownValue(body, 'graph'), intentMap: ownValue(body, 'intentMap') };

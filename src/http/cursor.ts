@@ -41,4 +41,4 @@ function partOk(x: unknown, part: CursorPart): boolean {
 }
 
 /** Any non-empty storable string (for parts whose shape Coord does not constrain, like scope names). */
-export const ANY_TEXT = /^[^]+$/;
+export const ANY_TEXT = /^[\s\S]+$/;

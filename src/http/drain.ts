@@ -49,7 +49,7 @@ export function registerDrain(app: FastifyInstance, timeoutMs: number): void {
   const state: DrainState = { draining: false, inFlight: 0 };
   states.set(app, state);
 
-  app.addHook('onRequest', (request, reply, done) => {
+  app.addHook('onRequest', (_request, reply, done) => {
     if (state.draining) {
       reply
         .status(503)

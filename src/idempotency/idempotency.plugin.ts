@@ -208,7 +208,7 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
 
   app.addHook('preHandler', async (req, reply) => {
     const state = req.idempotency;
-    if (!state || state.phase !== 'new') return;
+    if (state?.phase !== 'new') return;
     const found = await beginKey(sql, state.ref, state.request, state.fingerprint, config.idempotencyTtlMs);
     if (found?.state === 'owned') {
       state.phase = 'owned';
@@ -223,7 +223,7 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
         { firstRequest: found.request, expiresAt: found.expiresAt.toISOString() },
       );
     }
-    if (!found || !found.answer) {
+    if (!found?.answer) {
       throw new DomainError(
         'idempotency_key_in_progress',
         'the first request with this Idempotency-Key has not answered yet; nothing was done. Retry after Retry-After seconds to get its answer. ' +
@@ -251,7 +251,7 @@ export function registerIdempotency(app: FastifyInstance, sql: Sql, config: Conf
 
   app.addHook('onSend', async (req, reply, payload) => {
     const state = req.idempotency;
-    if (!state || state.phase !== 'owned') return payload;
+    if (state?.phase !== 'owned') return payload;
     state.phase = 'settled';
     const createdAt = state.createdAt!;
     const body = typeof payload === 'string' ? Buffer.from(payload) : Buffer.isBuffer(payload) ? payload : null;

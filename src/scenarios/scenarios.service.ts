@@ -583,7 +583,7 @@ export function renderStatusText(s: ScenarioStatus): string {
       .join('  ')
       .trimEnd();
   const state = s.complete ? `complete${s.scenario.completedAt ? ` (since ${s.scenario.completedAt})` : ''}` : 'in progress';
-  return [`SCENARIO ${s.scenario.name} (${s.scenario.id}): ${state}, ${s.done}/${s.total} items done`, line(head), ...rows.map(line)].join('\n') + '\n';
+  return `${[`SCENARIO ${s.scenario.name} (${s.scenario.id}): ${state}, ${s.done}/${s.total} items done`, line(head), ...rows.map(line)].join('\n')}\n`;
 }
 
 // ---------------------------------------------------------------------------------------------

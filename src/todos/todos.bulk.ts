@@ -155,8 +155,14 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
     const from: string[] = [];
     const to: string[] = [];
     for (const p of planned) {
-      for (const d of p.existingDeps) from.push(p.id), to.push(d);
-      for (const j of p.newDeps) from.push(p.id), to.push(planned[j].id);
+      for (const d of p.existingDeps) {
+        from.push(p.id);
+        to.push(d);
+      }
+      for (const j of p.newDeps) {
+        from.push(p.id);
+        to.push(planned[j].id);
+      }
     }
     if (from.length) {
       await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${from}::text[], ${to}::text[])`;

@@ -230,7 +230,7 @@ export function eventPayload(
     revision: r.revision,
   };
   if (r.owner) p.owner = r.owner;
-  if (r.blocked_by && r.blocked_by.length) p.blockedBy = r.blocked_by;
+  if (r.blocked_by?.length) p.blockedBy = r.blocked_by;
   return p;
 }
 

@@ -40,7 +40,7 @@ export const ENV_TOKEN_NAME = 'COORD_ADMIN_TOKEN';
 function writeTokenFile(file: string, token: string): void {
   mkdirSync(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, token + '\n', { mode: 0o600 });
+  writeFileSync(tmp, `${token}\n`, { mode: 0o600 });
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
 }

@@ -33,7 +33,7 @@ export function importEdges(base: string, roots: string[]): ImportEdge[] {
     const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
     for (const m of text.matchAll(SPECIFIER)) {
       const spec = m[1] ?? m[2] ?? m[3];
-      if (!spec || !spec.startsWith('.')) continue;
+      if (!spec?.startsWith('.')) continue;
       const target = resolve(dirname(file), spec).replace(/\.(m?js)$/, (_, ext: string) => (ext === 'mjs' ? '.mts' : '.ts'));
       edges.push({ from: rel(base, file), to: rel(base, target) });
     }

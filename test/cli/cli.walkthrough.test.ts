@@ -51,7 +51,7 @@ describe('the README walkthrough', () => {
     expect(r.stdout).toMatch(/^Added td-[0-9a-f]{16}: Write the regression test$/m);
     expect(r.stdout).toMatch(/^Added td-[0-9a-f]{16}: Publish \(dependencies: td-[0-9a-f]{16}\)$/m);
     expect(r.stdout).toMatch(/^ID +STATUS +TITLE +OWNER +ASSIGNEE +TAGS +WHY BLOCKED$/m);
-    expect(r.stdout).toMatch(/^td-\S+ +todo +  Write the regression test +- +- +- +-$/m);
+    expect(r.stdout).toMatch(/^td-\S+ +todo + {2}Write the regression test +- +- +- +-$/m);
     expect(r.stdout).toMatch(/^Claimed td-[0-9a-f]{16}: Wire the claim CAS$/m);
     expect(r.stdout).toMatch(/^Done td-[0-9a-f]{16}: Wire the claim CAS$/m);
     // The last line is the JSON list read by a machine: API done, the sub-item and Publish ready.

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { markdownLine } from '../../src/export/export.service.js';
-import { Client, startTestApp, type TestApp } from '../helpers/app.js';
+import { type Client, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -75,10 +75,10 @@ describe('scope export (seed 000 “Remove / export”)', () => {
              case when g % 5 = 0 then 'done' else 'todo' end, case when g % 5 = 0 then ${a.id} end
         from generate_series(1, 4990) g`;
     await t.sql`insert into scopes (scope, last_position) values (${scope}, 4990)`;
-    const parent = 'td-' + (1).toString(16).padStart(16, '0');
+    const parent = `td-${(1).toString(16).padStart(16, '0')}`;
     for (let i = 0; i < 10; i++) {
       expect(
-        (await a.client.post('/v1/todos', { title: `sub ${i}`, parentId: parent, dependsOn: i ? [] : ['td-' + (2).toString(16).padStart(16, '0')] })).status,
+        (await a.client.post('/v1/todos', { title: `sub ${i}`, parentId: parent, dependsOn: i ? [] : [`td-${(2).toString(16).padStart(16, '0')}`] })).status,
       ).toBe(201);
     }
     const listed = await listAll(a.client, scope);

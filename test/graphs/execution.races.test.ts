@@ -86,7 +86,7 @@ describe('completion', () => {
   it(`two completes of one subtask make one SUCCEEDED transition and one event (${ROUNDS} rounds)`, async () => {
     for (let round = 0; round < ROUNDS; round++) {
       const id = await createGraph({ one: [], two: ['one'] }, 1);
-      const d: Dispatch = (await t.admin.post(`/v1/graphs/${id}/run`, { baseCommit: base })).body.dispatches[0];
+      const _d: Dispatch = (await t.admin.post(`/v1/graphs/${id}/run`, { baseCommit: base })).body.dispatches[0];
       const c = t.admin;
       void implementer;
       const [x, y] = await Promise.all([
@@ -105,7 +105,7 @@ describe('completion', () => {
     const outcomes = new Set<string>();
     for (let round = 0; round < ROUNDS; round++) {
       const id = await createGraph({ solo: [] }, 1);
-      const d: Dispatch = (await t.admin.post(`/v1/graphs/${id}/run`, { baseCommit: base })).body.dispatches[0];
+      const _d: Dispatch = (await t.admin.post(`/v1/graphs/${id}/run`, { baseCommit: base })).body.dispatches[0];
       const expire = async () => {
         await t.sql`update todos set progress_at = now() - interval '2 hours' where id = (select todo_id from graph_subtasks where graph_id = ${id})`;
         await sweepGraphInterruptions(t.sql, t.config);

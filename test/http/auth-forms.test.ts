@@ -35,8 +35,8 @@ function forms(path: string, host: string): Record<string, string> {
   const segs = path.split('/').slice(1);
   return {
     raw: path,
-    'percent-encoded segments': '/' + segs.map(encodeAll).join('/'),
-    'percent-encoded first segment': '/' + [encodeAll(segs[0]), ...segs.slice(1)].join('/'),
+    'percent-encoded segments': `/${segs.map(encodeAll).join('/')}`,
+    'percent-encoded first segment': `/${[encodeAll(segs[0]), ...segs.slice(1)].join('/')}`,
     'absolute form': `http://${host}${path}`,
     'double slashes': path.replaceAll('/', '//'),
     'dot segments': `/${segs[0]}/./${segs.slice(1).join('/')}`,

@@ -220,7 +220,7 @@ export function nastyIds(w: World): string[] {
     'td-',
     's-0000000000000000',
     'task-nope',
-    'task-' + 'a'.repeat(200),
+    `task-${'a'.repeat(200)}`,
     'null',
     'undefined',
     '0',
@@ -354,7 +354,7 @@ function pool(name: string, op: Operation, w: World): string[] | undefined {
 /** Resolves a local `$ref` (`#/components/schemas/X`). */
 function deref(doc: Json, s: Json): Json {
   let cur = s;
-  for (let i = 0; cur && cur.$ref && i < 10; i++)
+  for (let i = 0; cur?.$ref && i < 10; i++)
     cur = cur.$ref
       .split('/')
       .slice(1)
@@ -526,7 +526,7 @@ export function authHeader(kind: AuthKind, w: World, tokens: { admin: string; ou
     case 'none':
       return undefined;
     case 'garbage':
-      return `Bearer ${rng.pick(['coord_nope', 'x', 'a'.repeat(8000), '\u00e9\u00e9', tokens.admin.slice(0, -1), tokens.admin + 'x'])}`;
+      return `Bearer ${rng.pick(['coord_nope', 'x', 'a'.repeat(8000), '\u00e9\u00e9', tokens.admin.slice(0, -1), `${tokens.admin}x`])}`;
     case 'malformed':
       return rng.pick([
         'Bearer',

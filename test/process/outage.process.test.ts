@@ -124,7 +124,7 @@ describe('a Postgres restart under load', () => {
         const text = await res.text();
         if (res.status >= 400) o.code = (JSON.parse(text) as { code?: string }).code;
       } catch (err) {
-        o.error = (err as Error).name + ': ' + ((err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message);
+        o.error = `${(err as Error).name}: ${(err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`;
       }
       o.ms = Date.now() - at;
       into.push(o);

@@ -57,7 +57,7 @@ export function checkoutFingerprint(dir: string): string {
 /** Writes an agents file (`coord.agents.json` of a project, or a user's `agents.json`) in `dir`. */
 export function writeAgents(dir: string, agents: Record<string, { adapter: string; command?: string; args?: string[] }>, name = 'coord.agents.json'): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, name), JSON.stringify({ agents }, null, 2) + '\n');
+  writeFileSync(path.join(dir, name), `${JSON.stringify({ agents }, null, 2)}\n`);
 }
 
 /** A shell implementer that writes `files` (relative to the worktree) and commits them. */

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runSweep } from '../../src/sweeps/sweeps.js';
-import { Client, startTestApp, type TestApp } from '../helpers/app.js';
+import { type Client, startTestApp, type TestApp } from '../helpers/app.js';
 
 let t: TestApp;
 beforeAll(async () => {

@@ -41,7 +41,7 @@ describe('events.follow reconnects', () => {
       (_q, res) => res.writeHead(503, { 'content-type': 'application/problem+json', 'retry-after': '0' }).end(JSON.stringify({ code: 'busy', status: 503 })),
       (_q, res) => {
         sse(res);
-        res.end(frame(6, 'claimed', { id: 'td-1' }) + ': heartbeat\n\n');
+        res.end(`${frame(6, 'claimed', { id: 'td-1' })}: heartbeat\n\n`);
       },
       (_q, res) => res.writeHead(404, { 'content-type': 'application/problem+json' }).end(JSON.stringify({ code: 'not_found', status: 404, detail: 'gone' })),
     ]);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/tokens/tokens.bootstrap.js';
 import { migrateDatabase } from '../../src/db/migrate.js';
 import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
-import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
+import { addItem, type Client, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, migrateAsRelease } from '../helpers/db.js';
 import { graphDoc, registerAgents } from '../graphs/graphs.helpers.js';
 

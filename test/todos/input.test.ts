@@ -35,13 +35,13 @@ describe('bad input', () => {
     const note = await s.client.post('/v1/todos', { title: 'x', note: 'n'.repeat(3000) });
     expect(note.body.code).toBe('note_too_long');
     // 166 × "€" (3 bytes) = 498 bytes + "ab" = 500 bytes exactly: accepted; one more byte is not.
-    const exact = 'ab' + '€'.repeat(166);
+    const exact = `ab${'€'.repeat(166)}`;
     expect(Buffer.byteLength(exact)).toBe(500);
     expect((await s.client.post('/v1/todos', { title: exact })).status).toBe(201);
-    expect((await s.client.post('/v1/todos', { title: exact + 'c' })).body.code).toBe('title_too_long');
+    expect((await s.client.post('/v1/todos', { title: `${exact}c` })).body.code).toBe('title_too_long');
     const noteExact = 'é'.repeat(1000);
     expect((await s.client.post('/v1/todos', { title: 'n', note: noteExact })).status).toBe(201);
-    expect((await s.client.post('/v1/todos', { title: 'n', note: noteExact + 'x' })).body.code).toBe('note_too_long');
+    expect((await s.client.post('/v1/todos', { title: 'n', note: `${noteExact}x` })).body.code).toBe('note_too_long');
     expect(await count()).toBe(before + 2);
   });
 

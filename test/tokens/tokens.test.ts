@@ -272,13 +272,13 @@ describe('tokens', () => {
     try {
       const users = async () => (await t.sql<{ n: number }[]>`select count(*)::int as n from users`)[0].n;
       const before = await users();
-      const first = 'coord_env_first_' + Math.random().toString(36).slice(2);
+      const first = `coord_env_first_${Math.random().toString(36).slice(2)}`;
       expect(await bootstrapAdmin(t.sql, dir, first)).toContain('installed as token "COORD_ADMIN_TOKEN"');
       const envA = b.admin.as(first);
       expect((await envA.get('/v1/me')).body).toMatchObject({ kind: 'user', token: { name: 'COORD_ADMIN_TOKEN' } });
       expect(await bootstrapAdmin(t.sql, dir, first)).toContain('COORD_ADMIN_TOKEN is token');
       // The variable changed: the old value is revoked (on the running replicas too), the new one works.
-      const second = 'coord_env_second_' + Math.random().toString(36).slice(2);
+      const second = `coord_env_second_${Math.random().toString(36).slice(2)}`;
       expect(await bootstrapAdmin(t.sql, dir, second)).toContain('is revoked');
       expect(await until(envA, 401)).toBe(401);
       const envB = t.admin.as(second);

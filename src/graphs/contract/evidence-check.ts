@@ -94,7 +94,7 @@ class EvidenceReader {
     const unknown = sortByteOrder(Object.keys(record).filter((key) => !allowed.has(key)));
     if (unknown.length > 0) this.fail(`${where} has unknown field "${displayValue(unknown[0])}"`);
     for (const key of keys) {
-      if (!Object.prototype.hasOwnProperty.call(record, key)) this.fail(`${where} is missing "${key}"`);
+      if (!Object.hasOwn(record, key)) this.fail(`${where} is missing "${key}"`);
     }
   }
 

@@ -94,7 +94,7 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
  * example after prototype pollution elsewhere in the process) reads as absent.
  */
 export function ownValue(record: Record<string, unknown>, key: string): unknown {
-  return Object.prototype.hasOwnProperty.call(record, key) ? record[key] : undefined;
+  return Object.hasOwn(record, key) ? record[key] : undefined;
 }
 
 /** The alphabetically first (byte-order) own key not in `allowed`, or null. */

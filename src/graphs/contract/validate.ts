@@ -68,7 +68,7 @@ function requiredAgent(value: unknown, field: string, options: FailureOptions): 
 function configuredAgentSet(source: unknown, parentTaskId: string): Set<string> {
   let list: unknown = source;
   if (source !== null && typeof source === 'object' && !Array.isArray(source) && !(source instanceof Set)) {
-    const agents = Object.prototype.hasOwnProperty.call(source, 'agents') ? (source as { agents: unknown }).agents : undefined;
+    const agents = Object.hasOwn(source, 'agents') ? (source as { agents: unknown }).agents : undefined;
     if (Array.isArray(agents)) list = agents;
   }
   if (list instanceof Set) list = [...(list as Set<unknown>)];
@@ -78,11 +78,7 @@ function configuredAgentSet(source: unknown, parentTaskId: string): Set<string> 
   const configured = new Set<string>();
   for (const agent of list as unknown[]) {
     const id =
-      typeof agent === 'string'
-        ? agent
-        : agent !== null && typeof agent === 'object' && Object.prototype.hasOwnProperty.call(agent, 'id')
-          ? (agent as { id: unknown }).id
-          : undefined;
+      typeof agent === 'string' ? agent : agent !== null && typeof agent === 'object' && Object.hasOwn(agent, 'id') ? (agent as { id: unknown }).id : undefined;
     if (typeof id === 'string' && id !== '') configured.add(id);
   }
   return configured;

@@ -225,7 +225,7 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
     }
     const evidence = completionEvidence(report, base);
     const commit = evidence.implementationCommit;
-    const strictDrift = scope !== null && scope.drift && scope.scopePolicy === 'strict';
+    const strictDrift = scope?.drift && scope.scopePolicy === 'strict';
     if (strictDrift) {
       const reason = driftReason(scope!) ?? 'INTENT_SCOPE_DRIFT';
       const lastError = {
@@ -244,7 +244,7 @@ export async function completeSubtask(ctx: Ctx, id: string, subtaskId: string, r
          where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${subtaskId}`;
       await blockEngineRow(g, row, row.owner ?? ctx.principal.id, 'INTENT_SCOPE_DRIFT');
     } else {
-      const warn = scope !== null && scope.drift && scope.scopePolicy === 'warn' ? driftReason(scope) : null;
+      const warn = scope?.drift && scope.scopePolicy === 'warn' ? driftReason(scope) : null;
       await g.tx`
         update graph_subtasks set outcome = null, reason = ${warn === null ? null : JSON.stringify(boundReason(warn))}::text::jsonb,
                evidence = ${JSON.stringify(evidence)}::text::jsonb, implementation_commit = ${commit},

@@ -13,7 +13,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { Config } from '../../config.js';
 import type { Sql } from '../../db/client.js';
-import { type ErrorCode } from '../../http/errors.js';
+import type { ErrorCode } from '../../http/errors.js';
 import { problemResponses } from '../../http/problem.js';
 import type { Ctx } from '../../todos/todos.service.js';
 import { GraphIdParams, TaskGraphConflictProblem } from '../graphs.schemas.js';

@@ -227,7 +227,7 @@ export async function reviewGraph(ctx: Ctx, id: string, input: ReviewInput) {
     requireAllSucceeded(g, 'review');
     const integration = (g.graph.integration ?? null) as { status?: string; sourceFingerprint?: string; aggregateCommit?: string } | null;
     const facts = { parentTaskId: id };
-    if (!integration || integration.status !== 'SUCCEEDED') {
+    if (integration?.status !== 'SUCCEEDED') {
       refuse('TASK_STATE_CONFLICT', 'review', `Task Graph ${id} has no successful integration to review; integrate it first.`, facts);
     }
     const current = sourceFingerprint(g.graph.base_commit!, verifiedSources(g));
