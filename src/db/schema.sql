@@ -134,7 +134,38 @@ TABLE idempotency_keys (
   CREATE INDEX idempotency_keys_expires_at_idx ON public.idempotency_keys USING btree (expires_at)
   CREATE UNIQUE INDEX idempotency_keys_principal_key_hash_pk ON public.idempotency_keys USING btree (principal, key_hash)
 
-TABLE intents (
+TABLE metagit_graphs (
+  id text NOT NULL,
+  scope text NOT NULL,
+  title text NOT NULL,
+  root_intent_id text NOT NULL,
+  objective_id text,
+  handoff_id text,
+  status text NOT NULL DEFAULT 'active'::text,
+  created_by text NOT NULL,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  updated_at timestamp with time zone NOT NULL DEFAULT now(),
+  revision integer NOT NULL DEFAULT 1,
+  team_id text NOT NULL DEFAULT 'tm-default'::text
+);
+  CONSTRAINT metagit_graphs_created_at_not_null NOT NULL created_at
+  CONSTRAINT metagit_graphs_created_by_not_null NOT NULL created_by
+  CONSTRAINT metagit_graphs_id_not_null NOT NULL id
+  CONSTRAINT metagit_graphs_revision_not_null NOT NULL revision
+  CONSTRAINT metagit_graphs_root_intent_id_not_null NOT NULL root_intent_id
+  CONSTRAINT metagit_graphs_scope_not_null NOT NULL scope
+  CONSTRAINT metagit_graphs_status_not_null NOT NULL status
+  CONSTRAINT metagit_graphs_team_id_id_pk PRIMARY KEY (team_id, id)
+  CONSTRAINT metagit_graphs_team_id_not_null NOT NULL team_id
+  CONSTRAINT metagit_graphs_team_id_root_intent_id_metagit_intents_team_id_i FOREIGN KEY (team_id, root_intent_id) REFERENCES metagit_intents(team_id, id)
+  CONSTRAINT metagit_graphs_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
+  CONSTRAINT metagit_graphs_team_scope_unique UNIQUE (team_id, scope)
+  CONSTRAINT metagit_graphs_title_not_null NOT NULL title
+  CONSTRAINT metagit_graphs_updated_at_not_null NOT NULL updated_at
+  CREATE UNIQUE INDEX metagit_graphs_team_id_id_pk ON public.metagit_graphs USING btree (team_id, id)
+  CREATE UNIQUE INDEX metagit_graphs_team_scope_unique ON public.metagit_graphs USING btree (team_id, scope)
+
+TABLE metagit_intents (
   id text NOT NULL,
   title text NOT NULL,
   goal text NOT NULL,
@@ -148,18 +179,45 @@ TABLE intents (
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT intents_acceptance_not_null NOT NULL acceptance
-  CONSTRAINT intents_created_at_not_null NOT NULL created_at
-  CONSTRAINT intents_created_by_not_null NOT NULL created_by
-  CONSTRAINT intents_goal_not_null NOT NULL goal
-  CONSTRAINT intents_id_not_null NOT NULL id
-  CONSTRAINT intents_repos_not_null NOT NULL repos
-  CONSTRAINT intents_team_id_id_pk PRIMARY KEY (team_id, id)
-  CONSTRAINT intents_team_id_not_null NOT NULL team_id
-  CONSTRAINT intents_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
-  CONSTRAINT intents_title_not_null NOT NULL title
-  CONSTRAINT intents_updated_at_not_null NOT NULL updated_at
-  CREATE UNIQUE INDEX intents_team_id_id_pk ON public.intents USING btree (team_id, id)
+  CONSTRAINT metagit_intents_acceptance_not_null NOT NULL acceptance
+  CONSTRAINT metagit_intents_created_at_not_null NOT NULL created_at
+  CONSTRAINT metagit_intents_created_by_not_null NOT NULL created_by
+  CONSTRAINT metagit_intents_goal_not_null NOT NULL goal
+  CONSTRAINT metagit_intents_id_not_null NOT NULL id
+  CONSTRAINT metagit_intents_repos_not_null NOT NULL repos
+  CONSTRAINT metagit_intents_team_id_id_pk PRIMARY KEY (team_id, id)
+  CONSTRAINT metagit_intents_team_id_not_null NOT NULL team_id
+  CONSTRAINT metagit_intents_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
+  CONSTRAINT metagit_intents_title_not_null NOT NULL title
+  CONSTRAINT metagit_intents_updated_at_not_null NOT NULL updated_at
+  CREATE UNIQUE INDEX metagit_intents_team_id_id_pk ON public.metagit_intents USING btree (team_id, id)
+
+TABLE metagit_nodes (
+  graph_id text NOT NULL,
+  node_id text NOT NULL,
+  todo_id text NOT NULL,
+  intent_id text,
+  project text,
+  repository text,
+  agent_id text,
+  acl jsonb,
+  priority integer NOT NULL DEFAULT 0,
+  cancelled_at timestamp with time zone,
+  created_at timestamp with time zone NOT NULL DEFAULT now(),
+  team_id text NOT NULL DEFAULT 'tm-default'::text
+);
+  CONSTRAINT metagit_nodes_created_at_not_null NOT NULL created_at
+  CONSTRAINT metagit_nodes_graph_id_not_null NOT NULL graph_id
+  CONSTRAINT metagit_nodes_node_id_not_null NOT NULL node_id
+  CONSTRAINT metagit_nodes_priority_not_null NOT NULL priority
+  CONSTRAINT metagit_nodes_team_id_graph_id_metagit_graphs_team_id_id_fk FOREIGN KEY (team_id, graph_id) REFERENCES metagit_graphs(team_id, id) ON DELETE CASCADE
+  CONSTRAINT metagit_nodes_team_id_graph_id_node_id_pk PRIMARY KEY (team_id, graph_id, node_id)
+  CONSTRAINT metagit_nodes_team_id_not_null NOT NULL team_id
+  CONSTRAINT metagit_nodes_todo_id_not_null NOT NULL todo_id
+  CONSTRAINT metagit_nodes_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
+  CONSTRAINT metagit_nodes_todo_id_unique UNIQUE (todo_id)
+  CREATE UNIQUE INDEX metagit_nodes_team_id_graph_id_node_id_pk ON public.metagit_nodes USING btree (team_id, graph_id, node_id)
+  CREATE UNIQUE INDEX metagit_nodes_todo_id_unique ON public.metagit_nodes USING btree (todo_id)
 
 TABLE scenario_members (
   scenario_id text NOT NULL,
@@ -270,64 +328,6 @@ TABLE sweep_runs (
   CONSTRAINT sweep_runs_pkey PRIMARY KEY (sweep)
   CONSTRAINT sweep_runs_sweep_not_null NOT NULL sweep
   CREATE UNIQUE INDEX sweep_runs_pkey ON public.sweep_runs USING btree (sweep)
-
-TABLE task_graphs (
-  id text NOT NULL,
-  scope text NOT NULL,
-  title text NOT NULL,
-  root_intent_id text NOT NULL,
-  objective_id text,
-  handoff_id text,
-  status text NOT NULL DEFAULT 'active'::text,
-  created_by text NOT NULL,
-  created_at timestamp with time zone NOT NULL DEFAULT now(),
-  updated_at timestamp with time zone NOT NULL DEFAULT now(),
-  revision integer NOT NULL DEFAULT 1,
-  team_id text NOT NULL DEFAULT 'tm-default'::text
-);
-  CONSTRAINT task_graphs_created_at_not_null NOT NULL created_at
-  CONSTRAINT task_graphs_created_by_not_null NOT NULL created_by
-  CONSTRAINT task_graphs_id_not_null NOT NULL id
-  CONSTRAINT task_graphs_revision_not_null NOT NULL revision
-  CONSTRAINT task_graphs_root_intent_id_not_null NOT NULL root_intent_id
-  CONSTRAINT task_graphs_scope_not_null NOT NULL scope
-  CONSTRAINT task_graphs_status_not_null NOT NULL status
-  CONSTRAINT task_graphs_team_id_id_pk PRIMARY KEY (team_id, id)
-  CONSTRAINT task_graphs_team_id_not_null NOT NULL team_id
-  CONSTRAINT task_graphs_team_id_root_intent_id_intents_team_id_id_fk FOREIGN KEY (team_id, root_intent_id) REFERENCES intents(team_id, id)
-  CONSTRAINT task_graphs_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
-  CONSTRAINT task_graphs_team_scope_unique UNIQUE (team_id, scope)
-  CONSTRAINT task_graphs_title_not_null NOT NULL title
-  CONSTRAINT task_graphs_updated_at_not_null NOT NULL updated_at
-  CREATE UNIQUE INDEX task_graphs_team_id_id_pk ON public.task_graphs USING btree (team_id, id)
-  CREATE UNIQUE INDEX task_graphs_team_scope_unique ON public.task_graphs USING btree (team_id, scope)
-
-TABLE task_nodes (
-  graph_id text NOT NULL,
-  node_id text NOT NULL,
-  todo_id text NOT NULL,
-  intent_id text,
-  project text,
-  repository text,
-  agent_id text,
-  acl jsonb,
-  priority integer NOT NULL DEFAULT 0,
-  cancelled_at timestamp with time zone,
-  created_at timestamp with time zone NOT NULL DEFAULT now(),
-  team_id text NOT NULL DEFAULT 'tm-default'::text
-);
-  CONSTRAINT task_nodes_created_at_not_null NOT NULL created_at
-  CONSTRAINT task_nodes_graph_id_not_null NOT NULL graph_id
-  CONSTRAINT task_nodes_node_id_not_null NOT NULL node_id
-  CONSTRAINT task_nodes_priority_not_null NOT NULL priority
-  CONSTRAINT task_nodes_team_id_graph_id_node_id_pk PRIMARY KEY (team_id, graph_id, node_id)
-  CONSTRAINT task_nodes_team_id_graph_id_task_graphs_team_id_id_fk FOREIGN KEY (team_id, graph_id) REFERENCES task_graphs(team_id, id) ON DELETE CASCADE
-  CONSTRAINT task_nodes_team_id_not_null NOT NULL team_id
-  CONSTRAINT task_nodes_todo_id_not_null NOT NULL todo_id
-  CONSTRAINT task_nodes_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
-  CONSTRAINT task_nodes_todo_id_unique UNIQUE (todo_id)
-  CREATE UNIQUE INDEX task_nodes_team_id_graph_id_node_id_pk ON public.task_nodes USING btree (team_id, graph_id, node_id)
-  CREATE UNIQUE INDEX task_nodes_todo_id_unique ON public.task_nodes USING btree (todo_id)
 
 TABLE teams (
   id text NOT NULL,

@@ -13,14 +13,14 @@ import { nextNode } from './metagit.service.js';
 export const metagitScopeKind: ScopeKind = {
   async resolve(db, teamId, name) {
     if (!SLUG_ID.test(name)) return undefined;
-    const [row] = await db<{ id: string }[]>`select id from task_graphs where team_id = ${teamId} and id = ${name}`;
+    const [row] = await db<{ id: string }[]>`select id from metagit_graphs where team_id = ${teamId} and id = ${name}`;
     return row ? { scope: `metagit:${row.id}`, key: row.id } : undefined;
   },
   async access(db, p, key) {
     if (p.kind === 'user') return { inScope: true, override: true };
     if (p.graphId !== null || !SLUG_ID.test(key)) return { inScope: false, override: false };
     const [row] = await db<{ root_id: string | null }[]>`
-      select cs.root_id from task_graphs g left join sessions cs on cs.id = g.created_by where g.team_id = ${p.teamId} and g.id = ${key}`;
+      select cs.root_id from metagit_graphs g left join sessions cs on cs.id = g.created_by where g.team_id = ${p.teamId} and g.id = ${key}`;
     return { inScope: row !== undefined && row.root_id === p.rootId, override: false };
   },
   async next(ctx, key) {

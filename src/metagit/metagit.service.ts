@@ -184,7 +184,7 @@ function graphNotFound(id: string): never {
 async function loadGraph(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string): Promise<GraphRow> {
   if (!SLUG_ID.test(id)) graphNotFound(id);
   const [g] = await db<GraphRow[]>`
-    select g.*, cs.root_id as creator_root from task_graphs g left join sessions cs on cs.id = g.created_by
+    select g.*, cs.root_id as creator_root from metagit_graphs g left join sessions cs on cs.id = g.created_by
      where g.team_id = ${ctx.principal.teamId} and g.id = ${id}`;
   const p = ctx.principal;
   if (!g || (p.kind === 'session' && (p.graphId !== null || g.creator_root !== p.rootId))) graphNotFound(id);
@@ -196,14 +196,14 @@ async function loadNodes(db: postgres.Sql | postgres.TransactionSql, teamId: str
   const rows = await db<(Omit<NodeRow, 'depends_on'> & { depends_on?: string[] })[]>`
     select n.node_id, n.todo_id, n.intent_id, n.project, n.repository, n.agent_id, n.acl, n.priority, n.cancelled_at, n.created_at,
            t.title, t.status, t.owner, t.note, t.unfinished_deps, t.revision, t.updated_at, t.position
-      from task_nodes n join todos t on t.team_id = n.team_id and t.id = n.todo_id
+      from metagit_nodes n join todos t on t.team_id = n.team_id and t.id = n.todo_id
      where n.team_id = ${teamId} and n.graph_id = ${id}
      order by t.position, n.node_id`;
   // The edges in one query (not one subquery per node): node id → its dependencies' node ids.
   const edges = await db<{ node_id: string; dependency: string }[]>`
     select n.node_id, dn.node_id as dependency
-      from task_nodes n join todo_dependencies e on e.todo_id = n.todo_id
-      join task_nodes dn on dn.team_id = n.team_id and dn.todo_id = e.dependency_id
+      from metagit_nodes n join todo_dependencies e on e.todo_id = n.todo_id
+      join metagit_nodes dn on dn.team_id = n.team_id and dn.todo_id = e.dependency_id
      where n.team_id = ${teamId} and n.graph_id = ${id}`;
   const deps = new Map<string, string[]>();
   for (const e of edges) deps.set(e.node_id, [...(deps.get(e.node_id) ?? []), e.dependency]);
@@ -250,7 +250,7 @@ async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.Transact
     let record = g;
     if (changed) {
       const [u] = await tx<GraphRow[]>`
-        update task_graphs set status = ${status}, updated_at = now(), revision = revision + 1
+        update metagit_graphs set status = ${status}, updated_at = now(), revision = revision + 1
          where team_id = ${g.team_id} and id = ${id} returning *`;
       record = { ...u, creator_root: g.creator_root };
       const events = stranded.map((s) =>
@@ -284,7 +284,7 @@ async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: Gr
     u as (
       update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
         from s where t.id = s.id returning t.id, t.team_id, s.cause)
-    select n.node_id, u.cause from u join task_nodes n on n.team_id = u.team_id and n.todo_id = u.id order by n.node_id`;
+    select n.node_id, u.cause from u join metagit_nodes n on n.team_id = u.team_id and n.todo_id = u.id order by n.node_id`;
   if (rows.length) touched(tx, g);
   return rows.map((r) => ({ nodeId: r.node_id, cause: r.cause }));
 }
@@ -370,7 +370,7 @@ function checkIntent(input: IntentInput): { title: string; goal: string } {
 async function insertIntent(ctx: Ctx, db: postgres.Sql | postgres.TransactionSql, id: string, input: IntentInput): Promise<IntentRow> {
   const { title, goal } = checkIntent(input);
   const [row] = await db<IntentRow[]>`
-    insert into intents (id, title, goal, acceptance, project, repos, objective_id, handoff_id, created_by, team_id)
+    insert into metagit_intents (id, title, goal, acceptance, project, repos, objective_id, handoff_id, created_by, team_id)
     values (${id}, ${title}, ${goal}, ${JSON.stringify(input.acceptance ?? [])}::text::jsonb, ${input.project ?? null},
             ${JSON.stringify(input.repos ?? [])}::text::jsonb, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id},
             ${ctx.principal.teamId})
@@ -401,7 +401,9 @@ function intentVisible(db: postgres.Sql, p: Principal) {
 
 /** `GET /v1/intents/{id}`: users, and sessions of the subtree that created it; anyone else 404. */
 export async function getIntent(ctx: Ctx, id: string): Promise<IntentView> {
-  const [row] = SLUG_ID.test(id) ? await ctx.sql<IntentRow[]>`select i.* from intents i where i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}` : [];
+  const [row] = SLUG_ID.test(id)
+    ? await ctx.sql<IntentRow[]>`select i.* from metagit_intents i where i.id = ${id} and ${intentVisible(ctx.sql, ctx.principal)}`
+    : [];
   if (!row) fail('intent_not_found', `intent not found: ${id.slice(0, 128)}`);
   return toIntent(row);
 }
@@ -411,7 +413,7 @@ export async function listIntents(ctx: Ctx, input: { limit?: number; cursor?: st
   const limit = Math.min(input.limit ?? ctx.config.todo.listLimit, ctx.config.todo.listLimit);
   const after = input.cursor !== undefined ? (decodeCursor(input.cursor, [SLUG_ID])[0] as string) : undefined;
   const rows = await ctx.sql<IntentRow[]>`
-    select i.* from intents i where ${intentVisible(ctx.sql, ctx.principal)}
+    select i.* from metagit_intents i where ${intentVisible(ctx.sql, ctx.principal)}
        and ${after !== undefined ? ctx.sql`i.id collate "C" > ${after}` : ctx.sql`true`} order by i.id collate "C" limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
@@ -436,11 +438,11 @@ export async function createTaskGraph(ctx: Ctx, input: CreateTaskGraphInput): Pr
   const scope = scopeOf(id);
   return withTx(ctx.sql, async (tx) => {
     await lockXact(tx, graphLock(ctx.principal.teamId, id));
-    const [exists] = await tx`select 1 from task_graphs where team_id = ${ctx.principal.teamId} and id = ${id}`;
+    const [exists] = await tx`select 1 from metagit_graphs where team_id = ${ctx.principal.teamId} and id = ${id}`;
     if (exists) throw new DomainError('task_graph_exists', `task graph "${id}" already exists; use it, or pick another graphId`, { graphId: id });
     const intent = await insertIntent(ctx, tx, `intent-${id}`, input);
     const [g] = await tx<GraphRow[]>`
-      insert into task_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by, team_id)
+      insert into metagit_graphs (id, scope, title, root_intent_id, objective_id, handoff_id, created_by, team_id)
       values (${id}, ${scope}, ${title}, ${intent.id}, ${input.objectiveId ?? null}, ${input.handoffId ?? null}, ${ctx.principal.id}, ${ctx.principal.teamId})
       returning *`;
     await appendEvents(tx, g.team_id, [event(g, 'TaskGraphCreated', { title, status: 'active' }, g.revision)], actorOf(ctx.principal));
@@ -462,7 +464,7 @@ export async function listTaskGraphs(ctx: Ctx, input: { status?: string; limit?:
   const after = input.cursor !== undefined ? (decodeCursor(input.cursor, [SLUG_ID])[0] as string) : undefined;
   const p = ctx.principal;
   const rows = await ctx.sql<GraphRow[]>`
-    select g.* from task_graphs g left join sessions cs on cs.id = g.created_by
+    select g.* from metagit_graphs g left join sessions cs on cs.id = g.created_by
      where g.team_id = ${p.teamId}
        and ${p.kind === 'user' ? ctx.sql`true` : p.graphId !== null ? ctx.sql`false` : ctx.sql`cs.root_id = ${p.rootId}`}
        and ${input.status ? ctx.sql`g.status = ${input.status}` : ctx.sql`true`}
@@ -557,7 +559,7 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
       await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
     }
     await tx`
-      insert into task_nodes (team_id, graph_id, node_id, todo_id, intent_id, project, repository)
+      insert into metagit_nodes (team_id, graph_id, node_id, todo_id, intent_id, project, repository)
       select ${g.team_id}, ${id}, * from unnest(${r.nodes.map((n) => n.nodeId)}::text[], ${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[],
                                   ${r.nodes.map(() => g.root_intent_id)}::text[], ${r.nodes.map((n) => n.project)}::text[],
                                   ${r.nodes.map((n) => n.repository)}::text[])`;
@@ -697,7 +699,7 @@ export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
     if ((status === 'running' || status === 'blocked') && n.owner !== p.id && p.kind !== 'user') {
       fail('forbidden', `node ${id}/${nodeId} is ${status} for ${n.owner}; only its owner or an operator cancels it`);
     }
-    await tx`update task_nodes set cancelled_at = now() where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update metagit_nodes set cancelled_at = now() where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
     await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = 'cancelled', progress_at = null, revision = revision + 1, updated_at = now()
               where team_id = ${g.team_id} and id = ${n.todo_id}`;
     touched(tx, g);
@@ -720,7 +722,7 @@ export async function reopenNode(ctx: Ctx, id: string, nodeId: string) {
         nodeStatus: status,
       });
     }
-    await tx`update task_nodes set cancelled_at = null where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
+    await tx`update metagit_nodes set cancelled_at = null where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
     await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now()
               where team_id = ${g.team_id} and id = ${n.todo_id}`;
     if (n.status === 'done') await tx`select coord_cascade(${n.todo_id}, 1)`;
@@ -768,7 +770,7 @@ export async function bindAcl(ctx: Ctx, id: string, nodeId: string, input: AclIn
         `metagit claim declare --repo ${q(repo)} --agent ${q(input.agentId)} --pattern ${q(pattern)}`,
       ],
     };
-    await tx`update task_nodes set acl = ${JSON.stringify(acl)}::text::jsonb, agent_id = ${input.agentId}
+    await tx`update metagit_nodes set acl = ${JSON.stringify(acl)}::text::jsonb, agent_id = ${input.agentId}
               where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
     return { result: { nodeId }, events: [{ type: 'TaskAclBound', payload: { nodeId, agentId: input.agentId, status: nodeStatus(n) } }] };
   });
@@ -797,7 +799,7 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
     if (g.status === 'cancelled') return { nodeId: null, todoId: null };
     for (;;) {
       const [pick] = await tx<{ todo_id: string; node_id: string }[]>`
-        select t.id as todo_id, n.node_id from todos t join task_nodes n on n.team_id = t.team_id and n.todo_id = t.id
+        select t.id as todo_id, n.node_id from todos t join metagit_nodes n on n.team_id = t.team_id and n.todo_id = t.id
          where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'todo' and t.owner is null and t.unfinished_deps = 0
          order by t.position, t.id limit 1 for update of t skip locked`;
       if (!pick) return { nodeId: null, todoId: null };
@@ -812,7 +814,7 @@ export async function nextNode(ctx: Ctx, id: string): Promise<{ nodeId: string |
       if (!claimed) continue;
       touched(tx, g);
       const [u] = await tx<GraphRow[]>`
-        update task_graphs set updated_at = now(), revision = revision + 1 where team_id = ${g.team_id} and id = ${id} returning *`;
+        update metagit_graphs set updated_at = now(), revision = revision + 1 where team_id = ${g.team_id} and id = ${id} returning *`;
       await appendEvents(tx, u.team_id, [event(u, 'TaskStarted', { nodeId: pick.node_id, status: 'running', owner: p.id }, u.revision)], actorOf(p));
       return { nodeId: pick.node_id, todoId: pick.todo_id };
     }

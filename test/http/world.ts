@@ -234,9 +234,9 @@ export async function fingerprint(sql: Sql): Promise<string> {
       (select count(*) || ':' || coalesce(sum(revision), 0) from scenarios),
       (select count(*) || ':' || coalesce(max(result_at)::text, '') from scenario_members),
       (select count(*) from todo_scenario_seeds),
-      (select count(*) || ':' || coalesce(max(updated_at)::text, '') from intents),
-      (select count(*) || ':' || coalesce(sum(revision), 0) from task_graphs),
-      (select count(*) || ':' || coalesce(max(cancelled_at)::text, '') || ':' || count(acl) from task_nodes)
+      (select count(*) || ':' || coalesce(max(updated_at)::text, '') from metagit_intents),
+      (select count(*) || ':' || coalesce(sum(revision), 0) from metagit_graphs),
+      (select count(*) || ':' || coalesce(max(cancelled_at)::text, '') || ':' || count(acl) from metagit_nodes)
     ) as fp`;
   return row.fp;
 }

@@ -89,7 +89,7 @@ describe('metagit ids are names within a team', () => {
       expect((await a.client.get('/v1/task-graphs')).body.graphs.map((g: any) => [g.graphId, g.title])).toEqual([['shared', `Graph ${team}`]]);
       expect((await a.client.get('/v1/intents')).body.intents.map((i: any) => [i.intentId, i.title])).toEqual([['intent-shared', `Graph ${team}`]]);
     }
-    expect(await t.sql`select team_id, id, root_intent_id from task_graphs order by team_id`).toEqual([
+    expect(await t.sql`select team_id, id, root_intent_id from metagit_graphs order by team_id`).toEqual([
       { team_id: B, id: 'shared', root_intent_id: 'intent-shared' },
       { team_id: DEFAULT_TEAM, id: 'shared', root_intent_id: 'intent-shared' },
     ]);
@@ -154,7 +154,7 @@ describe('metagit ids are names within a team', () => {
       { team_id: DEFAULT_TEAM, title: 'Child', status: 'blocked' },
     ]);
     expect(
-      await t.sql`select n.team_id, count(*)::int as n from task_nodes n join todos t on t.id = n.todo_id and t.team_id = n.team_id where n.graph_id = 'shared' group by 1 order by 1`,
+      await t.sql`select n.team_id, count(*)::int as n from metagit_nodes n join todos t on t.id = n.todo_id and t.team_id = n.team_id where n.graph_id = 'shared' group by 1 order by 1`,
     ).toEqual([
       { team_id: B, n: 2 },
       { team_id: DEFAULT_TEAM, n: 2 },

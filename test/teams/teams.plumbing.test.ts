@@ -93,9 +93,9 @@ describe('teams, step 1: every insert names its team', () => {
     expect(await teams('sessions', t.sql`true`)).toEqual([TEAM]);
     expect(await teams('scopes', t.sql`true`)).toEqual([TEAM]);
     expect((await t.sql`select count(*)::int as n from scopes`)[0].n).toBe(4); // the root's (the child adds there), the graph's, the scenario's, the task graph's
-    for (const table of ['agents', 'graphs', 'scenarios', 'intents', 'task_graphs']) expect(await teams(table, mine), table).toEqual([TEAM]);
+    for (const table of ['agents', 'graphs', 'scenarios', 'metagit_intents', 'metagit_graphs']) expect(await teams(table, mine), table).toEqual([TEAM]);
     // Items, subtasks, nodes and every event of their topics (migration 0018).
-    for (const table of ['todos', 'graph_subtasks', 'task_nodes']) expect(await teams(table, t.sql`true`), table).toEqual([TEAM]);
+    for (const table of ['todos', 'graph_subtasks', 'metagit_nodes']) expect(await teams(table, t.sql`true`), table).toEqual([TEAM]);
     expect(await teams('events', t.sql`topic like 'todo:%'`)).toEqual([TEAM]);
     expect(await t.sql`select team_id, role from users order by name`).toEqual([
       { team_id: TEAM, role: 'operator' },

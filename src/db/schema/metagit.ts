@@ -4,8 +4,8 @@ import { todos } from './todos.js';
 import { DEFAULT_TEAM, teams } from './teams.js';
 
 /** A TaskIntent (metagit RFC-0008 §2.1): what a graph, or a node, is for. */
-export const intents = pgTable(
-  'intents',
+export const metagitIntents = pgTable(
+  'metagit_intents',
   {
     id: text('id').notNull(),
     title: text('title').notNull(),
@@ -31,8 +31,8 @@ export const intents = pgTable(
  * A metagit TaskGraph: a container in the one engine (docs/architecture.md §D1, §D8) whose nodes are work
  * items in scope `metagit:<id>`. `cancelledAt` marks an explicit graph cancel; completion is derived.
  */
-export const taskGraphs = pgTable(
-  'task_graphs',
+export const metagitGraphs = pgTable(
+  'metagit_graphs',
   {
     id: text('id').notNull(),
     scope: text('scope').notNull(),
@@ -54,14 +54,14 @@ export const taskGraphs = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.teamId, t.id] }),
-    unique('task_graphs_team_scope_unique').on(t.teamId, t.scope),
-    foreignKey({ columns: [t.teamId, t.rootIntentId], foreignColumns: [intents.teamId, intents.id] }),
+    unique('metagit_graphs_team_scope_unique').on(t.teamId, t.scope),
+    foreignKey({ columns: [t.teamId, t.rootIntentId], foreignColumns: [metagitIntents.teamId, metagitIntents.id] }),
   ],
 );
 
 /** A node's metagit facts beside its engine row (`todoId`); its status is a view (metagit.view.ts). */
-export const taskNodes = pgTable(
-  'task_nodes',
+export const metagitNodes = pgTable(
+  'metagit_nodes',
   {
     /** The graph's team: metagit graph ids are unique per team. */
     teamId: text('team_id').notNull().default(DEFAULT_TEAM),
@@ -84,6 +84,6 @@ export const taskNodes = pgTable(
   },
   (t) => [
     primaryKey({ columns: [t.teamId, t.graphId, t.nodeId] }),
-    foreignKey({ columns: [t.teamId, t.graphId], foreignColumns: [taskGraphs.teamId, taskGraphs.id] }).onDelete('cascade'),
+    foreignKey({ columns: [t.teamId, t.graphId], foreignColumns: [metagitGraphs.teamId, metagitGraphs.id] }).onDelete('cascade'),
   ],
 );
