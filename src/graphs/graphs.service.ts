@@ -47,6 +47,7 @@ import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './gr
 import { graphLock, graphScope } from './graphs.repo.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
 import { actorOf } from '../auth/actor.js';
+import { insertEdges } from '../todos/todos.repo.js';
 
 /** The lifecycle events `inspect` returns (docs/seeds/task-graph-v1.md §4: "Inspect returns up to 100 events"). */
 export const INSPECT_EVENT_LIMIT = 100;
@@ -348,11 +349,7 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
                     ${subtasks.map((s) => s.dependsOn.length)}::int[]) as u(id, title, assignee, position, unfinished)
       returning id, created_at, updated_at`;
     const edges = subtasks.flatMap((s) => s.dependsOn.map((d) => [todoId(s.id), todoId(d)] as const));
-    if (edges.length > 0) {
-      await tx`
-        insert into todo_dependencies (todo_id, dependency_id)
-        select * from unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
-    }
+    await insertEdges(tx, edges);
     const subtaskRows = await tx<{ subtask_id: string; updated_at: Date }[]>`
       insert into graph_subtasks (team_id, graph_id, subtask_id, todo_id, implementer, title, spec, depends_on)
       select ${teamId}, ${id}, u.subtask_id, u.todo_id, u.implementer, u.title, u.spec,

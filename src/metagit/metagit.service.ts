@@ -40,6 +40,7 @@ import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
 import { actorOf } from '../auth/actor.js';
 import { completeContractRow } from '../todos/todos.batch.js';
 import { leaseExpiredSql } from '../todos/todos.view.js';
+import { insertEdges } from '../todos/todos.repo.js';
 
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
 
@@ -555,9 +556,7 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
                            ${r.nodes.map((n) => n.title)}::text[], ${r.nodes.map(() => ctx.principal.id)}::text[],
                            ${r.nodes.map((_, i) => first + i)}::int[], ${r.nodes.map((n) => n.dependsOn.filter((d) => !doneDeps.has(d)).length)}::int[])`;
     const edges = r.nodes.flatMap((n) => n.dependsOn.map((d) => [todoIds.get(n.nodeId)!, todoIds.get(d)!] as const));
-    if (edges.length) {
-      await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${edges.map((e) => e[0])}::text[], ${edges.map((e) => e[1])}::text[])`;
-    }
+    await insertEdges(tx, edges);
     await tx`
       insert into metagit_nodes (team_id, graph_id, node_id, todo_id, intent_id, project, repository)
       select ${g.team_id}, ${id}, * from unnest(${r.nodes.map((n) => n.nodeId)}::text[], ${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[],

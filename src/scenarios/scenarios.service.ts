@@ -28,6 +28,7 @@ import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.vie
 import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
 import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
 import { actorOf, type Actor } from '../auth/actor.js';
+import { insertEdges } from '../todos/todos.repo.js';
 
 export interface ScenarioCtx {
   sql: Sql;
@@ -335,9 +336,10 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
           to.push(seedOf.get(dep)!);
         }
       }
-      if (from.length) {
-        await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${from}::text[], ${to}::text[])`;
-      }
+      await insertEdges(
+        tx,
+        from.map((f, i) => [f, to[i]!] as const),
+      );
       await tx`
         insert into todo_scenario_seeds (todo_id, scenario_id, member_name)
         select u.todo_id, ${scenarioId}, u.member from unnest(${ids}::text[], ${seeded.map((m) => m.name)}::text[]) as u(todo_id, member)`;

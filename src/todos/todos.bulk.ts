@@ -44,6 +44,7 @@ import {
 } from './todos.service.js';
 import { selectItems, toItem, type StoredStatus, type TodoItem } from './todos.view.js';
 import { actorOf } from '../auth/actor.js';
+import { insertEdges } from './todos.repo.js';
 
 /** The prefix of every item id (`newId('td')`): a `dependsOn` entry with it names an existing item, any other a ref. */
 const ID_PREFIX = 'td-';
@@ -164,9 +165,10 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
         to.push(planned[j].id);
       }
     }
-    if (from.length) {
-      await tx`insert into todo_dependencies (todo_id, dependency_id) select * from unnest(${from}::text[], ${to}::text[])`;
-    }
+    await insertEdges(
+      tx,
+      from.map((f, i) => [f, to[i]!] as const),
+    );
     // (position, id) order is request order: the positions were handed out in it.
     const rows = await selectItems(
       tx,

@@ -49,6 +49,7 @@ import {
   type TodoRow,
 } from './todos.view.js';
 import { actorOf, type Actor } from '../auth/actor.js';
+import { insertEdges } from './todos.repo.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
 export interface Ctx {
@@ -244,10 +245,11 @@ async function replaceDependencies(ctx: Ctx, tx: Db, row: TodoRow, deps: string[
   await lockXact(tx, depsLock(row));
   const statuses = await lockAndCheckDependencies(ctx, tx, row.id, teamScopeOf(row), deps, false);
   await tx`delete from todo_dependencies where todo_id = ${row.id} and not (dependency_id = any(${deps}::text[]))`;
-  if (deps.length) {
-    await tx`insert into todo_dependencies (todo_id, dependency_id)
-             select ${row.id}, d from unnest(${deps}::text[]) d on conflict do nothing`;
-  }
+  await insertEdges(
+    tx,
+    deps.map((d) => [row.id, d] as const),
+    { ignoreExisting: true },
+  );
   const unfinished = [...statuses.values()].filter((s) => s !== 'done').length;
   await tx`update todos set unfinished_deps = ${unfinished} where id = ${row.id}`;
 }
@@ -343,9 +345,10 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
       insert into todos (id, team_id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
       values (${id}, ${access.teamId}, ${access.scope}, ${title}, ${note}, ${assignee}, ${input.parentId ?? null}, ${tags}::text[],
               ${ctx.principal.id}, ${last_position}, ${unfinished}, ${input.priority ?? 0})`;
-    if (deps.length) {
-      await tx`insert into todo_dependencies (todo_id, dependency_id) select ${id}, d from unnest(${deps}::text[]) d`;
-    }
+    await insertEdges(
+      tx,
+      deps.map((d) => [id, d] as const),
+    );
     const [row] = await selectItems(tx, lease(ctx), [id]);
     await appendEvents(tx, row.team_id, emitted(ctx, row.scope, [{ event: 'added', row }]), actorOf(ctx.principal));
     return row;

@@ -31,6 +31,7 @@ const WRITE =
  * removes them from here; a file not listed that starts writing fails the test.
  */
 const WRITERS = new Set([
+  'src/todos/todos.repo.ts', // the repository: the one that stays
   'src/todos/todos.service.ts',
   'src/todos/todos.batch.ts',
   'src/todos/todos.bulk.ts',
