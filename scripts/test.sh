@@ -20,7 +20,7 @@ trap 'interrupted=1' INT TERM
 # COORD_SKIP_TYPECHECK=1 is for the script's own test (test/suite/honest-result.test.ts).
 # The typecheck step also runs the linter and the formatter's check (Biome, biome.json): `npm run
 # lint:fix` repairs what it can.
-if [ "${COORD_SKIP_TYPECHECK:-}" != 1 ] && { ! npx tsc -p . || ! npx tsc -p ui || ! npx biome check --max-diagnostics=20 . ; }; then
+if [ "${COORD_SKIP_TYPECHECK:-}" != 1 ] && { ! npx tsc -p . || ! npx tsc -p ui || ! npx biome check --error-on-warnings --max-diagnostics=20 . ; }; then
   echo "typecheck or lint failed"
   echo "0 passed, 1 failed"
   exit 1

@@ -4,6 +4,7 @@
  * Moving the remaining writers in is tracked by test/architecture/todo-writes.test.ts (WRITERS).
  */
 import type { Db } from '../db/client.js';
+import { leaseEndSql } from './todos.view.js';
 
 /** A dependency edge: `todoId` waits for `dependencyId` (docs/seeds/todo-list.md, the dependency DAG). */
 export type Edge = readonly [todoId: string, dependencyId: string];
@@ -21,4 +22,53 @@ export async function insertEdges(db: Db, edges: readonly Edge[], opts: { ignore
   await db`insert into todo_dependencies (todo_id, dependency_id)
            select * from unnest(${from}::text[], ${to}::text[])
            ${opts.ignoreExisting ? db`on conflict do nothing` : db``}`;
+}
+
+/** What a state change of items returns: enough for their events (`eventPayload` in todos.view.ts). */
+export interface ItemChange {
+  id: string;
+  scope: string;
+  status: 'todo' | 'in-progress' | 'done' | 'blocked';
+  owner: string | null;
+  revision: number;
+  unfinished_deps: number;
+}
+
+/**
+ * Puts items that are not done back to `todo`: no owner, no lease, revision bumped. Used when a
+ * contract hands a subtask back for another attempt (Task Graph v1 resume). Returns the items it
+ * changed; a done item is left alone. The caller writes the events.
+ */
+export function reopenItems(db: Db, ids: readonly string[]): Promise<ItemChange[]> {
+  return db<ItemChange[]>`
+    update todos set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
+     where id = any(${ids}::text[]) and status <> 'done'
+    returning id, scope, status, owner, revision, unfinished_deps`;
+}
+
+/**
+ * Blocks items, keeping their owner (who held them when they failed, stopped or were interrupted),
+ * with no lease. `onlyInProgress`: only claimed items change (an interrupted dispatch); otherwise
+ * every item not already blocked, its owner set to `ownerIfNone` where it had none (a failed or
+ * stopped subtask). Returns the items it changed; the caller writes the events.
+ */
+export function blockItems(db: Db, ids: readonly string[], opts: { onlyInProgress: true } | { ownerIfNone: string }): Promise<ItemChange[]> {
+  const owner = 'ownerIfNone' in opts ? db`coalesce(owner, ${opts.ownerIfNone})` : db`owner`;
+  const guard = 'ownerIfNone' in opts ? db`status <> 'blocked'` : db`status = 'in-progress'`;
+  return db<ItemChange[]>`
+    update todos set status = 'blocked', owner = ${owner}, progress_at = null, revision = revision + 1, updated_at = now()
+     where id = any(${ids}::text[]) and ${guard}
+    returning id, scope, status, owner, revision, unfinished_deps`;
+}
+
+/**
+ * Records progress on a claimed item (a heartbeat): its lease restarts from now. Returns the new
+ * lease deadline (null when leases are off, `leaseMs` 0), or undefined when the item is not in
+ * progress.
+ */
+export async function touchProgress(db: Db, id: string, leaseMs: number): Promise<{ leaseExpiresAt: Date | null } | undefined> {
+  const [row] = await db<{ lease_expires_at: Date | null }[]>`
+    update todos set progress_at = now() where id = ${id} and status = 'in-progress'
+    returning case when ${leaseMs}::float8 > 0 then ${leaseEndSql(db, leaseMs, db`progress_at`)} end as lease_expires_at`;
+  return row ? { leaseExpiresAt: row.lease_expires_at } : undefined;
 }

@@ -22,7 +22,7 @@ import { noteTopics } from '../../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
 import type { Ctx } from '../../todos/todos.service.js';
-import { eventPayload, leaseEndSql } from '../../todos/todos.view.js';
+import { eventPayload } from '../../todos/todos.view.js';
 import { auditScope, driftReason, type ReportedChange, type ScopeEvidence } from '../contract/index.js';
 import { INTERRUPTED_CODE, isCommitId } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
@@ -31,6 +31,7 @@ import { requireActor } from './authority.js';
 import { refuse, withLockedGraph, type LockedGraph } from './locked.js';
 import { actorOf } from '../../auth/actor.js';
 import { completeContractRow } from '../../todos/todos.batch.js';
+import { blockItems, touchProgress } from '../../todos/todos.repo.js';
 
 /** IMPLEMENTATION_DONE evidence as the runner reports it (wire shape: execution.schemas.ts). */
 export interface CompletionReport {
@@ -100,10 +101,7 @@ async function stopDispatchSession(g: LockedGraph, row: SubtaskRow): Promise<voi
 
 /** Marks the engine row blocked (owner kept) with its event: the engine's side of FAILED/STOPPED. */
 export async function blockEngineRow(g: LockedGraph, row: SubtaskRow, owner: string, reason: string): Promise<void> {
-  const rows = await g.tx<{ id: string; scope: string; status: 'blocked'; owner: string; revision: number; unfinished_deps: number }[]>`
-    update todos set status = 'blocked', owner = coalesce(owner, ${owner}), progress_at = null, revision = revision + 1, updated_at = now()
-     where id = ${row.todo_id} and status <> 'blocked'
-    returning id, scope, status, owner, revision, unfinished_deps`;
+  const rows = await blockItems(g.tx, [row.todo_id], { ownerIfNone: owner });
   if (rows.length && emitsFor(g.graph.scope, g.ctx.config.todo.emitEvents)) {
     await appendEvents(
       g.tx,
@@ -125,10 +123,8 @@ export async function heartbeatSubtask(ctx: Ctx, id: string, subtaskId: string, 
     requireActor(ctx.principal, g.graph, row, 'heartbeat');
     requireRunning(g, row, input.attempt, 'graph-scheduling', 'heartbeat');
     const ms = ctx.config.todo.claimLeaseMs;
-    const [t] = await g.tx<{ lease_expires_at: Date | null }[]>`
-      update todos set progress_at = now() where id = ${row.todo_id} and status = 'in-progress'
-      returning case when ${ms}::float8 > 0 then ${leaseEndSql(g.tx, ms, g.tx`progress_at`)} end as lease_expires_at`;
-    return { result: { leaseExpiresAt: t?.lease_expires_at ? t.lease_expires_at.toISOString() : null, attempt: row.attempt ?? 0 } };
+    const t = await touchProgress(g.tx, row.todo_id, ms);
+    return { result: { leaseExpiresAt: t?.leaseExpiresAt ? t.leaseExpiresAt.toISOString() : null, attempt: row.attempt ?? 0 } };
   });
   return { ok: true as const, parentTaskId: id, subtaskId, ...out.result, claimLeaseMs: ctx.config.todo.claimLeaseMs };
 }

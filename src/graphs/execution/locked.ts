@@ -38,6 +38,7 @@ import { graphNotFound, loadSubtaskRows, loadVisibleGraph } from '../graphs.repo
 import { graphLock } from '../graphs.repo.js';
 import { interruptedReason, storedSubtasks, toRecord, type GraphRecordView, type GraphRow, type SubtaskRow } from '../graphs.view.js';
 import { actorOf } from '../../auth/actor.js';
+import { blockItems } from '../../todos/todos.repo.js';
 
 /** The graph as the operation sees it, under the lock, after stranded dispatches were recorded. */
 export interface LockedGraph {
@@ -119,10 +120,7 @@ async function recordInterruptions(tx: Db, ctx: Ctx, graph: GraphRow, rows: read
   if (stranded.length === 0) return [];
   for (const row of stranded) await recordInterrupted(tx, graph.team_id, graph.id, row, interruptedReason(row.interrupted!), row.interrupted!);
   const todoIds = stranded.map((row) => row.todo_id);
-  const blocked = await tx<{ id: string; scope: string; status: 'blocked'; owner: string; revision: number; unfinished_deps: number }[]>`
-    update todos set status = 'blocked', progress_at = null, revision = revision + 1, updated_at = now()
-     where id = any(${todoIds}::text[]) and status = 'in-progress'
-    returning id, scope, status, owner, revision, unfinished_deps`;
+  const blocked = await blockItems(tx, todoIds, { onlyInProgress: true });
   await markStopped(
     tx,
     stranded.map((row) => row.session_id).filter((id): id is string => !!id),

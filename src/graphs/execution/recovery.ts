@@ -32,6 +32,7 @@ import { actsOnSubtask, requireActor, requireOwner } from './authority.js';
 import { blockEngineRow } from './completion.js';
 import { recordInterrupted, withLockedGraph, type LockedGraph } from './locked.js';
 import { actorOf } from '../../auth/actor.js';
+import { reopenItems } from '../../todos/todos.repo.js';
 
 /** One subtask's outcome in the shared result of recover/resume/stop/cleanup (docs/seeds/task-graph-v1.md §10). */
 interface Outcome {
@@ -163,10 +164,7 @@ export async function resumeSubtask(ctx: Ctx, id: string, input: { subtaskId: st
     await g.tx`
       update graph_subtasks set outcome = null, reason = null, updated_at = now()
        where team_id = ${g.graph.team_id} and graph_id = ${id} and subtask_id = ${input.subtaskId}`;
-    const reopened = await g.tx<{ id: string; scope: string; status: 'todo'; owner: null; revision: number; unfinished_deps: number }[]>`
-      update todos set status = 'todo', owner = null, progress_at = null, revision = revision + 1, updated_at = now()
-       where id = ${row.todo_id} and status <> 'done'
-      returning id, scope, status, owner, revision, unfinished_deps`;
+    const reopened = await reopenItems(g.tx, [row.todo_id]);
     if (emitsFor(g.graph.scope, ctx.config.todo.emitEvents)) {
       await appendEvents(
         g.tx,
