@@ -14,12 +14,13 @@ import { appendEvents, appendTeamEvents, auditTopic, emitsFor, topicOf, type Eve
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
-import { BLOCKED_BY_SQL, eventPayload, selfManagedScopeSql } from '../todos/todos.view.js';
+import { eventPayload, selfManagedScopeSql } from '../todos/todos.view.js';
 import { holdingFor, type Holding } from './sessions.holding.js';
 import { ALIVE_SQL, SILENT_SQL } from './sessions.liveness.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
 import { lockSubtree } from './sessions.subtree.js';
 import { actorOf, type Actor } from '../auth/actor.js';
+import { releaseClaims } from '../todos/todos.repo.js';
 
 /**
  * Why a session stopped: `requested` (POST …/stop or DELETE on it), `silent` (auto-stopped: no
@@ -429,27 +430,13 @@ export function noteStopped(tx: Db, ids: readonly string[]): void {
  */
 export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<string, string>, actor: Actor): Promise<string[]> {
   if (owners.size === 0) return [];
-  const rows = await tx<
-    {
-      id: string;
-      team_id: string;
-      scope: string;
-      status: 'todo';
-      owner: null;
-      revision: number;
-      unfinished_deps: number;
-      former_owner: string;
-      blocked_by: string[];
-    }[]
-  >`
-    with x as (
-      select id, owner from todos
-       where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and ${selfManagedScopeSql(tx, tx`scope`)}
-       order by id for update)
-    update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
-      from x
-     where t.id = x.id and t.owner = x.owner and t.status = 'in-progress'
-    returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner, ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
+  const rows = await releaseClaims(
+    tx,
+    tx`select id, owner from todos
+        where owner = any(${[...owners.keys()]}::text[]) and status = 'in-progress' and ${selfManagedScopeSql(tx, tx`scope`)}
+        order by id for update`,
+    tx`t.owner = x.owner and t.status = 'in-progress'`,
+  );
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
     .map((r) => {

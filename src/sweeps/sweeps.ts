@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import type { Db, Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendTeamEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
-import { BLOCKED_BY_SQL, eventPayload, freeClaimSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
+import { eventPayload, freeClaimSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { sweepPrincipal, withLockedGraph } from '../graphs/execution/locked.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
@@ -21,6 +21,7 @@ import { stopSilentSession } from '../sessions/sessions.service.js';
 import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
 import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 import { systemActor } from '../auth/actor.js';
+import { releaseClaims } from '../todos/todos.repo.js';
 
 export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 
@@ -85,28 +86,13 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
   let total = 0;
   for (;;) {
     const n = await withTx(sql, async (tx) => {
-      const rows = await tx<
-        {
-          id: string;
-          team_id: string;
-          scope: string;
-          status: 'todo';
-          owner: null;
-          revision: number;
-          unfinished_deps: number;
-          former_owner: string;
-          blocked_by: string[];
-        }[]
-      >`
-        with x as (
-          select t.id, t.owner from todos t
-           where ${freeClaimSql(tx, leaseMs)}
-           order by t.progress_at limit ${BATCH} for update skip locked)
-        update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
-          from x
-         where t.id = x.id and ${freeClaimSql(tx, leaseMs)}
-        returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
-                  ${tx.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
+      const rows = await releaseClaims(
+        tx,
+        tx`select t.id, t.owner from todos t
+            where ${freeClaimSql(tx, leaseMs)}
+            order by t.progress_at limit ${BATCH} for update skip locked`,
+        freeClaimSql(tx, leaseMs),
+      );
       await appendTeamEvents(
         tx,
         rows

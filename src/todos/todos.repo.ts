@@ -3,8 +3,12 @@
  * container (todo scopes, scenarios, Task Graph v1 graphs, metagit graphs) adds its edges here.
  * Moving the remaining writers in is tracked by test/architecture/todo-writes.test.ts (WRITERS).
  */
+import type postgres from 'postgres';
 import type { Db } from '../db/client.js';
-import { leaseEndSql } from './todos.view.js';
+import { BLOCKED_BY_SQL, leaseEndSql } from './todos.view.js';
+
+/** A piece of SQL built with the same connection's tagged template. */
+type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
 /** A dependency edge: `todoId` waits for `dependencyId` (docs/seeds/todo-list.md, the dependency DAG). */
 export type Edge = readonly [todoId: string, dependencyId: string];
@@ -71,4 +75,28 @@ export async function touchProgress(db: Db, id: string, leaseMs: number): Promis
     update todos set progress_at = now() where id = ${id} and status = 'in-progress'
     returning case when ${leaseMs}::float8 > 0 then ${leaseEndSql(db, leaseMs, db`progress_at`)} end as lease_expires_at`;
   return row ? { leaseExpiresAt: row.lease_expires_at } : undefined;
+}
+
+/** An item whose claim was released, with who held it and what it now waits for (its events need both). */
+export interface ReleasedClaim extends ItemChange {
+  team_id: string;
+  former_owner: string;
+  blocked_by: string[];
+}
+
+/**
+ * Releases claims: the items `chosen` selects (a query returning `id, owner`, locked `for update`)
+ * go back to `todo`, no owner, no lease, revision bumped, where `guard` (over `t`, the item, and
+ * `x`, the chosen row) still holds. The one statement behind the lease sweep (a claim whose lease
+ * expired) and a session's stop (its claims reopen), docs/seeds/todo-list.md (reclaim on stop and
+ * by lease). Returns the released items; the caller writes the events.
+ */
+export function releaseClaims(db: Db, chosen: Fragment, guard: Fragment): Promise<ReleasedClaim[]> {
+  return db<ReleasedClaim[]>`
+    with x as (${chosen})
+    update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
+      from x
+     where t.id = x.id and ${guard}
+    returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
+              ${db.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
 }

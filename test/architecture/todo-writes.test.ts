@@ -38,7 +38,6 @@ const WRITERS = new Set([
   'src/graphs/graphs.service.ts',
   'src/metagit/metagit.service.ts',
   'src/scenarios/scenarios.service.ts',
-  'src/sessions/sessions.service.ts',
   'src/sweeps/sweeps.ts',
 ]);
 
