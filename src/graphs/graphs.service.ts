@@ -47,7 +47,7 @@ import { graphColumns, loadSubtaskRows, loadVisibleGraph, visibleTo } from './gr
 import { graphLock, graphScope } from './graphs.repo.js';
 import { mutable, storedSubtasks, toRecord, toSummary, type GraphRecordView, type GraphRow, type StoredParent, type SubtaskRow } from './graphs.view.js';
 import { actorOf } from '../auth/actor.js';
-import { insertEdges } from '../todos/todos.repo.js';
+import { insertEdges, insertItems } from '../todos/todos.repo.js';
 
 /** The lifecycle events `inspect` returns (docs/seeds/task-graph-v1.md §4: "Inspect returns up to 100 events"). */
 export const INSPECT_EVENT_LIMIT = 100;
@@ -339,15 +339,17 @@ export async function createGraph(ctx: Ctx, body: unknown): Promise<{ ok: true; 
     const todoIds = new Map(graph.subtasks.map((s) => [s.id, newId('td')]));
     const todoId = (subtaskId: string) => todoIds.get(subtaskId) as string;
     const subtasks = graph.subtasks;
-    const todos = await tx<{ id: string; created_at: Date; updated_at: Date }[]>`
-      insert into todos (id, team_id, scope, title, assignee, created_by, position, unfinished_deps)
-      select u.id, ${teamId}, ${scope}, u.title, u.assignee, ${ctx.principal.id}, u.position, u.unfinished
-        from unnest(${subtasks.map((s) => todoId(s.id))}::text[],
-                    ${subtasks.map((s) => boundTitle(s.title ?? s.id, maxTitle, s.id))}::text[],
-                    ${subtasks.map((s) => `agent:${s.implementer}`)}::text[],
-                    ${subtasks.map((_, i) => base + i + 1)}::int[],
-                    ${subtasks.map((s) => s.dependsOn.length)}::int[]) as u(id, title, assignee, position, unfinished)
-      returning id, created_at, updated_at`;
+    const todos = await insertItems(
+      tx,
+      { teamId, scope, createdBy: ctx.principal.id },
+      subtasks.map((s, i) => ({
+        id: todoId(s.id),
+        title: boundTitle(s.title ?? s.id, maxTitle, s.id),
+        assignee: `agent:${s.implementer}`,
+        position: base + i + 1,
+        unfinishedDeps: s.dependsOn.length,
+      })),
+    );
     const edges = subtasks.flatMap((s) => s.dependsOn.map((d) => [todoId(s.id), todoId(d)] as const));
     await insertEdges(tx, edges);
     const subtaskRows = await tx<{ subtask_id: string; updated_at: Date }[]>`

@@ -40,7 +40,7 @@ import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
 import { actorOf } from '../auth/actor.js';
 import { completeContractRow } from '../todos/todos.batch.js';
 import { leaseExpiredSql } from '../todos/todos.view.js';
-import { insertEdges } from '../todos/todos.repo.js';
+import { insertEdges, insertItems } from '../todos/todos.repo.js';
 
 export type NodeStatus = 'pending' | 'ready' | 'blocked' | 'running' | 'completed' | 'cancelled';
 
@@ -550,11 +550,16 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
     const todoIds = new Map<string, string>([...existing.values()].map((e) => [e.node_id, e.todo_id]));
     for (const n of r.nodes) todoIds.set(n.nodeId, newId('td'));
     const doneDeps = new Set([...existing.values()].filter((e) => e.status === 'done').map((e) => e.node_id));
-    await tx`
-      insert into todos (team_id, id, scope, title, created_by, position, unfinished_deps)
-      select ${g.team_id}, * from unnest(${r.nodes.map((n) => todoIds.get(n.nodeId)!)}::text[], ${r.nodes.map(() => g.scope)}::text[],
-                           ${r.nodes.map((n) => n.title)}::text[], ${r.nodes.map(() => ctx.principal.id)}::text[],
-                           ${r.nodes.map((_, i) => first + i)}::int[], ${r.nodes.map((n) => n.dependsOn.filter((d) => !doneDeps.has(d)).length)}::int[])`;
+    await insertItems(
+      tx,
+      { teamId: g.team_id, scope: g.scope, createdBy: ctx.principal.id },
+      r.nodes.map((n, i) => ({
+        id: todoIds.get(n.nodeId)!,
+        title: n.title,
+        position: first + i,
+        unfinishedDeps: n.dependsOn.filter((d) => !doneDeps.has(d)).length,
+      })),
+    );
     const edges = r.nodes.flatMap((n) => n.dependsOn.map((d) => [todoIds.get(n.nodeId)!, todoIds.get(d)!] as const));
     await insertEdges(tx, edges);
     await tx`

@@ -28,7 +28,7 @@ import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.vie
 import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
 import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
 import { actorOf, type Actor } from '../auth/actor.js';
-import { insertEdges } from '../todos/todos.repo.js';
+import { insertEdges, insertItems } from '../todos/todos.repo.js';
 
 export interface ScenarioCtx {
   sql: Sql;
@@ -322,12 +322,17 @@ export async function createScenario(ctx: ScenarioCtx, input: CreateScenarioInpu
         returning last_position`;
       const first = last_position - seeded.length + 1;
       const ids = seeded.map((m) => seedOf.get(m.name)!);
-      await tx`
-        insert into todos (id, team_id, scope, title, assignee, created_by, position, unfinished_deps)
-        select u.id, ${p.teamId}, ${scope}, u.title, u.assignee, ${scope}, u.position, u.deps
-          from unnest(${ids}::text[], ${seeded.map((m) => titles.get(m.name)!)}::text[], ${seeded.map((m) => sessionOf.get(m.name)!)}::text[],
-                      ${seeded.map((_, i) => first + i)}::int[], ${seeded.map((m) => (m.dependsOn ?? []).length)}::int[])
-               as u(id, title, assignee, position, deps)`;
+      await insertItems(
+        tx,
+        { teamId: p.teamId, scope, createdBy: scope },
+        seeded.map((m, i) => ({
+          id: ids[i]!,
+          title: titles.get(m.name)!,
+          assignee: sessionOf.get(m.name)!,
+          position: first + i,
+          unfinishedDeps: (m.dependsOn ?? []).length,
+        })),
+      );
       const from: string[] = [];
       const to: string[] = [];
       for (const m of seeded) {

@@ -44,7 +44,7 @@ import {
 } from './todos.service.js';
 import { selectItems, toItem, type StoredStatus, type TodoItem } from './todos.view.js';
 import { actorOf } from '../auth/actor.js';
-import { insertEdges } from './todos.repo.js';
+import { insertEdges, insertItems } from './todos.repo.js';
 
 /** The prefix of every item id (`newId('td')`): a `dependsOn` entry with it names an existing item, any other a ref. */
 const ID_PREFIX = 'td-';
@@ -137,22 +137,21 @@ export async function addManyTodos(ctx: Ctx, input: AddManyInput): Promise<AddMa
       on conflict (team_id, scope) do update set last_position = scopes.last_position + ${count}
       returning last_position`;
     const first = last_position - count + 1;
-    const records = planned.map((p, i) => ({
-      id: p.id,
-      title: p.title,
-      note: p.note,
-      assignee: p.assignee,
-      parent_id: p.parentIndex !== null ? planned[p.parentIndex].id : p.parentId,
-      tags: p.tags,
-      priority: p.priority,
-      position: first + i,
-      unfinished_deps: p.newDeps.length + p.existingDeps.filter((d) => statuses.get(d) !== 'done').length,
-    }));
-    await tx`
-      insert into todos (id, team_id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
-      select r.id, ${scope.teamId}, ${scope.scope}, r.title, r.note, r.assignee, r.parent_id, r.tags, ${ctx.principal.id}, r.position, r.unfinished_deps, r.priority
-        from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb)
-          as r(id text, title text, note text, assignee text, parent_id text, tags text[], position int, unfinished_deps int, priority smallint)`;
+    await insertItems(
+      tx,
+      { teamId: scope.teamId, scope: scope.scope, createdBy: ctx.principal.id },
+      planned.map((p, i) => ({
+        id: p.id,
+        title: p.title,
+        note: p.note,
+        assignee: p.assignee,
+        parentId: p.parentIndex !== null ? planned[p.parentIndex].id : p.parentId,
+        tags: p.tags,
+        priority: p.priority,
+        position: first + i,
+        unfinishedDeps: p.newDeps.length + p.existingDeps.filter((d) => statuses.get(d) !== 'done').length,
+      })),
+    );
     const from: string[] = [];
     const to: string[] = [];
     for (const p of planned) {

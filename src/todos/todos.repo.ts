@@ -100,3 +100,51 @@ export function releaseClaims(db: Db, chosen: Fragment, guard: Fragment): Promis
     returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps, x.owner as former_owner,
               ${db.unsafe(BLOCKED_BY_SQL)} as blocked_by`;
 }
+
+/** A new work item's stored fields; the container decides them, the engine stores them. */
+export interface NewItem {
+  id: string;
+  title: string;
+  note?: string | null;
+  /** Who may claim it (a session id, or `agent:<id>` for a Task Graph v1 subtask). */
+  assignee?: string | null;
+  parentId?: string | null;
+  tags?: readonly string[];
+  /** 1-based position in its scope, handed out by the scope's counter (`scopes.last_position`). */
+  position: number;
+  /** How many of its dependencies are not done yet: the readiness counter. */
+  unfinishedDeps: number;
+  priority?: number;
+}
+
+/**
+ * Inserts new work items into one scope of one team, in one statement (as `todo`, unowned). Every
+ * container adds items through it: todo scopes (add, bulk), scenarios, Task Graph v1 and metagit
+ * graphs. `createdBy` is the principal's id (a scenario's own scope for its seeded items). The
+ * caller adds their edges (`insertEdges`) and events in the same transaction. Returns each item's
+ * id and times (in no particular order).
+ */
+export function insertItems(
+  db: Db,
+  into: { teamId: string; scope: string; createdBy: string },
+  items: readonly NewItem[],
+): Promise<{ id: string; created_at: Date; updated_at: Date }[]> {
+  if (items.length === 0) return Promise.resolve([]);
+  const records = items.map((i) => ({
+    id: i.id,
+    title: i.title,
+    note: i.note ?? null,
+    assignee: i.assignee ?? null,
+    parent_id: i.parentId ?? null,
+    tags: i.tags ?? [],
+    position: i.position,
+    unfinished_deps: i.unfinishedDeps,
+    priority: i.priority ?? 0,
+  }));
+  return db<{ id: string; created_at: Date; updated_at: Date }[]>`
+    insert into todos (id, team_id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
+    select r.id, ${into.teamId}, ${into.scope}, r.title, r.note, r.assignee, r.parent_id, r.tags, ${into.createdBy}, r.position, r.unfinished_deps, r.priority
+      from jsonb_to_recordset(${JSON.stringify(records)}::text::jsonb)
+        as r(id text, title text, note text, assignee text, parent_id text, tags text[], position int, unfinished_deps int, priority smallint)
+    returning id, created_at, updated_at`;
+}

@@ -49,7 +49,7 @@ import {
   type TodoRow,
 } from './todos.view.js';
 import { actorOf, type Actor } from '../auth/actor.js';
-import { insertEdges } from './todos.repo.js';
+import { insertEdges, insertItems } from './todos.repo.js';
 
 /** What every service call needs: the pool, the live configuration and the caller. */
 export interface Ctx {
@@ -341,10 +341,9 @@ export async function addTodo(ctx: Ctx, input: AddInput): Promise<TodoItem> {
       insert into scopes (team_id, scope, last_position) values (${access.teamId}, ${access.scope}, 1)
       on conflict (team_id, scope) do update set last_position = scopes.last_position + 1
       returning last_position`;
-    await tx`
-      insert into todos (id, team_id, scope, title, note, assignee, parent_id, tags, created_by, position, unfinished_deps, priority)
-      values (${id}, ${access.teamId}, ${access.scope}, ${title}, ${note}, ${assignee}, ${input.parentId ?? null}, ${tags}::text[],
-              ${ctx.principal.id}, ${last_position}, ${unfinished}, ${input.priority ?? 0})`;
+    await insertItems(tx, { teamId: access.teamId, scope: access.scope, createdBy: ctx.principal.id }, [
+      { id, title, note, assignee, parentId: input.parentId ?? null, tags, position: last_position, unfinishedDeps: unfinished, priority: input.priority ?? 0 },
+    ]);
     await insertEdges(
       tx,
       deps.map((d) => [id, d] as const),

@@ -34,10 +34,7 @@ const WRITERS = new Set([
   'src/todos/todos.repo.ts', // the repository: the one that stays
   'src/todos/todos.service.ts',
   'src/todos/todos.batch.ts',
-  'src/todos/todos.bulk.ts',
-  'src/graphs/graphs.service.ts',
   'src/metagit/metagit.service.ts',
-  'src/scenarios/scenarios.service.ts',
   'src/sweeps/sweeps.ts',
 ]);
 
