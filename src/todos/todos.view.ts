@@ -102,7 +102,12 @@ export function leaseEndSql(
   leaseMs: number,
   column: postgres.PendingQuery<postgres.Row[]> = sql`t.progress_at`,
 ): postgres.PendingQuery<postgres.Row[]> {
-  return sql`(${column} + make_interval(secs => ${leaseMs}::float8 / 1000))`;
+  return sql`(${column} + ${leaseInterval(sql, leaseMs)})`;
+}
+
+/** The lease as an interval: the one place its length is spelled in SQL. */
+function leaseInterval(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`make_interval(secs => ${leaseMs}::float8 / 1000)`;
 }
 
 /**
@@ -110,7 +115,9 @@ export function leaseEndSql(
  * database clock. Says nothing of status or scope: see {@link freeClaimSql} for a free claim.
  */
 export function leaseExpiredSql(sql: Db, leaseMs: number, column?: postgres.PendingQuery<postgres.Row[]>): postgres.PendingQuery<postgres.Row[]> {
-  return sql`(${leaseMs}::float8 > 0 and ${leaseEndSql(sql, leaseMs, column)} <= now())`;
+  // The column stands alone on one side (not `column + lease <= now()`), so the planner can use
+  // an index on it (todos_in_progress_idx on progress_at) for the sweep and the free-claim checks.
+  return sql`(${leaseMs}::float8 > 0 and ${column ?? sql`t.progress_at`} <= now() - ${leaseInterval(sql, leaseMs)})`;
 }
 
 /**
