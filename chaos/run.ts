@@ -202,8 +202,20 @@ interface Sample {
   status: number;
   route: string;
   replica: number;
+  /** The problem+json `code` of the answer (`busy`, `database_unavailable`, …), when it had one. */
+  code?: string;
 }
 const fiveXx: Sample[] = [];
+
+/** The problem `code` of an error answer's body, or undefined when it is not problem+json. */
+function problemCode(text: string): string | undefined {
+  try {
+    const code = (JSON.parse(text) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
+}
 const stats = { requests: 0, networkErrors: 0, timeouts: 0, retried503: 0 };
 
 type Outcome = { status: number; body: any; replica: number; retryAfter?: number } | { status: 0; error: string; replica: number; retryAfter?: undefined };
@@ -220,7 +232,7 @@ async function request(i: number, method: string, route: string, urlPath: string
       signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
     });
     const text = await res.text();
-    if (res.status >= 500) fiveXx.push({ at: Date.now(), status: res.status, route, replica: i });
+    if (res.status >= 500) fiveXx.push({ at: Date.now(), status: res.status, route, replica: i, code: problemCode(text) });
     if (res.status === 503) stats.retried503 += 1;
     let parsed: unknown;
     try {
@@ -423,7 +435,9 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
     // 5xx outside the outage window.
     const outside = fiveXx.filter((s) => !inOutage(s.at));
     for (const s of outside.slice(0, 10))
-      violations.push(`${s.status} outside the outage window: ${s.route} on replica ${s.replica} at +${((s.at - t0) / 1000).toFixed(1)}s`);
+      violations.push(
+        `${s.status}${s.code ? ` ${s.code}` : ''} outside the outage window: ${s.route} on replica ${s.replica} at +${((s.at - t0) / 1000).toFixed(1)}s`,
+      );
 
     const report = {
       durationS: Math.round((Date.now() - t0) / 1000),
