@@ -10,6 +10,7 @@
  * or the reviewer): a worker for that Agent, or a subtask session a dispatch created. Anyone else
  * gets 404 `graph_not_found`, exactly as for a missing id.
  */
+import type postgres from 'postgres';
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { teamLock } from '../db/locks.js';
@@ -18,8 +19,16 @@ import { isTaskId } from './contract/ids.js';
 import type { GraphRow, SubtaskRow } from './graphs.view.js';
 import { leaseEndSql, leaseExpiredSql } from '../todos/todos.view.js';
 
+const GRAPH_PREFIX = 'graph:';
+
 /** The todo scope of a graph: `graph:<parentTaskId>`. */
-export const graphScope = (id: string) => `graph:${id}`;
+export const graphScope = (id: string) => `${GRAPH_PREFIX}${id}`;
+
+/** SQL over a scope column: true for a graph's scope ({@link graphScope}). */
+export const isGraphScopeSql = (db: Db, column: postgres.PendingQuery<postgres.Row[]>) => db`${column} like ${`${GRAPH_PREFIX}%`}`;
+
+/** SQL over a graph's scope column: the graph's id (what follows `graph:`). */
+export const graphIdOfScopeSql = (db: Db, column: postgres.PendingQuery<postgres.Row[]>) => db`substr(${column}, ${GRAPH_PREFIX.length + 1})`;
 
 /** The advisory lock every writer of graph `id` of team `teamId` holds (src/db/locks.ts `teamLock`). */
 export const graphLock = (teamId: string, id: string) => teamLock(teamId, graphScope(id));

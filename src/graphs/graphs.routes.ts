@@ -10,7 +10,7 @@ import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-z
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
-import type { Ctx } from '../todos/todos.service.js';
+import type { Ctx } from '../todos/todos.context.js';
 import { INTENT_MAP_MAX_INPUT_BYTES, TASK_GRAPH_MAX_INPUT_BYTES } from './contract/index.js';
 import {
   AgentEnvelope,

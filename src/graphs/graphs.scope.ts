@@ -17,7 +17,7 @@ import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import type { ScopeKind } from '../scopes/scopes.js';
 import { isTaskId } from './contract/ids.js';
-import { getTodo } from '../todos/todos.service.js';
+import { getTodo } from '../todos/todos.read.js';
 import { nextGraphSubtask } from './execution/dispatch.js';
 import { graphScope, visibleTo } from './graphs.repo.js';
 

@@ -17,7 +17,7 @@
  * check) and a contradiction is 409 `TASK_STATE_CONFLICT`, never repaired (docs/seeds/task-graph-v1.md §3).
  */
 import type postgres from 'postgres';
-import type { Ctx } from '../todos/todos.service.js';
+import type { Ctx } from '../todos/todos.context.js';
 import type { Db } from '../db/client.js';
 import { lockXact } from '../db/locks.js';
 import { withTx } from '../db/tx.js';

@@ -1,7 +1,7 @@
 /**
  * The one cycle check and dependency ordering for in-memory graphs (Task Graph v1 documents,
  * scenario member lists). The todo engine's stored DAG checks reachability in SQL under the
- * scope's lock instead (src/todos/todos.service.ts), since it never loads a whole scope.
+ * scope's lock instead (src/todos/todos.dependencies.ts), since it never loads a whole scope.
  */
 import { sortByteOrder } from './byte-order.js';
 

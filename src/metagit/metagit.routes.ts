@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
 import { StoredText } from '../http/text.js';
-import type { Ctx } from '../todos/todos.service.js';
+import type { Ctx } from '../todos/todos.context.js';
 import {
   bindAcl,
   blockNode,

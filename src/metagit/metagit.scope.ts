@@ -6,7 +6,7 @@
  * `next` in the scope starts the first ready node. buildApp registers the kind (src/modules.ts `wireModules`).
  */
 import type { ScopeKind } from '../scopes/scopes.js';
-import { getTodo } from '../todos/todos.service.js';
+import { getTodo } from '../todos/todos.read.js';
 import { SLUG_ID } from './metagit.outline.js';
 import { nextNode } from './metagit.service.js';
 

@@ -30,7 +30,8 @@ import { appendEvents, auditTopic, emitsFor, streamKey, topicOf, type EventInput
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId } from '../lib/ids.js';
-import { guardedClaim, type Ctx } from '../todos/todos.service.js';
+import { blockItems, cascade, completeContractRow, guardedClaim, releaseClaims, reopenItems, startItem } from '../todos/todos.repo.js';
+import type { Ctx } from '../todos/todos.context.js';
 import { type Principal, systemPrincipal } from '../auth/principal.js';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
@@ -38,7 +39,6 @@ import { unstorable } from '../http/text.js';
 import type { StopHook } from '../sessions/sessions.service.js';
 import { expandOutline, slug, SLUG_ID } from './metagit.outline.js';
 import { actorOf } from '../auth/actor.js';
-import { completeContractRow } from '../todos/todos.batch.js';
 import { leaseExpiredSql } from '../todos/todos.view.js';
 import { insertEdges, insertItems } from '../todos/todos.repo.js';
 
@@ -275,19 +275,24 @@ async function withTaskGraph<T>(ctx: Ctx, id: string, fn: (tx: postgres.Transact
  */
 async function reopenStranded(tx: postgres.TransactionSql, config: Config, g: GraphRow): Promise<{ nodeId: string; cause: string }[]> {
   const ms = config.todo.claimLeaseMs;
-  const rows = await tx<{ node_id: string; cause: string }[]>`
-    with s as (
-      select t.id, case when os.status is distinct from 'active' then 'session-stopped' else 'lease-expired' end as cause
-        from todos t left join sessions os on os.id = t.owner
-       where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'in-progress'
-         and (os.status is distinct from 'active' or ${leaseExpiredSql(tx, ms)})
-       for update of t),
-    u as (
-      update todos t set status = 'todo', owner = null, progress_at = null, revision = t.revision + 1, updated_at = now()
-        from s where t.id = s.id returning t.id, t.team_id, s.cause)
-    select n.node_id, u.cause from u join metagit_nodes n on n.team_id = u.team_id and n.todo_id = u.id order by n.node_id`;
-  if (rows.length) touched(tx, g);
-  return rows.map((r) => ({ nodeId: r.node_id, cause: r.cause }));
+  const released = await releaseClaims(
+    tx,
+    tx`select t.id, t.owner from todos t left join sessions os on os.id = t.owner
+        where t.team_id = ${g.team_id} and t.scope = ${g.scope} and t.status = 'in-progress'
+          and (os.status is distinct from 'active' or ${leaseExpiredSql(tx, ms)})
+        for update of t`,
+    tx`true`,
+  );
+  if (released.length === 0) return [];
+  touched(tx, g);
+  // The cause, as the RFC's events name it: the starter's session is gone, or only its lease ran out.
+  const active = new Set(
+    (await tx<{ id: string }[]>`select id from sessions where id = any(${released.map((r) => r.former_owner)}::text[]) and status = 'active'`).map((r) => r.id),
+  );
+  const cause = new Map(released.map((r) => [r.id, active.has(r.former_owner) ? 'lease-expired' : 'session-stopped']));
+  const rows = await tx<{ node_id: string; todo_id: string }[]>`
+    select node_id, todo_id from metagit_nodes where team_id = ${g.team_id} and todo_id = any(${[...cause.keys()]}::text[]) order by node_id`;
+  return rows.map((r) => ({ nodeId: r.node_id, cause: cause.get(r.todo_id)! }));
 }
 
 /**
@@ -657,9 +662,7 @@ export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
     }
     if (status === 'ready') {
       // Started and completed in one step; `next` may have started it meanwhile (it takes no graph lock).
-      const started = await tx`update todos set status = 'in-progress', owner = ${p.id}, progress_at = now(), revision = revision + 1, updated_at = now()
-                where team_id = ${g.team_id} and id = ${n.todo_id} and status = 'todo' and owner is null and unfinished_deps = 0 returning id`;
-      if (started.length === 0) throw new DomainError('already_claimed', `node ${id}/${nodeId} was just started by another session`, {});
+      if (!(await startItem(tx, n.todo_id, p.id))) throw new DomainError('already_claimed', `node ${id}/${nodeId} was just started by another session`, {});
     } else if (status !== 'running' && status !== 'blocked') {
       refuseStatus(id, n, 'complete');
     }
@@ -684,8 +687,7 @@ export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: st
     if (status === 'running' && n.owner !== p.id && p.kind !== 'user')
       fail('forbidden', `node ${id}/${nodeId} is running for ${n.owner}; only its owner or an operator blocks it`);
     if (status === 'blocked' && n.note === text) return { result: { nodeId } };
-    await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = ${text}, progress_at = null, revision = revision + 1, updated_at = now()
-              where team_id = ${g.team_id} and id = ${n.todo_id}`;
+    await blockItems(tx, [n.todo_id], { ownerIfNone: p.id, note: text });
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskBlocked', payload: { nodeId, status: 'blocked', reason: text } }] };
   });
@@ -704,8 +706,7 @@ export async function cancelNode(ctx: Ctx, id: string, nodeId: string) {
       fail('forbidden', `node ${id}/${nodeId} is ${status} for ${n.owner}; only its owner or an operator cancels it`);
     }
     await tx`update metagit_nodes set cancelled_at = now() where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
-    await tx`update todos set status = 'blocked', owner = coalesce(owner, ${p.id}), note = 'cancelled', progress_at = null, revision = revision + 1, updated_at = now()
-              where team_id = ${g.team_id} and id = ${n.todo_id}`;
+    await blockItems(tx, [n.todo_id], { ownerIfNone: p.id, note: 'cancelled' });
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskCancelled', payload: { nodeId, status: 'cancelled' } }] };
   });
@@ -727,9 +728,8 @@ export async function reopenNode(ctx: Ctx, id: string, nodeId: string) {
       });
     }
     await tx`update metagit_nodes set cancelled_at = null where team_id = ${g.team_id} and graph_id = ${id} and node_id = ${nodeId}`;
-    await tx`update todos set status = 'todo', owner = null, note = null, progress_at = null, revision = revision + 1, updated_at = now()
-              where team_id = ${g.team_id} and id = ${n.todo_id}`;
-    if (n.status === 'done') await tx`select coord_cascade(${n.todo_id}, 1)`;
+    await reopenItems(tx, [n.todo_id], { includeDone: true, clearNote: true });
+    if (n.status === 'done') await cascade(tx, n.todo_id, 1);
     touched(tx, g);
     return { result: { nodeId }, events: [{ type: 'TaskReopened', payload: { nodeId, status: n.unfinished_deps > 0 ? 'pending' : 'ready', from: status } }] };
   });

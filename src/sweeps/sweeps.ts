@@ -9,19 +9,20 @@
  * metrics), and then fails if any step failed, so pg-boss and the log see it.
  */
 import type { Config } from '../config.js';
-import type { Db, Sql } from '../db/client.js';
+import type { Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendTeamEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
 import { eventPayload, freeClaimSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { sweepPrincipal, withLockedGraph } from '../graphs/execution/locked.js';
+import { graphIdOfScopeSql, isGraphScopeSql } from '../graphs/graphs.repo.js';
 import { sweepStrandedNodes } from '../metagit/metagit.service.js';
 import { silentSessions } from '../sessions/sessions.liveness.js';
 import { stopSilentSession } from '../sessions/sessions.service.js';
 import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
 import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 import { systemActor } from '../auth/actor.js';
-import { releaseClaims } from '../todos/todos.repo.js';
+import { deleteRetired, releaseClaims } from '../todos/todos.repo.js';
 
 export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 
@@ -139,7 +140,7 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
          order by updated_at limit ${BATCH} for update skip locked`;
       if (cands.length === 0) return { n: 0, candidates: 0 };
       const ids = cands.map((c) => c.id);
-      const deleted = await deleteProtected(tx, ids);
+      const deleted = await deleteRetired(tx, ids);
       await appendTeamEvents(
         tx,
         deleted
@@ -160,22 +161,6 @@ export async function sweepRetention(sql: Sql, config: Config): Promise<number> 
   }
 }
 
-async function deleteProtected(tx: Db, ids: string[]) {
-  // Sub-items go with their parent (FK cascade); report them too.
-  return tx<{ id: string; team_id: string; scope: string; status: 'done'; owner: string | null; revision: number; unfinished_deps: number }[]>`
-    with doomed as (
-      select t.id from todos t
-       where t.id = any(${ids}::text[])
-         and not exists (select 1 from todo_dependencies e where e.dependency_id = t.id)
-         and not exists (select 1 from todos c where c.parent_id = t.id and c.status <> 'done')
-         and not exists (select 1 from todos c join todo_dependencies e on e.dependency_id = c.id where c.parent_id = t.id)),
-    everything as (
-      select id from doomed union select c.id from todos c join doomed d on c.parent_id = d.id),
-    edges as (delete from todo_dependencies e using everything x where e.todo_id = x.id)
-    delete from todos t using everything x where t.id = x.id
-    returning t.id, t.team_id, t.scope, t.status, t.owner, t.revision, t.unfinished_deps`;
-}
-
 /**
  * Records the stranded dispatches of Task Graph subtasks (session stopped or claim lease expired)
  * as FAILED `interrupted`, one locked write per graph (src/graphs/execution/locked.ts does the
@@ -185,8 +170,8 @@ async function deleteProtected(tx: Db, ids: string[]) {
 export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise<number> {
   const leaseMs = config.todo.claimLeaseMs;
   const graphs = await sql<{ team_id: string; id: string }[]>`
-    select distinct t.team_id, substr(t.scope, 7) as id from todos t left join sessions s on s.id = t.owner
-     where t.status = 'in-progress' and t.scope like 'graph:%'
+    select distinct t.team_id, ${graphIdOfScopeSql(sql, sql`t.scope`)} as id from todos t left join sessions s on s.id = t.owner
+     where t.status = 'in-progress' and ${isGraphScopeSql(sql, sql`t.scope`)}
        and (s.status is distinct from 'active'
             or ${leaseExpiredSql(sql, leaseMs)})
      limit ${BATCH}`;

@@ -30,18 +30,17 @@ import { newId } from '../lib/ids.js';
 import { resolveScope, type TeamScope } from '../scopes/scopes.js';
 import {
   assertAssignable,
-  assertDependencyFits,
   assertNotGraphManaged,
   assertParentFits,
   checkAssignee,
   checkNote,
   checkTitle,
-  emitted,
   normalizeDependencies,
   normalizeTags,
-  type AddInput,
-  type Ctx,
-} from './todos.service.js';
+} from './todos.checks.js';
+import { assertDependencyFits } from './todos.dependencies.js';
+import { emitted, type Ctx } from './todos.context.js';
+import type { AddInput } from './todos.add.js';
 import { selectItems, toItem, type StoredStatus, type TodoItem } from './todos.view.js';
 import { actorOf } from '../auth/actor.js';
 import { insertEdges, insertItems } from './todos.repo.js';

@@ -6,21 +6,13 @@ import type { Sql } from '../db/client.js';
 import type { EventHub } from '../events/events.hub.js';
 import { fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
-import {
-  addTodo,
-  assignTodo,
-  claimNext,
-  claimTodo,
-  dependencyResults,
-  editTodo,
-  getTodo,
-  heartbeatTodo,
-  listTodos,
-  readiness,
-  removeTodo,
-  transitionTodo,
-  type Ctx,
-} from './todos.service.js';
+import { addTodo } from './todos.add.js';
+import { assignTodo, editTodo, removeTodo } from './todos.edit.js';
+import { claimNext, claimTodo } from './todos.claim.js';
+import { dependencyResults } from './todos.dependencies.js';
+import { getTodo, listTodos, readiness } from './todos.read.js';
+import { heartbeatTodo, transitionTodo } from './todos.transitions.js';
+import type { Ctx } from './todos.context.js';
 import { addManyTodos } from './todos.bulk.js';
 import {
   AddManyTodosBody,
@@ -59,7 +51,8 @@ const tags = ['todos'];
 
 /**
  * Todo routes (docs/architecture.md §D7). Each handler parses, calls one service function and maps the
- * result; the rules live in todos.service.ts.
+ * result; the rules live in the use-case files (todos.add.ts, todos.read.ts, todos.claim.ts,
+ * todos.transitions.ts, todos.edit.ts) and the statements in todos.repo.ts.
  */
 export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config; hub: EventHub; seen?: (sessionId: string) => void }) {
   const r = app.withTypeProvider<ZodTypeProvider>();

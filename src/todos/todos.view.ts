@@ -129,19 +129,29 @@ export function takesOverExpiredClaims(scope: string): boolean {
   return !isContractScope(scope);
 }
 
+/** The contracts whose scopes' items move only through their own routes, by scope prefix. */
+const CONTRACT_PREFIXES = { graph: 'graph:', metagit: 'metagit:' } as const;
+
 /**
- * True for a scope whose items move only through their contract's routes: a Task Graph v1 graph
- * (`graph:<id>`, seed 002) or a metagit task graph (`metagit:<id>`, seed 001). {@link selfManagedScopeSql}
- * is its SQL twin; the database functions coord_next_many and coord_done_many (src/db/schema.sql)
- * carry the same rule and must agree.
+ * The contract that manages a scope's items, or undefined for a plain scope: `graph` for a Task
+ * Graph v1 graph (`graph:<id>`, seed 002), `metagit` for a metagit task graph (`metagit:<id>`,
+ * seed 001). The one TypeScript spelling of that rule; {@link selfManagedScopeSql} is its SQL twin,
+ * and the database function coord_next_many (src/db/functions/) carries it too and must agree.
  */
+export function contractOf(scope: string): keyof typeof CONTRACT_PREFIXES | undefined {
+  if (scope.startsWith(CONTRACT_PREFIXES.graph)) return 'graph';
+  if (scope.startsWith(CONTRACT_PREFIXES.metagit)) return 'metagit';
+  return undefined;
+}
+
+/** True for a scope whose items move only through their contract's routes ({@link contractOf}). */
 export function isContractScope(scope: string): boolean {
-  return scope.startsWith('graph:') || scope.startsWith('metagit:');
+  return contractOf(scope) !== undefined;
 }
 
 /** SQL boolean, the negation of {@link isContractScope} over `column` (default `t.scope`). */
 export function selfManagedScopeSql(sql: Db, column: postgres.PendingQuery<postgres.Row[]> = sql`t.scope`): postgres.PendingQuery<postgres.Row[]> {
-  return sql`(${column} not like 'graph:%' and ${column} not like 'metagit:%')`;
+  return sql`(${column} not like ${`${CONTRACT_PREFIXES.graph}%`} and ${column} not like ${`${CONTRACT_PREFIXES.metagit}%`})`;
 }
 
 /**

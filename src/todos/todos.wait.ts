@@ -30,7 +30,9 @@ import type { EventHub, Subscriber } from '../events/events.hub.js';
 import type { Sql } from '../db/client.js';
 import { headCursor, streamKey, topicOf, type EventRow } from '../events/events.repo.js';
 import type { TeamScope } from '../scopes/scopes.js';
-import { claimNextIn, nextTarget, refuseStoppedSession, transitionTodo, type Ctx, type NextInput } from './todos.service.js';
+import { claimNextIn, nextTarget, refuseStoppedSession, type NextInput } from './todos.claim.js';
+import { transitionTodo } from './todos.transitions.js';
+import type { Ctx } from './todos.context.js';
 import { isContractScope, type TodoItem } from './todos.view.js';
 
 /** Events that cannot make an item eligible (a batch's own claims wake nobody). */

@@ -1,8 +1,8 @@
 /**
  * One owner per rule for the work items: the lease deadline (`progress_at + claim_lease`) is
  * spelled once, in `leaseEndSql` of src/todos/todos.view.ts, and every other file builds it from
- * there; writes to `todos` and `todo_dependencies` stay in the files listed in WRITERS, a list
- * that may only shrink. Read from the source text, so it runs in the unit tier without a database.
+ * there; writes to `todos` and `todo_dependencies` are made only by the todos repository (WRITERS).
+ * Read from the source text, so it runs in the unit tier without a database.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -26,17 +26,8 @@ const LEASE = /progress_at\s*(\+|<=\s*now\(\)\s*-)\s*make_interval/i;
 const WRITE =
   /\b(update\s+todos\b|insert\s+into\s+todos\b|delete\s+from\s+todos\b|update\s+todo_dependencies\b|insert\s+into\s+todo_dependencies\b|delete\s+from\s+todo_dependencies\b)|\.(insert|update|delete)\(\s*(todos|todoDependencies)\s*\)/i;
 
-/**
- * The files that still write the work-item tables. Moving their writes into a todos repository
- * removes them from here; a file not listed that starts writing fails the test.
- */
-const WRITERS = new Set([
-  'src/todos/todos.repo.ts', // the repository: the one that stays
-  'src/todos/todos.service.ts',
-  'src/todos/todos.batch.ts',
-  'src/metagit/metagit.service.ts',
-  'src/sweeps/sweeps.ts',
-]);
+/** The one file that writes the work-item tables: the todos repository. */
+const WRITERS = new Set(['src/todos/todos.repo.ts']);
 
 describe('work-item rules have one owner', () => {
   it('spells the lease deadline only in src/todos/todos.view.ts', () => {

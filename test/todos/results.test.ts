@@ -8,7 +8,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completeMany, groupCommitStats } from '../../src/todos/todos.batch.js';
+import { groupCommitStats } from '../../src/todos/todos.batch.js';
+import { completeMany } from '../../src/todos/todos.repo.js';
 import { addItem as add, startTestApp, type Client, type TestApp } from '../helpers/app.js';
 import { bash, shBlockAfter } from '../helpers/process.js';
 

@@ -4,8 +4,8 @@
 -- Returns the dependents whose readiness flipped (-1: a stored todo reaching 0, unblocked; +1: a
 -- stored todo leaving 0, dependency-blocked); only those get a revision bump. VOLATILE: runs with
 -- a fresh snapshot, so it sees an edge that committed while the caller waited for a row lock.
--- Called with +1 by src/todos/todos.service.ts (`cascade`, when a done item is moved back) and
--- src/metagit/metagit.service.ts (reopening a completed node); `done` cascades inside
+-- Called through `cascade` of src/todos/todos.repo.ts, with +1 when a done item is moved back (a
+-- todo reopen, a metagit node reopened); `done` cascades inside
 -- coord_done_many instead.
 CREATE OR REPLACE FUNCTION coord_cascade(p_dependency text, p_delta int) RETURNS SETOF text LANGUAGE sql VOLATILE AS $$
   WITH d AS (

@@ -1,7 +1,7 @@
 -- coord_done_many: `done` (seed 000: from in-progress or blocked, the owner kept, the cascade to
 -- dependents and the events in the same transaction) for a batch of distinct items, as if the
 -- requests ran one after another in arrival order.
--- Called by src/todos/todos.batch.ts: `completeMany` (the group commit of the owner's `done` and
+-- Called by src/todos/todos.repo.ts: `completeMany` (the group commit of the owner's `done` and
 -- the override `done` of the todo routes, p_graph false) and `completeContractRow` (the
 -- completion of a Task Graph v1 subtask, seed 002, or a metagit node, seed 001, by its contract:
 -- p_graph true, p_override true).

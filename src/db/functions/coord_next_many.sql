@@ -1,7 +1,8 @@
 -- coord_next_many: `next` (seed 000: the lowest-ordered eligible item of a scope, claimed by the
 -- caller) for a batch of actors, as if their requests ran one after another in arrival order.
--- Called by src/todos/todos.batch.ts (the `next` lane of `lanes`, the group commit of `next`: one
--- call, one round trip and one commit for every `next` that queued up while a batch ran).
+-- Called by `claimNextMany` of src/todos/todos.repo.ts for the `next` lane of the group commit
+-- (src/todos/todos.batch.ts): one call, one round trip and one commit for every `next` that queued
+-- up while a batch ran.
 --
 -- Arguments: p_team and p_scope name the list; p_actors[i] is request i's session; p_emit writes
 -- the events; p_lease_ms is the scope's claim lease in ms (0 = none); the filters every request

@@ -21,7 +21,7 @@
 import { noteTopics } from '../../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
-import type { Ctx } from '../../todos/todos.service.js';
+import type { Ctx } from '../../todos/todos.context.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { auditScope, driftReason, type ReportedChange, type ScopeEvidence } from '../contract/index.js';
 import { INTERRUPTED_CODE, isCommitId } from '../contract/execution.js';
@@ -30,7 +30,7 @@ import type { GraphRow, SubtaskRow } from '../graphs.view.js';
 import { requireActor } from './authority.js';
 import { refuse, withLockedGraph, type LockedGraph } from './locked.js';
 import { actorOf } from '../../auth/actor.js';
-import { completeContractRow } from '../../todos/todos.batch.js';
+import { completeContractRow } from '../../todos/todos.repo.js';
 import { blockItems, touchProgress } from '../../todos/todos.repo.js';
 
 /** IMPLEMENTATION_DONE evidence as the runner reports it (wire shape: execution.schemas.ts). */

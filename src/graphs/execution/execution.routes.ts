@@ -15,7 +15,7 @@ import type { Config } from '../../config.js';
 import type { Sql } from '../../db/client.js';
 import type { ErrorCode } from '../../http/errors.js';
 import { problemResponses } from '../../http/problem.js';
-import type { Ctx } from '../../todos/todos.service.js';
+import type { Ctx } from '../../todos/todos.context.js';
 import { GraphIdParams, TaskGraphConflictProblem } from '../graphs.schemas.js';
 import { completeSubtask, failSubtask, heartbeatSubtask } from './completion.js';
 import { claimGraphSubtask, runGraph } from './dispatch.js';

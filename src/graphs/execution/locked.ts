@@ -28,14 +28,14 @@ import { withTx } from '../../db/tx.js';
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../../events/events.repo.js';
 import { DomainError } from '../../http/errors.js';
 import { markStopped, type StopHook } from '../../sessions/sessions.service.js';
-import type { Ctx } from '../../todos/todos.service.js';
+import type { Ctx } from '../../todos/todos.context.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { deriveFrontier, deriveParentState, type DerivedSubtaskState, type TaskGraphState } from '../contract/index.js';
 import { INTERRUPTED_CODE, runtimeWorktree, subtaskTransitions, type SubtaskTransition } from '../contract/execution.js';
 import { isTaskId } from '../contract/ids.js';
 import { displayValue } from '../contract/text.js';
 import { graphNotFound, loadSubtaskRows, loadVisibleGraph } from '../graphs.repo.js';
-import { graphLock } from '../graphs.repo.js';
+import { graphIdOfScopeSql, graphLock, isGraphScopeSql } from '../graphs.repo.js';
 import { interruptedReason, storedSubtasks, toRecord, type GraphRecordView, type GraphRow, type SubtaskRow } from '../graphs.view.js';
 import { actorOf } from '../../auth/actor.js';
 import { blockItems } from '../../todos/todos.repo.js';
@@ -314,6 +314,7 @@ export async function withLockedGraph<T>(ctx: Ctx, id: string, operation: (g: Lo
 // buildApp registers it (src/modules.ts `wireModules`).
 export const graphStopHook: StopHook = async (sql, config, sessionId) => {
   const graphs = await sql<{ team_id: string; id: string }[]>`
-    select distinct team_id, substr(scope, 7) as id from todos where owner = ${sessionId} and status = 'in-progress' and scope like 'graph:%'`;
+    select distinct team_id, ${graphIdOfScopeSql(sql, sql`scope`)} as id from todos
+     where owner = ${sessionId} and status = 'in-progress' and ${isGraphScopeSql(sql, sql`scope`)}`;
   for (const g of graphs) await withLockedGraph({ sql, config, principal: sweepPrincipal(g.team_id) }, g.id, async () => ({ result: null }));
 };

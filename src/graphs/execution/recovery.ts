@@ -21,7 +21,7 @@
 import { appendEvents, emitsFor, topicOf, type EventInput } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
 import { isDeepStrictEqual } from 'node:util';
-import type { Ctx } from '../../todos/todos.service.js';
+import type { Ctx } from '../../todos/todos.context.js';
 import { fail } from '../../http/errors.js';
 import { eventPayload } from '../../todos/todos.view.js';
 import { INTEGRATION_NAME, runtimeWorktree } from '../contract/execution.js';

@@ -16,7 +16,7 @@
 import type { EventInput } from '../../events/events.repo.js';
 import { topicOf } from '../../events/events.repo.js';
 import { isDeepStrictEqual } from 'node:util';
-import type { Ctx } from '../../todos/todos.service.js';
+import type { Ctx } from '../../todos/todos.context.js';
 import { isCommitId, runtimeWorktree, sourceFingerprint, INTEGRATION_NAME, type IntegrationSource } from '../contract/execution.js';
 import { compareByteOrder } from '../contract/text.js';
 import { requireOwner, requireReviewer } from './authority.js';
