@@ -17,7 +17,7 @@ import { teamsRoutes } from './teams/teams.routes.js';
 import { graphScopeKind } from './graphs/graphs.scope.js';
 import { graphStopHook } from './graphs/execution/locked.js';
 import { metagitScopeKind } from './metagit/metagit.scope.js';
-import { metagitStopHook } from './metagit/metagit.service.js';
+import { metagitStopHook } from './metagit/metagit.locked.js';
 import { scenarioScopeKind } from './scenarios/scenarios.scope.js';
 import { registerScopeKind } from './scopes/scopes.js';
 import { onSessionStopped } from './sessions/sessions.service.js';

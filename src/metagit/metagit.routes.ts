@@ -2,7 +2,8 @@
  * metagit RFC-0008 routes (seed 001; docs/seeds/metagit.md): intents, task graphs, deterministic expand,
  * ready, node transitions and the ACL binding. JSON is camelCase (docs/architecture.md §D9: `graphId`,
  * `nodeId`, `dependsOn`); the RFC's event names are kept (`TaskReady`, …). Each handler calls one
- * function of metagit.service.ts. Importing this module registers the `metagit:` scope kind.
+ * function of metagit.intents.ts, metagit.graphs.ts or metagit.nodes.ts; buildApp registers the
+ * `metagit:` scope kind (src/modules.ts `wireModules`).
  */
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -12,25 +13,9 @@ import type { Sql } from '../db/client.js';
 import { problemResponses } from '../http/problem.js';
 import { StoredText } from '../http/text.js';
 import type { Ctx } from '../todos/todos.context.js';
-import {
-  bindAcl,
-  blockNode,
-  cancelNode,
-  cancelTaskGraph,
-  completeNode,
-  createIntent,
-  createTaskGraph,
-  expandTaskGraph,
-  getIntent,
-  getNode,
-  getTaskGraph,
-  listIntents,
-  listTaskGraphs,
-  readyNodes,
-  reopenNode,
-  reopenTaskGraph,
-  startNode,
-} from './metagit.service.js';
+import { bindAcl, blockNode, cancelNode, completeNode, getNode, reopenNode, startNode } from './metagit.nodes.js';
+import { cancelTaskGraph, createTaskGraph, expandTaskGraph, getTaskGraph, listTaskGraphs, readyNodes, reopenTaskGraph } from './metagit.graphs.js';
+import { createIntent, getIntent, listIntents } from './metagit.intents.js';
 
 const tags = ['metagit task graphs'];
 const Text = StoredText;
@@ -69,7 +54,7 @@ const Node = z
     graphId: z.string(),
     nodeId: z.string(),
     title: z.string(),
-    status: NodeStatus.describe('A view of the engine row (metagit.service.ts header)'),
+    status: NodeStatus.describe('A view of the engine row (docs/seeds/metagit.md §3)'),
     dependsOn: z.array(z.string()),
     waitingOn: z.array(z.object({ nodeId: z.string(), status: NodeStatus })).describe('pending: the unfinished dependencies'),
     blockerReason: z.string().nullable().describe('blocked: the reason; pending on a cancelled dependency: names it'),

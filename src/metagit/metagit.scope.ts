@@ -8,7 +8,7 @@
 import type { ScopeKind } from '../scopes/scopes.js';
 import { getTodo } from '../todos/todos.read.js';
 import { SLUG_ID } from './metagit.outline.js';
-import { nextNode } from './metagit.service.js';
+import { nextNode } from './metagit.nodes.js';
 
 export const metagitScopeKind: ScopeKind = {
   async resolve(db, teamId, name) {

@@ -14,7 +14,7 @@ import { appendEvents, appendTeamEvents, auditTopic, emitsFor, topicOf, type Eve
 import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
-import { eventPayload, selfManagedScopeSql } from '../todos/todos.view.js';
+import { backToTodoEvent, eventPayload, selfManagedScopeSql } from '../todos/todos.view.js';
 import { holdingFor, type Holding } from './sessions.holding.js';
 import { ALIVE_SQL, SILENT_SQL } from './sessions.liveness.js';
 import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
@@ -440,7 +440,7 @@ export async function reopenOwnedBy(tx: Db, config: Config, owners: ReadonlyMap<
   const events = rows
     .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
     .map((r) => {
-      const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
+      const name = backToTodoEvent(r);
       return {
         teamId: r.team_id,
         topic: topicOf(r.scope),

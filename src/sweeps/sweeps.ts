@@ -12,11 +12,11 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendTeamEvents, deleteOldEvents, emitsFor, topicOf } from '../events/events.repo.js';
-import { eventPayload, freeClaimSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
+import { backToTodoEvent, eventPayload, freeClaimSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
 import { completeScenarios } from '../scenarios/scenarios.service.js';
 import { sweepPrincipal, withLockedGraph } from '../graphs/execution/locked.js';
 import { graphIdOfScopeSql, isGraphScopeSql } from '../graphs/graphs.repo.js';
-import { sweepStrandedNodes } from '../metagit/metagit.service.js';
+import { sweepStrandedNodes } from '../metagit/metagit.locked.js';
 import { silentSessions } from '../sessions/sessions.liveness.js';
 import { stopSilentSession } from '../sessions/sessions.service.js';
 import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
@@ -99,7 +99,7 @@ export async function sweepLeases(sql: Sql, config: Config): Promise<number> {
         rows
           .filter((r) => emitsFor(r.scope, config.todo.emitEvents))
           .map((r) => {
-            const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
+            const name = backToTodoEvent(r);
             return {
               teamId: r.team_id,
               topic: topicOf(r.scope),

@@ -2,7 +2,18 @@ import { fail } from '../http/errors.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 
 import { resolveScope } from '../scopes/scopes.js';
-import { effectiveStatus, freeClaimSql, isFreeClaim, isReady, itemColumns, toItem, type StoredStatus, type TodoItem, type TodoRow } from './todos.view.js';
+import {
+  claimableSql,
+  effectiveStatus,
+  freeClaimSql,
+  isFreeClaim,
+  isReady,
+  itemColumns,
+  toItem,
+  type StoredStatus,
+  type TodoItem,
+  type TodoRow,
+} from './todos.view.js';
 import { me, lease, visibleRow, type Ctx } from './todos.context.js';
 
 /** A todo item's id as `newId('td')` makes it (cursors carry it back). */
@@ -48,7 +59,7 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
     input.status === undefined
       ? sql`true`
       : input.status === 'todo'
-        ? sql`(t.status = 'todo' or ${free}) and t.unfinished_deps = 0`
+        ? claimableSql(sql, lease(ctx))
         : input.status === 'blocked'
           ? sql`(t.status = 'blocked' or ((t.status = 'todo' or ${free}) and t.unfinished_deps > 0))`
           : input.status === 'in-progress'

@@ -28,6 +28,8 @@ import { emitsFor, streamKey, topicOf } from '../events/events.repo.js';
 import type { TeamScope } from '../scopes/scopes.js';
 import {
   BLOCKED_BY_SQL,
+  claimableSql,
+  readySql,
   derivedColumns,
   freeClaimSql,
   itemColumns,
@@ -279,8 +281,7 @@ export function claimUpdate(db: Db, actor: string, leaseMs: number, guard: postg
                          revision = t.revision + case when t.status = 'in-progress' then 2 else 1 end,
                          updated_at = now(), progress_at = now()
         from target
-       where t.id = target.id and t.unfinished_deps = 0
-         and ((t.status = 'todo' and t.owner is null) or ${freeClaimSql(db, leaseMs)})
+       where t.id = target.id and ${claimableSql(db, leaseMs)}
          ${guard}
       returning t.*, target.former_owner)`;
 }
@@ -310,7 +311,7 @@ export async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRo
   const first = (name: string, kind: postgres.PendingQuery<postgres.Row[]>, formerOwner: postgres.PendingQuery<postgres.Row[]>) => sql`
     ${sql(name)} as (
       select t.id, t.priority, t.position, ${formerOwner} as former_owner from todos t
-       where t.team_id = ${req.scope.teamId} and t.scope = ${req.scope.scope} and t.unfinished_deps = 0 and ${kind}
+       where t.team_id = ${req.scope.teamId} and t.scope = ${req.scope.scope} and ${kind}
          and ${filterSql(sql, req.actor, req.filters)}
          and exists (select 1 from live)
        order by t.priority desc, t.position, t.id
@@ -318,8 +319,8 @@ export async function claimNextAlone(sql: Sql, req: NextRequest): Promise<TodoRo
        for update skip locked)`;
   const rows = await sql<TodoRow[]>`
     with ${liveSession(sql, req.actor)},
-    ${first('ready', sql`t.status = 'todo' and t.owner is null`, sql`null::text`)},
-    ${first('expired', sql`${takesOver} and ${freeClaimSql(sql, req.leaseMs)}`, sql`t.owner`)},
+    ${first('ready', readySql(sql), sql`null::text`)},
+    ${first('expired', sql`${takesOver} and ${freeClaimSql(sql, req.leaseMs)} and t.unfinished_deps = 0`, sql`t.owner`)},
     target as (
       select id, former_owner from (select * from ready union all select * from expired) u
        order by u.priority desc, u.position, u.id

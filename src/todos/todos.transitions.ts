@@ -2,7 +2,7 @@ import { withTx } from '../db/tx.js';
 import { appendEvents } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { batchedDone } from './todos.batch.js';
-import { effectiveStatus, selectItems, toItem, type TodoItem, type TodoRow } from './todos.view.js';
+import { backToTodoEvent, effectiveStatus, selectItems, toItem, type TodoItem, type TodoRow } from './todos.view.js';
 import { actorOf } from '../auth/actor.js';
 import { completeMany, heartbeatItem, transitionItem, type TransitionTarget } from './todos.repo.js';
 import { me, lease, emitted, visibleRow, type Ctx } from './todos.context.js';
@@ -41,7 +41,7 @@ export async function transitionTodo(ctx: Ctx, id: string, to: Target, note?: st
     let flipped: TodoRow[] = [];
     if (to === 'todo' && oldStatus === 'done') flipped = await cascadeRows(tx, id, 1);
     const [fresh] = await selectItems(tx, leaseMs, [id]);
-    const name = to === 'todo' ? (fresh.unfinished_deps > 0 ? 'dependency-blocked' : 'todo') : to;
+    const name = to === 'todo' ? backToTodoEvent(fresh) : to;
     events.push({ event: name, row: fresh });
     for (const f of flipped) events.push({ event: 'dependency-blocked', row: f });
     const written = emitted(ctx, scope, events);

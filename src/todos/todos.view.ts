@@ -188,7 +188,33 @@ export function effectiveOwner(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expi
   return isFreeClaim(r) ? null : r.owner;
 }
 
-/** Ready: stored `todo` and unowned, or a free claim, with every dependency done (the claim's predicate). */
+/**
+ * SQL over alias `t`: stored `todo` (so unowned: `todos_owner_check`) with every dependency done,
+ * the readiness of seed 000 without a lease take-over. The ready index (`todos_team_ready_idx`)
+ * has exactly this predicate, so `next` reads the head of that index.
+ */
+export function readySql(sql: Db): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(t.status = 'todo' and t.owner is null and t.unfinished_deps = 0)`;
+}
+
+/**
+ * SQL over alias `t`, the twin of {@link isReady}: ready ({@link readySql}) or a free claim
+ * ({@link freeClaimSql}) with every dependency done. What the claim statement and a list of
+ * `status=todo` admit.
+ */
+export function claimableSql(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(${readySql(sql)} or (${freeClaimSql(sql, leaseMs)} and t.unfinished_deps = 0))`;
+}
+
+/**
+ * The event of an item put back to `todo` (reopened, released, handed back): `dependency-blocked`
+ * while a dependency is unfinished, else `todo` (seed 000: the item reads blocked or ready).
+ */
+export function backToTodoEvent(r: { unfinished_deps: number }): 'todo' | 'dependency-blocked' {
+  return r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
+}
+
+/** Ready: stored `todo` and unowned, or a free claim, with every dependency done (the claim's predicate; {@link claimableSql} in SQL). */
 export function isReady(r: Pick<TodoRow, 'status' | 'scope' | 'lease_expired' | 'owner' | 'unfinished_deps'>): boolean {
   return r.unfinished_deps === 0 && ((r.status === 'todo' && r.owner === null) || isFreeClaim(r));
 }

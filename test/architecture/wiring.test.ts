@@ -22,7 +22,7 @@ describe('wiring', () => {
     await import('../../src/metagit/metagit.scope.js');
     await import('../../src/scenarios/scenarios.scope.js');
     await import('../../src/graphs/execution/locked.js');
-    await import('../../src/metagit/metagit.service.js');
+    await import('../../src/metagit/metagit.locked.js');
     expect(scopes.registeredScopeKinds()).toEqual([]);
     expect(sessions.stopHookCount()).toBe(0);
     const { wireModules } = await import('../../src/modules.js');

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../../src/tokens/tokens.bootstrap.js';
-import { sweepStrandedNodes } from '../../src/metagit/metagit.service.js';
+import { sweepStrandedNodes } from '../../src/metagit/metagit.locked.js';
 import { DEFAULT_TEAM } from '../../src/db/schema/teams.js';
 import { startTestApp, type Client, type TestApp } from '../helpers/app.js';
 

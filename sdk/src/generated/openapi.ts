@@ -8778,7 +8778,7 @@ export interface components {
             graphId: string;
             nodeId: string;
             title: string;
-            /** @description A view of the engine row (metagit.service.ts header) */
+            /** @description A view of the engine row (docs/seeds/metagit.md §3) */
             status: components["schemas"]["MetagitNodeStatus"];
             dependsOn: string[];
             /** @description pending: the unfinished dependencies */
@@ -8807,7 +8807,7 @@ export interface components {
             graphId: string;
             nodeId: string;
             title: string;
-            /** @description A view of the engine row (metagit.service.ts header) */
+            /** @description A view of the engine row (docs/seeds/metagit.md §3) */
             status: components["schemas"]["MetagitNodeStatusInput"];
             dependsOn: string[];
             /** @description pending: the unfinished dependencies */

@@ -23,7 +23,7 @@ import { markStopped } from '../../sessions/sessions.service.js';
 import { isDeepStrictEqual } from 'node:util';
 import type { Ctx } from '../../todos/todos.context.js';
 import { fail } from '../../http/errors.js';
-import { eventPayload } from '../../todos/todos.view.js';
+import { backToTodoEvent, eventPayload } from '../../todos/todos.view.js';
 import { INTEGRATION_NAME, runtimeWorktree } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
 import { recoveryEntries, recoveryEntry, type GraphRow, type SubtaskRow } from '../graphs.view.js';
@@ -170,7 +170,7 @@ export async function resumeSubtask(ctx: Ctx, id: string, input: { subtaskId: st
         g.tx,
         g.graph.team_id,
         reopened.map((r) => {
-          const name = r.unfinished_deps > 0 ? 'dependency-blocked' : 'todo';
+          const name = backToTodoEvent(r);
           return { topic: topicOf(r.scope), event: name, subjectId: r.id, payload: { ...eventPayload(name, r), reason: 'resumed' } };
         }),
         actorOf(ctx.principal),
