@@ -1,4 +1,6 @@
 import { lockXact } from '../db/locks.js';
+import type { z } from 'zod';
+import type { CreateTaskGraph } from './metagit.schemas.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
@@ -11,11 +13,10 @@ import { actorOf } from '../auth/actor.js';
 import { insertEdges, insertItems } from '../todos/todos.repo.js';
 import { toGraph, type GraphRow, type TaskGraphView } from './metagit.view.js';
 import { scopeOf, graphLock, loadGraph, loadNodes, event, withTaskGraph } from './metagit.locked.js';
-import { bytes, checkIntent, insertIntent, type IntentInput } from './metagit.intents.js';
+import { bytes, checkIntent, insertIntent } from './metagit.intents.js';
 
-export interface CreateTaskGraphInput extends Omit<IntentInput, 'intentId'> {
-  graphId?: string;
-}
+/** What creating a graph takes: the body of `POST /v1/task-graphs` (`CreateMetagitGraph`). */
+export type CreateTaskGraphInput = z.output<typeof CreateTaskGraph>;
 
 /**
  * `POST /v1/task-graphs` (RFC `task create`): the graph and its root intent `intent-<graphId>` in

@@ -1,6 +1,8 @@
 /**
  * metagit intents (seed 001 "Intent"; docs/seeds/metagit.md): create, read and list.
  */
+import type { z } from 'zod';
+import type { CreateTaskIntent } from './metagit.schemas.js';
 import type postgres from 'postgres';
 import { withTx } from '../db/tx.js';
 import { appendEvents, auditTopic } from '../events/events.repo.js';
@@ -14,16 +16,8 @@ import { actorOf } from '../auth/actor.js';
 
 export const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
-export interface IntentInput {
-  intentId?: string;
-  title: string;
-  goal: string;
-  acceptance?: string[];
-  project?: string;
-  repos?: string[];
-  objectiveId?: string;
-  handoffId?: string;
-}
+/** What creating an intent takes: the body of `POST /v1/intents` (`CreateMetagitIntent`). */
+export type IntentInput = z.output<typeof CreateTaskIntent>;
 
 interface IntentRow {
   id: string;

@@ -1,4 +1,6 @@
 import { withTx } from '../db/tx.js';
+import type { z } from 'zod';
+import type { BindAcl } from './metagit.schemas.js';
 import { appendEvents, emitsFor } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
 import { blockItems, cascade, completeContractRow, guardedClaim, reopenItems, startItem } from '../todos/todos.repo.js';
@@ -141,14 +143,8 @@ function q(value: string): string {
   return /^[\w./:@%+=-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
 }
 
-export interface AclInput {
-  agentId: string;
-  branch?: string;
-  leaseId?: string;
-  worktreeId?: string;
-  claimIds?: string[];
-  pattern?: string;
-}
+/** What binding an ACL takes: the body of `PUT …/nodes/{nodeId}/acl` (`BindAcl`). */
+export type AclInput = z.output<typeof BindAcl>;
 
 /**
  * `PUT …/nodes/{nodeId}/acl` (RFC `task bind-acl`, docs/seeds/metagit.md §5): stores the binding and the suggested

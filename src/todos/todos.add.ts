@@ -1,4 +1,6 @@
 import { withTx } from '../db/tx.js';
+import type { z } from 'zod';
+import type { AddTodoBody } from './todos.schemas.js';
 import { appendEvents } from '../events/events.repo.js';
 
 import { newId } from '../lib/ids.js';
@@ -19,17 +21,8 @@ import {
 } from './todos.checks.js';
 import { lockAndCheckDependencies } from './todos.dependencies.js';
 
-export interface AddInput {
-  title: string;
-  note?: string;
-  tags?: string[];
-  parentId?: string;
-  assignee?: string;
-  dependsOn?: string[];
-  scope?: string;
-  /** Higher is claimed first by `next`; default 0. */
-  priority?: number;
-}
+/** What an add takes: the body of `POST /v1/todos` (`AddTodo` in todos.schemas.ts). */
+export type AddInput = z.output<typeof AddTodoBody>;
 
 /**
  * Adds an item (seed 000 "Items", docs/seeds/todo-list.md §1, §7). Scope: `scope` or the caller's default; a sub-item's

@@ -22,6 +22,8 @@
  * that does not exist yet, so new edges can only close a cycle among the new items themselves,
  * which a topological sort of them finds before anything is written.
  */
+import type { z } from 'zod';
+import type { AddManyTodoItem, AddManyTodosBody } from './todos.schemas.js';
 import type { Db } from '../db/client.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents } from '../events/events.repo.js';
@@ -40,7 +42,6 @@ import {
 } from './todos.checks.js';
 import { assertDependencyFits } from './todos.dependencies.js';
 import { emitted, type Ctx } from './todos.context.js';
-import type { AddInput } from './todos.add.js';
 import { selectItems, toItem, type StoredStatus, type TodoItem } from './todos.view.js';
 import { actorOf } from '../auth/actor.js';
 import { insertEdges, insertItems } from './todos.repo.js';
@@ -48,16 +49,11 @@ import { insertEdges, insertItems } from './todos.repo.js';
 /** The prefix of every item id (`newId('td')`): a `dependsOn` entry with it names an existing item, any other a ref. */
 const ID_PREFIX = 'td-';
 
-/** One item of a bulk add: a single add's fields but `scope`, plus `ref` and `parentRef`. */
-export interface AddManyItem extends Omit<AddInput, 'scope'> {
-  ref?: string;
-  parentRef?: string;
-}
+/** One item of a bulk add: a single add's fields but `scope`, plus `ref` and `parentRef` (`AddManyTodoItem`). */
+export type AddManyItem = z.output<typeof AddManyTodoItem>;
 
-export interface AddManyInput {
-  scope?: string;
-  items: AddManyItem[];
-}
+/** What a bulk add takes: the body of `POST /v1/todos/bulk` (`AddManyTodos` in todos.schemas.ts). */
+export type AddManyInput = z.output<typeof AddManyTodosBody>;
 
 export interface AddManyResult {
   /** The new items, in request order. */

@@ -1,4 +1,6 @@
 import { lockXact } from '../db/locks.js';
+import type { z } from 'zod';
+import type { EditTodoBody } from './todos.schemas.js';
 import { withTx } from '../db/tx.js';
 import { appendEvents } from '../events/events.repo.js';
 import { DomainError, fail } from '../http/errors.js';
@@ -9,15 +11,8 @@ import { me, lease, emitted, visibleRow, type Ctx } from './todos.context.js';
 import { checkTitle, checkNote, normalizeTags, normalizeDependencies, assertNotGraphManaged, assertAssignable } from './todos.checks.js';
 import { depsLock, replaceDependencies } from './todos.dependencies.js';
 
-export interface EditInput {
-  title?: string;
-  note?: string;
-  tags?: string[];
-  position?: number;
-  priority?: number;
-  /** Absent = unchanged; `[]` clears (seed 000). */
-  dependsOn?: string[];
-}
+/** What an edit takes: the body of `PATCH /v1/todos/{id}` (`EditTodo` in todos.schemas.ts; `dependsOn` absent = unchanged, `[]` clears). */
+export type EditInput = z.output<typeof EditTodoBody>;
 
 /**
  * Edits fields and/or the dependency set in one transaction with one revision bump; a refused
