@@ -2,7 +2,8 @@
  * The schema in force, as text a person can read and a test can compare (the current
  * schema as source). Read from the catalogs of a migrated database, in a fixed order, so the same
  * migrations always give the same text: every table of `public` with its columns, constraints,
- * indexes and triggers, then every function with its whole definition, then sequences.
+ * indexes and triggers, then every view with its definition, then every function with its whole
+ * definition, then sequences.
  * `src/db/schema.sql` is this text for the committed migrations (`npm run db:schema` writes it;
  * test/db/schema.test.ts compares it with a freshly migrated database).
  */
@@ -39,6 +40,10 @@ export async function dumpSchema(sql: Sql): Promise<string> {
     for (const t of triggers) out.push(`  ${t.def}`);
     out.push('');
   }
+  const views = await sql<{ name: string; def: string }[]>`
+    select c.relname as name, pg_get_viewdef(c.oid, true) as def from pg_class c join pg_namespace n on n.oid = c.relnamespace
+     where n.nspname = 'public' and c.relkind in ('v', 'm') order by c.relname`;
+  for (const v of views) out.push(`VIEW ${v.name} AS`, `${v.def.trimEnd()}`, '');
   const functions = await sql<{ def: string }[]>`
     select pg_get_functiondef(p.oid) as def from pg_proc p join pg_namespace n on n.oid = p.pronamespace
      where n.nspname = 'public' and p.prokind in ('f', 'p')

@@ -474,6 +474,51 @@ TABLE users (
   CONSTRAINT users_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CREATE UNIQUE INDEX users_pkey ON public.users USING btree (id)
 
+VIEW intents AS
+ SELECT id,
+    title,
+    goal,
+    acceptance,
+    project,
+    repos,
+    objective_id,
+    handoff_id,
+    created_by,
+    created_at,
+    updated_at,
+    team_id
+   FROM metagit_intents;
+
+VIEW task_graphs AS
+ SELECT id,
+    scope,
+    title,
+    root_intent_id,
+    objective_id,
+    handoff_id,
+    status,
+    created_by,
+    created_at,
+    updated_at,
+    revision,
+    team_id
+   FROM metagit_graphs;
+
+VIEW task_nodes AS
+ SELECT graph_id,
+    node_id,
+    todo_id,
+    intent_id,
+    project,
+    repository,
+    agent_id,
+    acl,
+    priority,
+    cancelled_at,
+    created_at,
+    team_id
+   FROM metagit_nodes;
+
 CREATE OR REPLACE FUNCTION public.coord_blocked_by(p_id text)
  RETURNS text[]
  LANGUAGE sql
