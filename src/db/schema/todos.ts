@@ -64,9 +64,11 @@ export const todos = pgTable(
     check('todos_result_check', sql`${t.result} is null or ${t.status} = 'done'`),
     index('todos_team_scope_position_idx').on(t.teamId, t.scope, t.position, t.id),
     // The ready set in `next` order: an unfiltered `next` is one probe of this partial index,
-    // whatever the backlog size.
+    // whatever the backlog size. `nullsFirst()`: `priority desc` in SQL is `desc nulls first`,
+    // and only an index in exactly the claim's order serves it (migrations/0022;
+    // test/todos/claim-plan.test.ts).
     index('todos_team_ready_idx')
-      .on(t.teamId, t.scope, t.priority.desc(), t.position, t.id)
+      .on(t.teamId, t.scope, t.priority.desc().nullsFirst(), t.position, t.id)
       .where(sql`${t.status} = 'todo' and ${t.owner} is null and ${t.unfinishedDeps} = 0`),
     index('todos_in_progress_idx').on(t.progressAt).where(sql`${t.status} = 'in-progress'`),
     index('todos_done_idx').on(t.updatedAt).where(sql`${t.status} = 'done'`),

@@ -1,0 +1,148 @@
+/**
+ * The claim cycle's cost does not grow with the backlog (issue 37, goal 7): a guard that is not a
+ * timing. It builds scopes of 1,000 and 20,000 ready items and reads, from `EXPLAIN (ANALYZE,
+ * BUFFERS)` of every statement the claim cycle runs (auto_explain, nested statements included, so
+ * the statements inside `coord_next_many` and `coord_done_many` count), how many buffers a claim
+ * and a completion touch. A plan that stops using the ready index, or a head of dead index entries
+ * that keeps growing, shows as buffers that grow with the backlog, and fails here instead of
+ * waiting for a bench run. docs/architecture.md "Readiness and the claim" says why it stays flat.
+ */
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimNextAlone, claimNextMany, completeMany, type NextRequest } from '../../src/todos/todos.repo.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+let t: TestApp;
+let probe: postgres.Sql;
+/** What auto_explain reported since the last `take()`: one plan per statement, nested ones first. */
+let plans: { plan: Plan; text: string }[] = [];
+
+interface Plan {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Relation Name'?: string;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: Plan[];
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  // One connection that reports the plan of every statement it runs, nested ones included, with
+  // the buffers each touched (auto_explain, loaded for this session only; the test's superuser may).
+  probe = postgres(t.dbUrl, {
+    max: 1,
+    types: { bigint: postgres.BigInt },
+    transform: { undefined: null },
+    onnotice: (n) => {
+      const text = String(n.message ?? '');
+      const at = text.indexOf('{');
+      if (!text.startsWith('duration:') || at < 0) return;
+      const doc = JSON.parse(text.slice(at)) as { 'Query Text'?: string; Plan: Plan };
+      plans.push({ plan: doc.Plan, text: (doc['Query Text'] ?? '').replace(/\s+/g, ' ').trim() });
+    },
+  });
+  await probe`load 'auto_explain'`;
+  for (const [name, value] of [
+    ['auto_explain.log_min_duration', '0'],
+    ['auto_explain.log_analyze', 'on'],
+    ['auto_explain.log_buffers', 'on'],
+    ['auto_explain.log_timing', 'off'],
+    ['auto_explain.log_nested_statements', 'on'],
+    ['auto_explain.log_format', 'json'],
+    ['auto_explain.log_level', 'notice'],
+  ]) {
+    await probe`select set_config(${name}, ${value}, false)`;
+  }
+  plans = [];
+});
+
+afterAll(async () => {
+  await probe?.end();
+  await t?.close();
+});
+
+/** Shared buffers (hit + read) a plan node touched, its children included. */
+const buffers = (p: Plan) => Number(p['Shared Hit Blocks'] ?? 0) + Number(p['Shared Read Blocks'] ?? 0);
+
+/** Every index a plan reads. */
+function indexes(p: Plan): string[] {
+  return [...(p['Index Name'] ? [p['Index Name']] : []), ...(p.Plans ?? []).flatMap(indexes)];
+}
+
+/** The statements run since the last call, the outermost last (it ran the others). */
+function take(): { plan: Plan; text: string }[] {
+  const out = plans;
+  plans = [];
+  return out;
+}
+
+/** Adds `n` ready items at positions `from + 1 …` to `scope` of the default team, in one statement. */
+async function backlog(scope: string, n: number, from: number): Promise<string> {
+  const [team] = await t.sql<{ id: string }[]>`select id from teams order by created_at limit 1`;
+  await t.sql`
+    insert into todos (id, team_id, scope, title, created_by, position)
+    select 'td-' || lpad(to_hex(g), 16, '0'), ${team.id}, ${scope}, 'item ' || g, 'bench', g
+      from generate_series(${from + 1}::int, ${from + n}::int) g`;
+  await t.sql`analyze todos`;
+  return team.id;
+}
+
+/** What one claim cycle touched: a lone `next`, its `done`, a batch of 8 `next`s, their `done`s. */
+interface Cycle {
+  /** The lone claim statement (src/todos/todos.repo.ts `claimNextAlone`). */
+  lone: Plan;
+  /** The pick of coord_next_many: its statement that locks the candidates. */
+  pick: Plan;
+  /** coord_next_many whole. */
+  batch: Plan;
+  /** coord_done_many of one item, whole. */
+  done: Plan;
+}
+
+describe('the claim cycle touches as many buffers at 20,000 ready items as at 1,000 (issue 37)', () => {
+  it('reads the head of the ready index, not the backlog, for a lone next, a batch and a done', async () => {
+    const s = await t.session({ name: 'prober' });
+    const scope = 'session:probe';
+    const team = await backlog(scope, 1_000, 0);
+    const by = { kind: 'session' as const, id: s.id, token: 'default' };
+    const req = (): NextRequest => ({ scope: { teamId: team, scope }, actor: s.id, by, emit: true, leaseMs: 0 });
+    const finish = (ids: string[]) =>
+      completeMany(
+        probe,
+        ids.map((id) => ({ id, actor: s.id, by, leaseMs: 0, emitEvents: t.config.todo.emitEvents })),
+      );
+    const cycle = async (): Promise<Cycle> => {
+      take();
+      const one = await claimNextAlone(probe, req());
+      const lone = take().at(-1)!.plan;
+      await finish([one!.id]);
+      const done = take().at(-1)!.plan;
+      const many = await claimNextMany(
+        probe,
+        Array.from({ length: 8 }, () => req()),
+      );
+      const ran = take();
+      const pick = ran.find((r) => r.text.includes('ORDER BY c.priority DESC'))!.plan;
+      await finish(many.map((r) => r.id));
+      take();
+      return { lone, pick, batch: ran.at(-1)!.plan, done };
+    };
+    // Warm: the first statements of a connection also read the catalogs.
+    for (let i = 0; i < 3; i++) await cycle();
+    const small = await cycle();
+    await backlog(scope, 19_000, 1_000);
+    for (let i = 0; i < 3; i++) await cycle();
+    const big = await cycle();
+    const report = (c: Cycle) => ({ lone: buffers(c.lone), pick: buffers(c.pick), batch: buffers(c.batch), done: buffers(c.done) });
+    const flat = (a: number, b: number) => b <= a * 1.5 + 8;
+    const at1k = report(small);
+    const at20k = report(big);
+    // Both picks are probes of the ready index in the claim order (no scan and sort of the backlog).
+    expect(indexes(big.lone)).toContain('todos_team_ready_idx');
+    expect(indexes(big.pick)).toContain('todos_team_ready_idx');
+    for (const k of ['lone', 'pick', 'batch', 'done'] as const) {
+      expect(flat(at1k[k], at20k[k]), `${k}: ${at1k[k]} buffers at 1,000 ready items, ${at20k[k]} at 20,000`).toBe(true);
+    }
+  });
+});
