@@ -1,4 +1,4 @@
--- The ready index in the claim order (issue 37). Every claim orders by `priority DESC, position, id`,
+-- The ready index in the claim order. Every claim orders by `priority DESC, position, id`,
 -- and `priority DESC` in Postgres means `DESC NULLS FIRST`; migration 0018 built the index with
 -- `DESC NULLS LAST` (drizzle's rendering of `.desc()`), which the planner cannot use for that order
 -- although `priority` is NOT NULL. Every pick was then a scan of all of `todos` plus a sort of the
