@@ -26,6 +26,9 @@ function scopeOf(o: ScopeOpts): string | undefined {
   return given[0];
 }
 
+/** The options of a `next` as commander parses them. */
+type NextOpts = ScopeOpts & { tag?: string[]; anyTag?: string[]; minPriority?: number; mine?: boolean; wait?: number };
+
 function withScopeOptions(cmd: Command): Command {
   return cmd
     .option('--scope <scope>', 'the list: session:<id>, scenario:<name> or graph:<id> (default: your subtree root)')
@@ -251,16 +254,26 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       .action(claimAction);
   }
 
-  withScopeOptions(
-    todo
-      .command('next')
-      .description('Claim the next eligible item in your scope (highest priority, then lowest position, first)')
-      .option('--tag <tag>', 'only items carrying this tag (repeatable: every one)', collect)
-      .option('--any-tag <tag>', 'only items carrying at least one of these tags (repeatable)', collect)
-      .option('--min-priority <n>', 'only items with priority ≥ n', signedInt('--min-priority'))
-      .option('--mine', 'only items reserved for you (your assignee)')
-      .option('--wait <duration>', 'wait up to this long (e.g. 30s; ≤ 60s) for an eligible item instead of answering at once', waitDuration),
-  )
+  /** The options of a `next`: the scope and the filters, shared by `todo next` and `todo done --next`. */
+  const withNextOptions = (cmd: Command) =>
+    withScopeOptions(
+      cmd
+        .option('--tag <tag>', 'only items carrying this tag (repeatable: every one)', collect)
+        .option('--any-tag <tag>', 'only items carrying at least one of these tags (repeatable)', collect)
+        .option('--min-priority <n>', 'only items with priority ≥ n', signedInt('--min-priority'))
+        .option('--mine', 'only items reserved for you (your assignee)')
+        .option('--wait <duration>', 'wait up to this long (e.g. 30s; ≤ 60s) for an eligible item instead of answering at once', waitDuration),
+    );
+  const nextInput = (o: NextOpts) => ({
+    scope: scopeOf(o),
+    tags: o.tag,
+    anyTags: o.anyTag,
+    minPriority: o.minPriority,
+    assignedToMe: o.mine || undefined,
+    waitMs: o.wait,
+  });
+
+  withNextOptions(todo.command('next').description('Claim the next eligible item in your scope (highest priority, then lowest position, first)'))
     .addHelpText(
       'after',
       `\nExit code 3 when nothing is eligible. With --wait, after the wait.${examples([
@@ -272,16 +285,8 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       ])}`,
     )
     .action(
-      run<ScopeOpts & { tag?: string[]; anyTag?: string[]; minPriority?: number; mine?: boolean; wait?: number }>(async (ctx) => {
-        const o = ctx.opts;
-        const r = await ctx.client().todos.next({
-          scope: scopeOf(o),
-          tags: o.tag,
-          anyTags: o.anyTag,
-          minPriority: o.minPriority,
-          assignedToMe: o.mine || undefined,
-          waitMs: o.wait,
-        });
+      run<NextOpts>(async (ctx) => {
+        const r = await ctx.client().todos.next(nextInput(ctx.opts));
         if (r.claimed && r.item) {
           ctx.out.result(`Claimed ${r.item.id}: ${r.item.title}`, r);
           return EXIT.ok;
@@ -291,26 +296,31 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
       }),
     );
 
-  todo
-    .command('done')
-    .description('Finish a claimed (or blocked) item; its waiting dependents become ready')
-    .argument('<id>')
-    .option('--result <text>', 'hand a text result on to its dependents (stored as a JSON string)')
-    .option('--result-json <json>', 'hand a JSON value on to its dependents')
-    .option('--result-file <path>', 'the result as JSON from a file (`-` = stdin)')
+  withNextOptions(
+    todo
+      .command('done')
+      .description('Finish a claimed (or blocked) item; its waiting dependents become ready')
+      .argument('<id>')
+      .option('--result <text>', 'hand a text result on to its dependents (stored as a JSON string)')
+      .option('--result-json <json>', 'hand a JSON value on to its dependents')
+      .option('--result-file <path>', 'the result as JSON from a file (`-` = stdin)')
+      .option('--next', 'then claim the next eligible item in the same request (one round trip; the scope and filter options below apply)'),
+  )
     .addHelpText(
       'after',
-      `\nA result is at most max_result bytes (default 16384) as JSON; dependents read it with \`coord todo results <their id>\`. Reopening clears it.${examples(
+      `\nA result is at most max_result bytes (default 16384) as JSON; dependents read it with \`coord todo results <their id>\`. Reopening clears it.
+With --next, the next item is claimed right after the completion, as \`coord todo next\` would (exit code 3 when nothing was eligible; the item is done either way).${examples(
         [
           'coord todo done td-abc123',
           'coord todo done td-abc123 --result "merged as 4f2e1c"',
           `coord todo done td-abc123 --result-json '{"sha":"4f2e1c","files":3}'`,
           'coord todo done td-abc123 --result-file report.json',
+          'coord todo done td-abc123 --next --tag gpu',
         ],
       )}`,
     )
     .action(
-      run<{ result?: string; resultJson?: string; resultFile?: string }>(async (ctx, id: string) => {
+      run<NextOpts & { result?: string; resultJson?: string; resultFile?: string; next?: boolean }>(async (ctx, id: string) => {
         const o = ctx.opts;
         const given = [o.result, o.resultJson, o.resultFile].filter((v) => v !== undefined);
         if (given.length > 1) throw new UsageError('pass at most one of --result, --result-json and --result-file');
@@ -324,8 +334,16 @@ list_limit items (default 2000); one bad item refuses the whole file, naming its
             throw new UsageError(`${o.resultJson !== undefined ? '--result-json' : '--result-file'} is not valid JSON: ${(err as Error).message}`);
           }
         }
-        const item = await ctx.client().todos.done(id, result === undefined ? {} : { result });
-        itemOut(ctx, item, `Done ${item.id}: ${item.title}`);
+        const body = result === undefined ? {} : { result };
+        if (!o.next) {
+          const item = await ctx.client().todos.done(id, body);
+          itemOut(ctx, item, `Done ${item.id}: ${item.title}`);
+          return EXIT.ok;
+        }
+        const r = await ctx.client().todos.done(id, { ...body, next: nextInput(o) });
+        const claimed = r.next.claimed && r.next.item ? `Claimed ${r.next.item.id}: ${r.next.item.title}` : 'No eligible items in scope.';
+        ctx.out.result(`Done ${r.item.id}: ${r.item.title}\n${claimed}`, r);
+        return r.next.claimed ? EXIT.ok : EXIT.nothingToClaim;
       }),
     );
 

@@ -11,6 +11,7 @@ import type {
   AddTodoInput,
   ClaimResult,
   DependencyResults,
+  DoneResult,
   DoneTodoInput,
   EditTodoInput,
   ListTodosQuery,
@@ -219,10 +220,20 @@ export class TodosApi {
    * Errors: `InvalidTransition` (e.g. not claimed yet), `LeaseExpired`, `InvalidRequest`
    * (result_too_large, with `limit`), `Forbidden`, `NotFound`.
    */
-  async done(id: string, opts: DoneTodoInput = {}): Promise<TodoItem> {
-    const body = opts.result === undefined ? {} : { result: opts.result };
-    const r = await this.t.unwrap('POST /v1/todos/{id}/done', this.t.api.POST('/v1/todos/{id}/done', { params: { path: { id } }, body }));
-    return r.item;
+  async done(id: string, opts?: Omit<DoneTodoInput, 'next'>): Promise<TodoItem>;
+  /**
+   * `done`, then `next` in the same request (one round trip per claim cycle): `opts.next` takes
+   * what `next` takes (`{}`: your scope, no filters; `waitMs` allowed; `init.signal` ends a wait).
+   * Means exactly a `done` followed by a `next`; an invalid `next` (e.g. `NotFound` for its scope)
+   * refuses the whole call before anything is completed. Resolves `{item, next}` (`next` as `next`
+   * answers it). Errors: those of `done` and of `next`.
+   */
+  async done(id: string, opts: DoneTodoInput & { next: NextInput }, init?: { signal?: AbortSignal }): Promise<DoneResult>;
+  async done(id: string, opts: DoneTodoInput = {}, init: { signal?: AbortSignal } = {}): Promise<TodoItem | DoneResult> {
+    const body: DoneTodoInput = opts.result === undefined ? {} : { result: opts.result };
+    if (opts.next) body.next = Object.fromEntries(Object.entries(opts.next).filter(([, v]) => v !== undefined)) as NextInput;
+    const r = await this.t.unwrap('POST /v1/todos/{id}/done', this.t.api.POST('/v1/todos/{id}/done', { params: { path: { id } }, body, signal: init.signal }));
+    return opts.next ? { item: r.item, next: r.next ?? { claimed: false } } : r.item;
   }
 
   /**

@@ -67,6 +67,8 @@ export type DependencyResult = Schemas['DependencyResult'];
 export type DependencyResults = Schemas['DependencyResults'];
 /** The body of `todos.done`: an optional `result` (a string or any JSON value). */
 export type DoneTodoInput = Schemas['DoneTodo'];
+/** The answer of a `done` that asked for `next`: the completed item and the claim made after it (`next` always set). */
+export type DoneResult = Omit<Schemas['DoneResult'], 'next'> & { next: ClaimResult };
 
 /** A scenario as `scenarios.list` returns it: the record without members, with derived progress. */
 export type ScenarioSummary = Schemas['ScenarioSummary'];

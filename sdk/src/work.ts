@@ -5,18 +5,20 @@
  * (the two together: a worker loop).
  */
 import { CoordError, Forbidden, LeaseExpired, NotFound } from './errors.js';
-import type { ClaimResult, DoneTodoInput, NextInput, TodoItem } from './types.js';
+import type { ClaimResult, DoneResult, DoneTodoInput, NextInput, TodoItem } from './types.js';
 
 /**
  * The calls of `client.todos` (todos.ts `TodosApi`) that the claim loops make. Declared here so the
- * loops depend on these five methods, not on the whole todos client, which builds on this file.
+ * loops depend on these methods, not on the whole todos client, which builds on this file.
  */
 export interface TodosApi {
   claim(id: string): Promise<TodoItem>;
   next(opts?: NextInput, init?: { signal?: AbortSignal }): Promise<ClaimResult>;
   heartbeat(id: string): Promise<TodoItem>;
   block(id: string, note?: string): Promise<TodoItem>;
-  done(id: string, opts?: DoneTodoInput): Promise<TodoItem>;
+  reopen(id: string): Promise<TodoItem>;
+  done(id: string, opts?: Omit<DoneTodoInput, 'next'>): Promise<TodoItem>;
+  done(id: string, opts: DoneTodoInput & { next: NextInput }, init?: { signal?: AbortSignal }): Promise<DoneResult>;
 }
 
 /** Options of `withClaim`. */
@@ -72,11 +74,22 @@ export async function withClaim<T>(
     if (!r.claimed || !r.item) return { claimed: false };
     item = r.item;
   }
-  return runClaimed(todos, item, fn, opts);
+  const { next: _, ...done } = await runClaimed(todos, item, fn, opts);
+  return done;
 }
 
-/** The second half of `withClaim`, for an item the caller has just claimed. */
-async function runClaimed<T>(todos: TodosApi, item: TodoItem, fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>, opts: WithClaimOptions<T>) {
+/**
+ * The second half of `withClaim`, for an item the caller has just claimed. `thenNext`, asked when
+ * the work has succeeded, gives the `next` to claim in the same request as the `done` (one round
+ * trip per cycle), or undefined for a plain `done`; what it claimed comes back as `next`.
+ */
+async function runClaimed<T>(
+  todos: TodosApi,
+  item: TodoItem,
+  fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>,
+  opts: WithClaimOptions<T>,
+  thenNext: () => NextInput | undefined = () => undefined,
+): Promise<{ claimed: true; item: TodoItem; value: T; next?: ClaimResult }> {
   const lost = new AbortController();
   const every = opts.heartbeatMs ?? defaultHeartbeat(item);
   const timer = every
@@ -105,8 +118,11 @@ async function runClaimed<T>(todos: TodosApi, item: TodoItem, fn: (item: TodoIte
   const result = opts.result ? opts.result(value) : value;
   try {
     if (result !== undefined) JSON.stringify(result); // a circular or BigInt result is the work's failure, not the network's
-    const done = await todos.done(item.id, result === undefined ? {} : { result });
-    return { claimed: true as const, item: done, value };
+    const body = result === undefined ? {} : { result };
+    const next = thenNext();
+    if (!next) return { claimed: true as const, item: await todos.done(item.id, body), value };
+    const both = await todos.done(item.id, { ...body, next });
+    return { claimed: true as const, item: both.item, value, next: both.next };
   } catch (err) {
     // A refused `done` (e.g. result_too_large) must not strand the claim for a whole lease:
     // block the item with the reason, unless the claim is no longer ours.
@@ -163,27 +179,46 @@ export interface WorkSummary {
 }
 
 /**
- * A worker loop: claims items as they appear (waiting `next`, `claims`) and runs each through
- * `withClaim` (heartbeat while `fn` runs, then `done` with its result, or `block` with its error).
- * An item whose `fn` throws, or whose `done` is refused (e.g. a result over `max_result`), is
- * blocked with the reason and the loop goes on; a claim lost meanwhile is left to whoever holds it
- * now. Ends when `signal` aborts or after `max` claims. Errors: those of `next`.
+ * A worker loop: claims items as they appear (waiting `next`) and runs each through `withClaim`
+ * (heartbeat while `fn` runs, then `done` with its result, or `block` with its error). A `done`
+ * claims the next item in the same request (`done` with `next`: one round trip per cycle while
+ * work is ready; a waiting `next` only when none was). An item whose `fn` throws, or whose `done`
+ * is refused (e.g. a result over `max_result`), is blocked with the reason and the loop goes on; a
+ * claim lost meanwhile is left to whoever holds it now. Ends when `signal` aborts or after `max`
+ * claims; an item claimed by the last `done` after that is handed back (`reopen`). Errors: those of `next`.
  */
 export async function work<T>(
   todos: TodosApi,
   fn: (item: TodoItem, ctx: ClaimContext) => Promise<T>,
   opts: ClaimLoopOptions & WithClaimOptions<T> = {},
 ): Promise<WorkSummary> {
-  const { heartbeatMs, result, blockNote, ...loop } = opts;
+  const { heartbeatMs, result, blockNote, signal, max, waitMs = 30_000, ...filters } = opts;
   const summary: WorkSummary = { done: 0, blocked: 0 };
-  for await (const item of claims(todos, loop)) {
+  const more = (n: number) => !signal?.aborted && (max === undefined || n < max);
+  let claimed = 0;
+  let ahead: TodoItem | undefined; // claimed by the last `done`
+  while (more(claimed)) {
+    let item = ahead;
+    ahead = undefined;
+    if (!item) {
+      const r = await todos.next({ ...filters, waitMs }, { signal }).catch((err: unknown) => {
+        if (signal?.aborted) return { claimed: false as const };
+        throw err;
+      });
+      if (!r.claimed || !r.item) continue;
+      item = r.item;
+    }
+    claimed++;
     try {
-      await runClaimed(todos, item, fn, { heartbeatMs, result, blockNote });
+      const out = await runClaimed(todos, item, fn, { heartbeatMs, result, blockNote }, () => (more(claimed) ? { ...filters, waitMs: 0 } : undefined));
       summary.done++;
+      if (out.next?.claimed && out.next.item) ahead = out.next.item;
     } catch (err) {
       if (err instanceof LeaseExpired || err instanceof Forbidden || err instanceof NotFound) continue; // the claim was lost
       summary.blocked++; // fn threw, or done was refused: the item is blocked with the reason; go on
     }
   }
+  // Stopped between the `done` that claimed an item and its work: hand it back at once.
+  if (ahead) await todos.reopen(ahead.id).catch(() => undefined);
   return summary;
 }

@@ -90,7 +90,11 @@ export function normalizeNextFilters(input: NextFilters): NextFilters {
  * 404 scope_not_found, 422 invalid_next_filter.
  */
 export async function claimNext(ctx: Ctx, input: NextInput = {}): Promise<{ claimed: boolean; item?: TodoItem }> {
-  const target = await nextTarget(ctx, input);
+  return claimNextChecked(ctx, await nextTarget(ctx, input));
+}
+
+/** {@link claimNext} of a `next` already checked (`nextTarget`). */
+export async function claimNextChecked(ctx: Ctx, target: NextTarget): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
   const r = await claimNextIn(ctx, target);
   if (!r.claimed) await refuseStoppedSession(ctx.sql, target.actor);
   return r;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../config.js';
@@ -8,7 +8,7 @@ import { fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
 import { addTodo } from './todos.add.js';
 import { assignTodo, editTodo, removeTodo } from './todos.edit.js';
-import { claimNext, claimTodo } from './todos.claim.js';
+import { claimNextChecked, claimTodo, nextTarget, type NextInput, type NextTarget } from './todos.claim.js';
 import { dependencyResults } from './todos.dependencies.js';
 import { getTodo, listTodos, readiness } from './todos.read.js';
 import { heartbeatTodo, transitionTodo } from './todos.transitions.js';
@@ -24,6 +24,7 @@ import {
   EditTodoBody,
   IdParams,
   IfMatchHeaders,
+  DoneResult,
   ItemEnvelope,
   ListTodosQuery,
   NextBody,
@@ -31,7 +32,7 @@ import {
   TodoList,
 } from './todos.schemas.js';
 import type { TodoItem } from './todos.view.js';
-import { Waiters, waitForNext } from './todos.wait.js';
+import { Waiters, waitForNextIn } from './todos.wait.js';
 import { answerWroteNothing } from '../idempotency/idempotency.plugin.js';
 
 /** `If-Match: "7"` / `7` / `W/"7"` → 7; `*` or absent → undefined. */
@@ -310,25 +311,30 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     },
     async (req, reply) => {
       const { waitMs = 0, ...input } = req.body ?? {};
-      let r: { claimed: boolean };
-      if (waitMs <= 0) r = await claimNext(ctx(req), input);
-      else {
-        const gone = new AbortController();
-        reply.raw.once('close', () => gone.abort());
-        // A waiting session is alive: it counts as seen while it waits (heartbeat intervals).
-        const seen = req.principal.kind === 'session' ? setInterval(() => deps.seen?.(req.principal.id), 1000) : undefined;
-        try {
-          r = await waitForNext(ctx(req), { hub: deps.hub, waiters }, input, waitMs, gone.signal);
-        } finally {
-          clearInterval(seen);
-        }
-        if (req.principal.kind === 'session') deps.seen?.(req.principal.id);
-      }
+      const r = await claimFor(req, reply, await nextTarget(ctx(req), input), waitMs);
       // Nothing claimed is nothing done: a retry with the same Idempotency-Key runs again.
       if (!r.claimed) answerWroteNothing(req);
       return r;
     },
   );
+
+  /**
+   * One checked `next` for the request: at once, or held up to `waitMs` (the client closing its
+   * connection ends the wait; a waiting session counts as seen). Shared by `next` and `done` with `next`.
+   */
+  async function claimFor(req: FastifyRequest, reply: FastifyReply, target: NextTarget, waitMs: number) {
+    if (waitMs <= 0) return claimNextChecked(ctx(req), target);
+    const gone = new AbortController();
+    reply.raw.once('close', () => gone.abort());
+    // A waiting session is alive: it counts as seen while it waits (heartbeat intervals).
+    const seen = req.principal.kind === 'session' ? setInterval(() => deps.seen?.(req.principal.id), 1000) : undefined;
+    try {
+      return await waitForNextIn(ctx(req), { hub: deps.hub, waiters }, target, waitMs, gone.signal);
+    } finally {
+      clearInterval(seen);
+      if (req.principal.kind === 'session') deps.seen?.(req.principal.id);
+    }
+  }
 
   const transitions = [
     [
@@ -336,7 +342,9 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
       'done',
       'Complete a claimed or blocked item',
       'From in-progress or blocked; cascades to dependents in the same transaction. An optional `result` (a string or any JSON value, ' +
-        '≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`).',
+        '≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`). ' +
+        'With `next` (what `POST /v1/todos/next` takes), the same request then claims the next item, one round trip per claim cycle: ' +
+        'exactly a `done` followed by a `next` of the same session, the answer carrying `next`.',
     ],
     ['block', 'blocked', 'Block a claimed item', 'From in-progress; an optional note replaces the note.'],
     [
@@ -357,21 +365,37 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           params: IdParams,
           body: (to === 'blocked' ? z.strictObject({ note: z.string().max(16384).optional() }) : to === 'done' ? DoneTodoBody : z.strictObject({})).nullish(),
           response: {
-            200: ItemEnvelope,
+            200: to === 'done' ? DoneResult : ItemEnvelope,
             ...problemResponses(
               ...itemErrors,
               'invalid_transition',
               'lease_expired',
               'note_too_long',
               'managed_by_graph',
-              ...(to === 'done' ? (['result_too_large'] as const) : []),
+              ...(to === 'done'
+                ? ([
+                    'result_too_large',
+                    'claim_requires_session',
+                    'no_session_context',
+                    'invalid_scope',
+                    'forbidden',
+                    'scope_not_found',
+                    'invalid_next_filter',
+                  ] as const)
+                : []),
             ),
           },
         },
       },
       async (req, reply) => {
-        const body = req.body as { note?: string; result?: unknown } | undefined | null;
-        return withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, body?.note, body?.result));
+        const body = req.body as { note?: string; result?: unknown; next?: NextInput & { waitMs?: number } } | undefined | null;
+        if (!body?.next) return withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, body?.note, body?.result));
+        // `done` then `next` (one round trip per claim cycle): the `next` is checked first, so a
+        // bad one refuses the request before anything is completed.
+        const { waitMs = 0, ...input } = body.next;
+        const target = await nextTarget(ctx(req), input);
+        const done = withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, undefined, body.result));
+        return { ...done, next: await claimFor(req, reply, target, waitMs) };
       },
     );
   }

@@ -191,8 +191,23 @@ export const DoneTodoBody = z
         'What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. ' +
           'At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large',
       ),
+    next: NextBody.optional().describe(
+      'Claim the next item in the same request, after the completion: what `POST /v1/todos/next` takes (`{}` for the caller’s scope without filters; ' +
+        '`waitMs` allowed). Means exactly a `done` followed by a `next` of the same session; the `next` is checked before the `done`, so an invalid one ' +
+        'refuses the whole request and completes nothing. The answer then carries `next`.',
+    ),
   })
   .meta({ id: 'DoneTodo' });
+
+/** The answer of `POST /v1/todos/{id}/done`: the completed item, and with a `next` in the request, what it claimed. */
+export const DoneResult = compiledResponse(
+  z
+    .object({
+      item: TodoItem,
+      next: ClaimResult.optional().describe('Present when the request asked for `next`: the claim made after the completion'),
+    })
+    .meta({ id: 'DoneResult' }),
+);
 
 /** One dependency as `GET /v1/todos/{id}/dependencies` reads it. */
 export const DependencyResult = z

@@ -30,7 +30,7 @@ import type { EventHub, Subscriber } from '../events/events.hub.js';
 import type { Sql } from '../db/client.js';
 import { headCursor, streamKey, topicOf, type EventRow } from '../events/events.repo.js';
 import type { TeamScope } from '../scopes/scopes.js';
-import { claimNextIn, nextTarget, refuseStoppedSession, type NextInput } from './todos.claim.js';
+import { claimNextIn, nextTarget, refuseStoppedSession, type NextInput, type NextTarget } from './todos.claim.js';
 import { transitionTodo } from './todos.transitions.js';
 import type { Ctx } from './todos.context.js';
 import { isContractScope, type TodoItem } from './todos.view.js';
@@ -188,7 +188,17 @@ export async function waitForNext(
   waitMs: number,
   gone: AbortSignal,
 ): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
-  const target = await nextTarget(ctx, input);
+  return waitForNextIn(ctx, deps, await nextTarget(ctx, input), waitMs, gone);
+}
+
+/** {@link waitForNext} of a `next` already checked (`nextTarget`): a `done` with `next` checks it before it completes. */
+export async function waitForNextIn(
+  ctx: Ctx,
+  deps: { hub: EventHub; waiters: Waiters },
+  target: NextTarget,
+  waitMs: number,
+  gone: AbortSignal,
+): Promise<{ claimed: boolean; item?: TodoItem; reason?: string }> {
   const w = new Waiter();
   const end = () => w.end();
   const timer = setTimeout(end, waitMs);

@@ -33,6 +33,23 @@ describe('coord todo next with priorities, filters and a wait', () => {
     expect([got.code, JSON.parse(got.stdout).item.title]).toEqual([0, 'write docs']);
   });
 
+  it('should finish and claim the next in one call with todo done --next, exit 3 when nothing came', async () => {
+    const root = await t.session();
+    const agent = await t.session({ parentId: root.id, by: root.client });
+    const asRoot = { COORD_URL: t.base, COORD_TOKEN: root.token };
+    const asAgent = { COORD_URL: t.base, COORD_TOKEN: agent.token };
+    await runInProcess(['todo', 'add', 'one', '--tag', 'x'], asRoot);
+    await runInProcess(['todo', 'add', 'two', '--tag', 'x'], asRoot);
+    const one = JSON.parse((await runInProcess(['todo', 'next'], asAgent)).stdout).item;
+    const both = await runInProcess(['todo', 'done', one.id, '--result', 'ok', '--next', '--tag', 'x'], asAgent);
+    const body = JSON.parse(both.stdout);
+    expect([both.code, body.item.status, body.item.result, body.next.claimed, body.next.item.title]).toEqual([0, 'done', 'ok', true, 'two']);
+    const human = await runInProcess(['--human', 'todo', 'done', body.next.item.id, '--next', '--wait', '100ms'], asAgent);
+    expect(human.code).toBe(3);
+    expect(human.stdout).toContain(`Done ${body.next.item.id}: two`);
+    expect(human.stdout).toContain('No eligible items in scope.');
+  });
+
   it('should refuse a wait over 60s and a non-integer priority as usage errors', async () => {
     const env = { COORD_URL: 'http://127.0.0.1:9', COORD_TOKEN: 't' };
     const wait = await runInProcess(['todo', 'next', '--wait', '2m'], env);

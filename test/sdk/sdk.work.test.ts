@@ -142,6 +142,31 @@ describe('todos.work and todos.claims', () => {
     expect(byTitle.huge.note).toMatch(/could not complete/);
   });
 
+  it('should complete and claim in one request per cycle (done with next), and hand back a claim it stops on', async () => {
+    const { root } = await team(0);
+    const worker = await root.client.sessions.create({ name: 'counted' });
+    const calls: string[] = [];
+    const counted = createClient({
+      baseUrl: t.base,
+      token: worker.token,
+      fetch: (input, init) => {
+        const req = input instanceof Request ? input : new Request(input, init);
+        calls.push(`${req.method} ${new URL(req.url).pathname.replace(/td-[0-9a-f]+/, '{id}')}`);
+        return fetch(req);
+      },
+    });
+    for (let i = 0; i < 5; i++) await root.client.todos.add({ title: `job ${i}` });
+    const summary = await counted.todos.work(async (item) => item.title, { max: 4, waitMs: 200 });
+    expect(summary).toEqual({ done: 4, blocked: 0 });
+    // One waiting next to start, then each done claims the next: no next between cycles.
+    expect(calls.filter((c) => c === 'POST /v1/todos/next')).toHaveLength(1);
+    expect(calls.filter((c) => c === 'POST /v1/todos/{id}/done')).toHaveLength(4);
+    const left = (await root.client.todos.listAll()).filter((i) => i.status !== 'done');
+    expect(left.map((i) => [i.title, i.status])).toEqual([['job 4', 'todo']]);
+    const both = await counted.todos.done((await counted.todos.claim(left[0].id)).id, { result: 'last', next: {} });
+    expect([both.item.status, both.item.result, both.next]).toEqual(['done', 'last', { claimed: false }]);
+  });
+
   it('should stream claims with the next filters and stop after max', async () => {
     const {
       root,

@@ -2057,7 +2057,7 @@ export interface paths {
         put?: never;
         /**
          * Complete a claimed or blocked item
-         * @description From in-progress or blocked; cascades to dependents in the same transaction. An optional `result` (a string or any JSON value, ≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`).
+         * @description From in-progress or blocked; cascades to dependents in the same transaction. An optional `result` (a string or any JSON value, ≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`). With `next` (what `POST /v1/todos/next` takes), the same request then claims the next item, one round trip per claim cycle: exactly a `done` followed by a `next` of the same session, the answer carrying `next`.
          */
         post: {
             parameters: {
@@ -2083,12 +2083,10 @@ export interface paths {
                         [name: string]: unknown;
                     };
                     content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
+                        "application/json": components["schemas"]["DoneResult"];
                     };
                 };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
+                /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -2106,7 +2104,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: forbidden */
+                /** @description Problem codes: claim_requires_session, forbidden */
                 403: {
                     headers: {
                         [name: string]: unknown;
@@ -2115,7 +2113,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: todo_not_found */
+                /** @description Problem codes: scope_not_found, todo_not_found */
                 404: {
                     headers: {
                         [name: string]: unknown;
@@ -2133,7 +2131,7 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
-                /** @description Problem codes: note_too_long, result_too_large */
+                /** @description Problem codes: invalid_next_filter, note_too_long, result_too_large */
                 422: {
                     headers: {
                         [name: string]: unknown;
@@ -8494,13 +8492,27 @@ export interface components {
             /** @description Every dependency, in sorted id order */
             dependencies: components["schemas"]["DependencyResultInput"][];
         };
+        DoneResult: {
+            item: components["schemas"]["TodoItem"];
+            /** @description Present when the request asked for `next`: the claim made after the completion */
+            next?: components["schemas"]["ClaimResult"];
+        };
+        DoneResultInput: {
+            item: components["schemas"]["TodoItemInput"];
+            /** @description Present when the request asked for `next`: the claim made after the completion */
+            next?: components["schemas"]["ClaimResultInput"];
+        };
         DoneTodo: {
             /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
             result?: unknown;
+            /** @description Claim the next item in the same request, after the completion: what `POST /v1/todos/next` takes (`{}` for the caller’s scope without filters; `waitMs` allowed). Means exactly a `done` followed by a `next` of the same session; the `next` is checked before the `done`, so an invalid one refuses the whole request and completes nothing. The answer then carries `next`. */
+            next?: components["schemas"]["NextRequest"];
         };
         DoneTodoInput: {
             /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
             result?: unknown;
+            /** @description Claim the next item in the same request, after the completion: what `POST /v1/todos/next` takes (`{}` for the caller’s scope without filters; `waitMs` allowed). Means exactly a `done` followed by a `next` of the same session; the `next` is checked before the `done`, so an invalid one refuses the whole request and completes nothing. The answer then carries `next`. */
+            next?: components["schemas"]["NextRequestInput"];
         };
         EditTodo: {
             title?: string;
