@@ -43,7 +43,7 @@ import type { BenchPostgres } from './lib/pg.js';
 import { round, summarize, type Summary } from './lib/stats.js';
 
 export const CONTENDERS = ['coord-http', 'raw-sql', 'pg-boss', 'graphile-worker'] as const;
-export const DIAGNOSTICS = ['coord-http-no-group-commit', 'coord-inproc', 'raw-sql-no-events'] as const;
+export const DIAGNOSTICS = ['coord-http-two-trips', 'coord-http-no-group-commit', 'coord-inproc', 'raw-sql-no-events'] as const;
 /** Coord over HTTP served by a second server from another checkout (`--compare`), same database. */
 export const COMPARE = 'coord-http-compare' as const;
 export type Contender = (typeof CONTENDERS)[number] | (typeof DIAGNOSTICS)[number] | typeof COMPARE;
@@ -167,6 +167,7 @@ export class ClaimBench {
     if (n > this.agents.length) throw new Error(`at most ${this.agents.length} agents`);
     switch (contender) {
       case 'coord-http':
+      case 'coord-http-two-trips':
       case 'coord-http-compare':
       case 'coord-http-no-group-commit':
       case 'coord-inproc':
@@ -207,13 +208,21 @@ export class ClaimBench {
   private async runCoordFamily(contender: Contender, n: number, backlog: number, capMs: number, replicaBases?: string[]): Promise<ClaimRun> {
     const agents = this.agents.slice(0, n);
     let claim: (a: Agent) => Promise<string | undefined>;
-    let complete: (a: Agent, id: string) => Promise<void>;
+    let complete: (a: Agent, id: string) => Promise<Completed>;
     let cleanup = async () => {};
     let warm = async () => {};
-    if (contender === 'coord-http' || contender === 'coord-http-compare' || contender === 'coord-http-no-group-commit') {
-      const base = { 'coord-http': this.server.base, 'coord-http-compare': this.compare?.base, 'coord-http-no-group-commit': this.noGroupCommit?.base }[
-        contender
-      ];
+    if (
+      contender === 'coord-http' ||
+      contender === 'coord-http-two-trips' ||
+      contender === 'coord-http-compare' ||
+      contender === 'coord-http-no-group-commit'
+    ) {
+      const base = {
+        'coord-http': this.server.base,
+        'coord-http-two-trips': this.server.base,
+        'coord-http-compare': this.compare?.base,
+        'coord-http-no-group-commit': this.noGroupCommit?.base,
+      }[contender];
       if (!base) throw new Error(`${contender} needs its own server (--compare, or the breakdown section)`);
       const bases = replicaBases ?? [base];
       // One keep-alive pool per server; agent i talks to server i mod k for the whole run.
@@ -226,9 +235,20 @@ export class ClaimBench {
         const r = await call<{ claimed: boolean; item?: { id: string } }>(poolOf.get(a)!, 'POST', '/v1/todos/next', a.token, {});
         return r.body.claimed ? r.body.item!.id : undefined;
       };
+      // `coord-http` cycles as an agent should (the SDK's work loop): each `done` claims the next
+      // item in the same request. The others make two requests a cycle (`next`, then `done`), as
+      // a server of an earlier release must be driven (`--compare`).
+      const oneTrip = contender === 'coord-http';
       complete = async (a, id) => {
-        const r = await call<{ item: { status: string } }>(poolOf.get(a)!, 'POST', `/v1/todos/${id}/done`, a.token, {});
+        const r = await call<{ item: { status: string }; next?: { claimed: boolean; item?: { id: string } } }>(
+          poolOf.get(a)!,
+          'POST',
+          `/v1/todos/${id}/done`,
+          a.token,
+          oneTrip ? { next: {} } : {},
+        );
         if (r.body.item.status !== 'done') throw new Error(`done of ${id} answered status ${r.body.item.status}`);
+        if (oneTrip) return { next: r.body.next?.claimed ? r.body.next.item!.id : null };
       };
     } else if (contender === 'coord-inproc') {
       // Coord's own service functions and auth lookup (with the server's principal cache),
@@ -253,7 +273,8 @@ export class ClaimBench {
       const sql = postgres(this.coordUrl, { max: Math.min(n, POOL_MAX), onnotice: () => {}, connection: { application_name: 'bench-raw' } });
       cleanup = () => sql.end({ timeout: 2 });
       warm = () => openConnections(sql, Math.min(n, POOL_MAX));
-      claim = async (a) => (await rawClaim(sql, this.scope, a.id, events))[0]?.id;
+      const team = await teamColumn(sql);
+      claim = async (a) => (await rawClaim(sql, team, this.scope, a.id, events))[0]?.id;
       complete = async (a, id) => {
         const r = await rawComplete(sql, id, a.id, events);
         if (r.length !== 1) throw new Error(`raw completion of ${id} by ${a.id} matched ${r.length} rows`);
@@ -272,10 +293,11 @@ export class ClaimBench {
   }
 
   private async probePages(): Promise<number> {
+    const team = await teamColumn(this.coordSql);
     const [row] = await this.coordSql.unsafe(
       `explain (analyze, buffers, format json)
-       select id from todos where scope = $1 and status = 'todo' and owner is null and unfinished_deps = 0
-        order by position, id limit 1`,
+       select id from todos where ${team ? `team_id = '${team}' and` : ''} scope = $1 and status = 'todo' and owner is null and unfinished_deps = 0
+        order by priority desc, position, id limit 1`,
       [this.scope],
     );
     const plan = (row as Record<string, { Plan: Record<string, number> }[]>)['QUERY PLAN'][0].Plan;
@@ -485,10 +507,19 @@ async function openConnections(sql: postgres.Sql, count: number): Promise<void> 
  * Runs one loop per agent: claim → (record, refusing a second sighting) → complete, until the
  * claim comes back empty or `capMs` has passed. A claim seen twice throws at once.
  */
+/** What a completion answered: nothing more (the loop claims with `claim`), or the id it claimed next (null: none was left). */
+type Completed = undefined | void | { next: string | null };
+
+/**
+ * Every agent cycles claim → complete until nothing is left or `capMs` ran out. A completion that
+ * also claims (`done` with `next`) hands the loop its next item: that cycle has no separate claim,
+ * and its one request's time counts as both the `done` and the `next` latency (what the agent
+ * waits for its next item).
+ */
 async function agentLoops(
   agents: Agent[],
   claim: (a: Agent) => Promise<string | undefined>,
-  complete: (a: Agent, id: string) => Promise<void>,
+  complete: (a: Agent, id: string) => Promise<Completed>,
   capMs: number,
 ): Promise<LoopResult> {
   const seen = new Set<string>();
@@ -501,20 +532,27 @@ async function agentLoops(
   let tEnd = t0;
   await Promise.all(
     agents.map(async (a) => {
+      let chained: string | null | undefined; // claimed by the last completion
       while (!emptied && performance.now() < deadline) {
+        let id: string | undefined;
         const c0 = performance.now();
-        const id = await claim(a);
+        if (chained !== undefined) id = chained ?? undefined;
+        else {
+          id = await claim(a);
+          nextMs.push(performance.now() - c0);
+        }
         const c1 = performance.now();
         if (id === undefined) {
           emptied = true;
           break;
         }
-        nextMs.push(c1 - c0);
         if (seen.has(id)) throw new Error(`DOUBLE CLAIM: item ${id} was handed out twice`);
         seen.add(id);
-        await complete(a, id);
+        const done = await complete(a, id);
         const c2 = performance.now();
         doneMs.push(c2 - c1);
+        chained = done?.next;
+        if (chained !== undefined) nextMs.push(c2 - c1);
         cycles++;
         tEnd = c2;
       }
@@ -538,14 +576,27 @@ function result(contender: Contender, n: number, backlog: number, r: LoopResult,
   };
 }
 
-/** Coord's claim, one statement: pick with SKIP LOCKED on the ready index, guarded update, event row. */
-function rawClaim(sql: postgres.Sql, scope: string, self: string, events: boolean) {
+/**
+ * The default team's condition on `todos` when the schema has teams (this release), none on a
+ * schema from before them (`--server-root` of an older checkout).
+ */
+async function teamColumn(sql: postgres.Sql): Promise<string | null> {
+  const [c] = await sql`select 1 from information_schema.columns where table_name = 'todos' and column_name = 'team_id'`;
+  return c ? 'tm-default' : null;
+}
+
+/**
+ * Coord's claim, one statement: pick with SKIP LOCKED on the ready index in the claim order (team,
+ * scope, priority desc, position, id: the statement Coord runs, src/todos/todos.repo.ts), guarded
+ * update, event row.
+ */
+function rawClaim(sql: postgres.Sql, team: string | null, scope: string, self: string, events: boolean) {
   return sql<{ id: string }[]>`
     with pick as (
       select id from todos
-       where scope = ${scope} and status = 'todo' and owner is null and unfinished_deps = 0
+       where ${team ? sql`team_id = ${team} and` : sql``} scope = ${scope} and status = 'todo' and owner is null and unfinished_deps = 0
          and (assignee is null or assignee = ${self})
-       order by position, id
+       order by priority desc, position, id
        limit 1
        for update skip locked),
     c as (
@@ -570,7 +621,7 @@ function rawComplete(sql: postgres.Sql, id: string, self: string, events: boolea
   return sql<{ id: string }[]>`
     with u as (
       update todos t set status = 'done', revision = t.revision + 1, updated_at = now(), progress_at = null
-       where t.id = ${id} and t.owner = ${self} and t.status = any('{in-progress,blocked}'::text[])
+       where t.id = ${id} and t.owner is not distinct from ${self} and t.status = any('{in-progress,blocked}'::text[])
          and not (t.status = 'in-progress' and t.progress_at + make_interval(secs => ${LEASE_MS}::float8 / 1000) <= now())
       returning t.id, t.scope, t.owner, t.revision),
     d as (

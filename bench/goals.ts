@@ -1,5 +1,5 @@
 /**
- * The benchmark's five goals, each as one line of figures measured in the same run (printed first by
+ * The benchmark's goals, each as one line of figures measured in the same run (printed first by
  * `npm run bench` and written to the results). A goal is `met: null` when its section did not
  * run or has no target (goals 4 and 5 are figures to watch, not thresholds).
  */
@@ -11,7 +11,7 @@ import { STREAMS_GOALS, type StreamsResult } from './streams.js';
 import { round } from './lib/stats.js';
 
 export interface Goal {
-  /** 1–5, as bench/README.md numbers them. */
+  /** 1–6, as bench/README.md numbers them. */
   goal: number;
   name: string;
   /** What was measured, in words and numbers. */
@@ -91,4 +91,18 @@ export function graphGoal(graphs: GraphsResult | undefined): Goal {
   if (!graphs) return { ...base, figure: 'not run', met: null };
   const kinds = graphs.calls.map((c) => `${c.kind} (${c.what}) ${fmt(c.client.p50)} / ${fmt(c.client.p99)} ms`);
   return { ...base, figure: kinds.join('; '), met: null };
+}
+
+/**
+ * Goal 6: the claim cycle flat in the backlog. Coord over HTTP, cycles/s at the largest backlog
+ * over the smallest, at each of `ns` agents; met when every ratio is at least 0.9 (within 10 %).
+ * test/todos/claim-plan.test.ts guards the same property by the buffers the plans touch.
+ */
+export function flatBacklogGoal(claim: ClaimRun[], ns: number[], small: number, big: number): Goal {
+  const base = { goal: 6, name: `Flat in backlog, ${fmt(big)} against ${fmt(small)} ready items`, target: 'Coord (HTTP) cycles/s within 10 % at each N' };
+  const rate = (n: number, backlog: number) => claim.find((r) => r.contender === 'coord-http' && r.n === n && r.backlog === backlog)?.perSecond;
+  const ratios = ns.map((n) => ({ n, small: rate(n, small), big: rate(n, big) })).filter((r) => r.small !== undefined && r.big !== undefined);
+  if (!ratios.length || small === big) return { ...base, figure: 'not run', met: null };
+  const parts = ratios.map((r) => `N=${r.n} ${round(r.big! / r.small!, 2)}× (${fmt(r.big!)} vs ${fmt(r.small!)}/s)`);
+  return { ...base, figure: parts.join(', '), met: ratios.every((r) => r.big! / r.small! >= 0.9) };
 }

@@ -29,7 +29,7 @@ import { openDb } from '../src/db/client.js';
 import { migrateDatabase } from '../src/db/migrate.js';
 import { AUTH_FLOOD_HEAD, authFloodRows, authFloodRun, authFloodTitle, type AuthFloodResult } from './auth-flood.js';
 import { bulkBench, type BulkResult } from './bulk.js';
-import { bigScopeGoal, cpuGoal, graphGoal, scaleOutGoal, streamsGoal, type Goal } from './goals.js';
+import { bigScopeGoal, cpuGoal, flatBacklogGoal, graphGoal, scaleOutGoal, streamsGoal, type Goal } from './goals.js';
 import { COMPARE, CONTENDERS, ClaimBench, DIAGNOSTICS, type ClaimRun, type Contender } from './claim.js';
 import { eventsBench, type EventsResult } from './events.js';
 import { graphsBench, type GraphsResult } from './graphs.js';
@@ -243,6 +243,7 @@ async function main(): Promise<void> {
         if (only.has('breakdown')) {
           const diag: Contender[] = [
             'coord-http',
+            'coord-http-two-trips',
             ...(compareServer ? [COMPARE] : []),
             'coord-http-no-group-commit',
             'coord-inproc',
@@ -393,7 +394,14 @@ async function main(): Promise<void> {
         'this process: undici keep-alive pool (one socket per agent) for Coord; postgres.js for raw SQL; pg-boss 10.4.2; graphile-worker 0.16.6 (NO_LOG_SUCCESS=1)',
       setupNotMeasured: 'backlogs are inserted with SQL (Coord: the rows POST /v1/todos writes), then VACUUM ANALYZE and CHECKPOINT',
     },
-    goals: [cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)), streamsGoal(streams), bigScopeGoal(scale), graphGoal(graphs), scaleOutGoal(replicas)],
+    goals: [
+      cpuGoal(claim, BREAKDOWN_N, Math.max(...BACKLOGS)),
+      streamsGoal(streams),
+      bigScopeGoal(scale),
+      graphGoal(graphs),
+      scaleOutGoal(replicas),
+      flatBacklogGoal(claim, AGENTS, Math.min(...BACKLOGS), Math.max(...BACKLOGS)),
+    ],
     claim,
     ratios: ratios(claim),
     breakdown,
