@@ -14,6 +14,8 @@
  * last `done` within one `sweep_interval` (default 1 min) at worst, at once when someone reads the
  * status, and in the same transaction when a result publication is the last missing piece.
  */
+import type { z } from 'zod';
+import type { MemberStatus as MemberStatusSchema } from './scenarios.schemas.js';
 import type { Principal } from '../auth/principal.js';
 import { insertFirstToken, insertTokens } from '../tokens/tokens.repo.js';
 import type { Config } from '../config.js';
@@ -471,29 +473,8 @@ export async function listScenarios(
   return { scenarios, nextCursor: more ? encodeCursor([page[page.length - 1].name]) : null };
 }
 
-export interface MemberStatus {
-  name: string;
-  sessionId: string;
-  shared: boolean;
-  /** Has assigned items in the scope or a required result. */
-  tracked: boolean;
-  /** Items in the scope assigned to the member's session that are done. */
-  done: number;
-  /** Items in the scope assigned to the member's session (sub-items included). */
-  total: number;
-  /** `done/total`, or `—` for no tracked work (seed 000). */
-  progress: string;
-  requiresResult: boolean;
-  resultPublished: boolean;
-  complete: boolean;
-  /** WAITING ON: upstream members (its `dependsOn`) whose original seed is not done yet; empty once complete. */
-  waitingOn: string[];
-  /** The seed's JSON name for WAITING ON. */
-  blockedBy: string[];
-  seedId?: string;
-  /** The original seed's effective status (`blocked` while it waits on dependencies). */
-  seedStatus?: StoredStatus;
-}
+/** One member's line of a scenario's status (`ScenarioMemberStatus`). */
+export type MemberStatus = z.output<typeof MemberStatusSchema>;
 
 export interface ScenarioStatus {
   scenario: { id: string; name: string; scope: string; orchestratorId: string; completedAt?: string };

@@ -18,6 +18,8 @@
  * evidence, and its dependents read BLOCKED. `fail` is FAILED with the runner's error; siblings
  * are never touched. Either way the dispatch's session is stopped: its attempt is over.
  */
+import type { z } from 'zod';
+import type { FailBody } from './execution.schemas.js';
 import { noteTopics } from '../../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
@@ -46,16 +48,8 @@ export interface CompletionReport {
   summary?: string;
 }
 
-/** A runtime failure as the runner reports it. */
-export interface FailureReport {
-  attempt?: number;
-  code: string;
-  message: string;
-  stage?: string;
-  exitCode?: number | null;
-  signal?: string | null;
-  recoverable?: boolean;
-}
+/** A runtime failure as the runner reports it: the body of `…/fail` (`TaskGraphFailureReport`). */
+export type FailureReport = z.output<typeof FailBody>;
 
 /** 409 unless `row` is RUNNING in this attempt (a stale attempt or a finished one is refused). */
 function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undefined, stage: string, act: string): void {
