@@ -90,7 +90,7 @@ export function registerErrorHandler(app: FastifyInstance): void {
       return reply.status(413).send(problemBody('payload_too_large', err.message, 413));
     }
     if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-      return reply.status(415).send(problemBody('unsupported_media_type', err.message, 415));
+      return reply.status(415).send(problemBody('unsupported_media_type', `${err.message}: send the body as JSON with content-type: application/json`, 415));
     }
     if (code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err instanceof SyntaxError) {
       return reply.status(400).send(problemBody('malformed_json', err.message, 400));

@@ -117,7 +117,7 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
       if (r.code === 'node_id_taken') throw new DomainError('node_id_taken', r.message, { ids: r.ids });
       if (r.code === 'dependency_not_found') throw new DomainError('dependency_not_found', r.message, { ids: r.ids });
       if (r.code === 'dependency_cycle') throw new DomainError('dependency_cycle', r.message, { ids: r.ids });
-      fail('validation_failed', r.message);
+      fail('validation_failed', r.message, { errors: [{ path: 'body.outline', message: r.message }] });
     }
     for (const n of r.nodes) {
       for (const [what, v] of [
@@ -126,7 +126,10 @@ export async function expandTaskGraph(ctx: Ctx, id: string, outline: string | un
         ['repository', n.repository ?? undefined],
       ] as const) {
         const why = unstorable(v);
-        if (why) fail('validation_failed', `node "${n.nodeId}" ${what} contains ${why}`);
+        if (why)
+          fail('validation_failed', `node "${n.nodeId}" ${what} contains ${why}`, {
+            errors: [{ path: 'body.outline', message: `node "${n.nodeId}" ${what} contains ${why}` }],
+          });
       }
       if (bytes(n.title) > maxTitle)
         fail('title_too_long', `node "${n.nodeId}" title is ${bytes(n.title)} bytes; the limit is ${maxTitle} bytes`, { limit: maxTitle });

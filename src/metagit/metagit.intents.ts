@@ -52,7 +52,13 @@ export type IntentView = ReturnType<typeof toIntent>;
 export function checkIntent(input: IntentInput): { title: string; goal: string } {
   const title = input.title.trim();
   const goal = input.goal.trim();
-  if (!title || !goal) fail('validation_failed', 'title and goal must be non-empty');
+  if (!title || !goal) {
+    const errors = [
+      ...(title ? [] : [{ path: 'body.title', message: 'must not be empty' }]),
+      ...(goal ? [] : [{ path: 'body.goal', message: 'must not be empty' }]),
+    ];
+    fail('validation_failed', 'title and goal must be non-empty (after trimming)', { errors });
+  }
   return { title, goal };
 }
 

@@ -79,7 +79,7 @@ export async function completeNode(ctx: Ctx, id: string, nodeId: string) {
 export async function blockNode(ctx: Ctx, id: string, nodeId: string, reason: string) {
   const p = ctx.principal;
   const text = reason.trim();
-  if (!text) fail('validation_failed', 'reason is required');
+  if (!text) fail('validation_failed', 'reason is required', { errors: [{ path: 'body.reason', message: 'must not be empty' }] });
   if (bytes(text) > ctx.config.todo.maxNote)
     fail('note_too_long', `reason is ${bytes(text)} bytes; the limit is ${ctx.config.todo.maxNote} bytes`, { limit: ctx.config.todo.maxNote });
   return withTaskGraph(ctx, id, async (tx, g, nodes) => {

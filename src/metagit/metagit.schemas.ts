@@ -6,9 +6,11 @@
  */
 import { z } from 'zod';
 import { StoredText } from '../http/text.js';
+import { SLUG_ID } from './metagit.outline.js';
 
 export const Text = StoredText;
-export const Slug = z.string().regex(/^[\w.-]{1,128}$/, 'letters, digits, underscore, dot or hyphen; at most 128');
+/** A metagit id (graph, node, intent): the pattern of `SLUG_ID` (metagit.outline.ts), never `.` or `..`. */
+export const Slug = z.string().regex(SLUG_ID, 'letters, digits, underscore, dot or hyphen; at most 128; not only dots');
 
 export const IntentFields = {
   title: Text(500).describe('Trimmed; required'),

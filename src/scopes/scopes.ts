@@ -141,7 +141,7 @@ export async function resolveScope(db: Db, p: Principal, requested?: string): Pr
   }
   const i = requested.indexOf(':');
   if (i <= 0 || i === requested.length - 1) {
-    fail('invalid_scope', `scope "${requested}" is not of the form session:<id>, scenario:<name> or graph:<id>`);
+    fail('invalid_scope', `scope "${requested}" is not of the form session:<id>, scenario:<name>, graph:<id> or metagit:<id>`);
   }
   const kind = requested.slice(0, i);
   const name = requested.slice(i + 1);

@@ -49,10 +49,14 @@ export async function claimTodo(ctx: Ctx, id: string): Promise<TodoItem> {
   void row;
   const status = effectiveStatus(now.status, now.unfinished_deps, isFreeClaim(now));
   const owner = effectiveOwner(now);
-  throw new DomainError('already_claimed', `Item ${id} is not eligible to claim (status ${status}${owner ? `, owner ${owner}` : ''}).`, {
-    itemStatus: status,
-    ...(owner ? { owner } : {}),
-  });
+  throw new DomainError(
+    'already_claimed',
+    `Item ${id} is not eligible to claim (status ${status}${owner ? `, owner ${owner}` : ''}); take another ready item with next.`,
+    {
+      itemStatus: status,
+      ...(owner ? { owner } : {}),
+    },
+  );
 }
 
 /** What `next` takes (`POST /v1/todos/next`): the scope (default: the caller's) and the filters. */

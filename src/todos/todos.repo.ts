@@ -450,7 +450,7 @@ export async function cascade(db: Db, dependencyId: string, delta: 1 | -1): Prom
 export type TransitionTarget = 'done' | 'blocked' | 'todo';
 
 /** The stored states each transition starts from (seed 000's state machine; docs/seeds/todo-list.md). */
-const TRANSITION_FROM: Record<TransitionTarget, StoredStatus[]> = {
+export const TRANSITION_FROM: Readonly<Record<TransitionTarget, readonly StoredStatus[]>> = {
   done: ['in-progress', 'blocked'],
   blocked: ['in-progress'],
   todo: ['in-progress', 'done', 'blocked'],

@@ -4,7 +4,7 @@ import { DomainError, fail } from '../http/errors.js';
 import { batchedDone } from './todos.batch.js';
 import { backToTodoEvent, effectiveStatus, selectItems, toItem, type TodoItem, type TodoRow } from './todos.view.js';
 import { actorOf } from '../auth/actor.js';
-import { completeMany, heartbeatItem, transitionItem, type TransitionTarget } from './todos.repo.js';
+import { completeMany, heartbeatItem, transitionItem, type TransitionTarget, TRANSITION_FROM } from './todos.repo.js';
 import { me, lease, emitted, visibleRow, type Ctx } from './todos.context.js';
 import { checkResult, checkNote, assertNotGraphManaged } from './todos.checks.js';
 import { cascadeRows } from './todos.dependencies.js';
@@ -95,9 +95,13 @@ function refuseTransition(id: string, to: Target, self: string | null, r: TodoRo
     fail('forbidden', "only the owner, the scope's override authority, or the human may transition this item");
   }
   const hint = to === 'done' && r.status === 'todo' ? ` (claim it first: coord todo claim ${id})` : '';
-  throw new DomainError('invalid_transition', `todo "${id}" cannot move to "${to}" from its current state${hint}`, {
-    itemStatus: effectiveStatus(r.status, r.unfinished_deps),
-  });
+  throw new DomainError(
+    'invalid_transition',
+    `todo "${id}" cannot move to "${to}" from its current state (only from ${TRANSITION_FROM[to].join(', ')})${hint}`,
+    {
+      itemStatus: effectiveStatus(r.status, r.unfinished_deps),
+    },
+  );
 }
 
 /**

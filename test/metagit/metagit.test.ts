@@ -83,6 +83,19 @@ describe('the RFC’s acceptance', () => {
     expect([unknown.status, unknown.body.code, unknown.body.ids]).toEqual([422, 'dependency_not_found', ['ghost', 'phantom']]);
   });
 
+  it('refuses the ids . and .. (graph, intent) and says which field an empty outline, title or goal is', async () => {
+    for (const graphId of ['.', '..', '...']) {
+      const r = await agent.client.post('/v1/task-graphs', { graphId, title: 't', goal: 'g' });
+      expect([graphId, r.status, r.body.code]).toEqual([graphId, 400, 'validation_failed']);
+    }
+    const intent = await agent.client.post('/v1/intents', { intentId: '..', title: 't', goal: 'g' });
+    expect([intent.status, intent.body.code]).toEqual([400, 'validation_failed']);
+    const blank = await agent.client.post('/v1/intents', { title: ' ', goal: 'g' });
+    expect([blank.status, blank.body.errors]).toEqual([400, [{ path: 'body.title', message: 'must not be empty' }]]);
+    const empty = await expand(await graph(), '');
+    expect([empty.status, empty.body.errors?.[0]?.path]).toEqual([400, 'body.outline']);
+  });
+
   it('a node stores an ACL binding without calling git', async () => {
     const id = await graph();
     await expand(id, [{ title: 'Build API', project: 'demo', repository: 'service-a' }]);
