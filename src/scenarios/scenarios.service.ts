@@ -26,6 +26,8 @@ import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.view.js';
 import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
+import type { z } from 'zod';
+import type { MemberStatus as MemberStatusSchema } from './scenarios.schemas.js';
 import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
 import { actorOf, type Actor } from '../auth/actor.js';
 import { insertEdges, insertItems } from '../todos/todos.repo.js';
@@ -471,29 +473,8 @@ export async function listScenarios(
   return { scenarios, nextCursor: more ? encodeCursor([page[page.length - 1].name]) : null };
 }
 
-export interface MemberStatus {
-  name: string;
-  sessionId: string;
-  shared: boolean;
-  /** Has assigned items in the scope or a required result. */
-  tracked: boolean;
-  /** Items in the scope assigned to the member's session that are done. */
-  done: number;
-  /** Items in the scope assigned to the member's session (sub-items included). */
-  total: number;
-  /** `done/total`, or `—` for no tracked work (seed 000). */
-  progress: string;
-  requiresResult: boolean;
-  resultPublished: boolean;
-  complete: boolean;
-  /** WAITING ON: upstream members (its `dependsOn`) whose original seed is not done yet; empty once complete. */
-  waitingOn: string[];
-  /** The seed's JSON name for WAITING ON. */
-  blockedBy: string[];
-  seedId?: string;
-  /** The original seed's effective status (`blocked` while it waits on dependencies). */
-  seedStatus?: StoredStatus;
-}
+/** A member's status line: the type of the `MemberStatus` zod schema (scenarios.schemas.ts, OpenAPI `ScenarioMemberStatus`). */
+export type MemberStatus = z.output<typeof MemberStatusSchema>;
 
 export interface ScenarioStatus {
   scenario: { id: string; name: string; scope: string; orchestratorId: string; completedAt?: string };
