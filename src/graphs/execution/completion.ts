@@ -28,7 +28,9 @@ import { INTERRUPTED_CODE, isCommitId } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
 import type { GraphRow, SubtaskRow } from '../graphs.view.js';
 import { requireActor } from './authority.js';
+import type { FailBody } from './execution.schemas.js';
 import { refuse, withLockedGraph, type LockedGraph } from './locked.js';
+import type { z } from 'zod';
 import { actorOf } from '../../auth/actor.js';
 import { completeContractRow } from '../../todos/todos.repo.js';
 import { blockItems, touchProgress } from '../../todos/todos.repo.js';
@@ -46,16 +48,8 @@ export interface CompletionReport {
   summary?: string;
 }
 
-/** A runtime failure as the runner reports it. */
-export interface FailureReport {
-  attempt?: number;
-  code: string;
-  message: string;
-  stage?: string;
-  exitCode?: number | null;
-  signal?: string | null;
-  recoverable?: boolean;
-}
+/** A runtime failure as the runner reports it: the type of `FailBody` (execution.schemas.ts, OpenAPI `TaskGraphFailureReport`). */
+export type FailureReport = z.output<typeof FailBody>;
 
 /** 409 unless `row` is RUNNING in this attempt (a stale attempt or a finished one is refused). */
 function requireRunning(g: LockedGraph, row: SubtaskRow, attempt: number | undefined, stage: string, act: string): void {
