@@ -4,8 +4,9 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
-import { Actor, Event } from '../events/events.routes.js';
+import { Event } from '../events/events.routes.js';
 import { problemResponses } from '../http/problem.js';
+import { AuditQuerySchema } from './audit.schemas.js';
 import { listAudit } from './audit.service.js';
 
 export const AuditEntry = Event.extend({
@@ -22,25 +23,6 @@ export const AuditEntry = Event.extend({
       'The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id',
     ),
 }).meta({ id: 'AuditEntry', description: 'One stored change and who made it' });
-
-/** An ISO 8601 instant with an offset, handed on as UTC; years 1–9999 (what Postgres and JavaScript both hold). */
-const Instant = z.iso
-  .datetime({ offset: true })
-  .refine((s) => {
-    const year = new Date(s).getUTCFullYear();
-    return year >= 1 && year <= 9999;
-  }, 'out of range: use an instant between the years 1 and 9999')
-  .transform((s) => new Date(s).toISOString());
-
-/** `todo:<scope>` or one of the audit-only topics; anything else matches nothing, so it is refused. */
-const Topic = z
-  .string()
-  .min(6)
-  .max(600)
-  .regex(
-    /^(todo:.+|audit:(tokens|sessions|agents|teams|intents))$/,
-    'topic must be todo:<scope>, audit:tokens, audit:sessions, audit:agents, audit:teams or audit:intents',
-  );
 
 /** Registers the audit route. */
 export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Config }) {
@@ -59,19 +41,7 @@ export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
           'session-stopped), `audit:agents` (agent-registered) and `audit:teams` (team-created, operator-created) and `audit:intents` (intent-created). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, ' +
           '`since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). ' +
           'Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).',
-        querystring: z.strictObject({
-          actorKind: Actor.shape.kind.optional(),
-          actorId: z.string().min(1).max(200).optional().describe('A user or session id, or a system job (`sweep:lease`)'),
-          actorToken: z.string().min(1).max(100).optional().describe('A token name'),
-          subjectId: z.string().min(1).max(200).optional().describe('An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id'),
-          topic: Topic.optional().describe(
-            '`todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams`, `audit:intents`',
-          ),
-          since: Instant.optional().describe('ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive'),
-          until: Instant.optional().describe('ISO 8601 with offset; exclusive'),
-          limit: z.coerce.number().int().min(1).max(500).default(100),
-          cursor: z.string().max(200).optional().describe('`nextCursor` of the previous page'),
-        }),
+        querystring: AuditQuerySchema,
         response: {
           200: z.object({ entries: z.array(AuditEntry), nextCursor: z.string().nullable() }).meta({ id: 'AuditPage' }),
           ...problemResponses('validation_failed', 'forbidden', 'invalid_cursor'),

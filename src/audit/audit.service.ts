@@ -11,38 +11,23 @@
  * a row sorts after the first page's start. Retention is the event retention
  * (COORD_EVENT_RETENTION); events written before migrations/0016 have no actor (`actor: null`).
  */
-import type { Actor, ActorKind } from '../auth/actor.js';
+import type { Actor } from '../auth/actor.js';
 import type { Principal } from '../auth/principal.js';
 import type { Sql } from '../db/client.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { fail } from '../http/errors.js';
 import { EVENT_COLUMNS, HORIZON, toEventRow, type StoredEvent } from '../events/events.repo.js';
 import { canonicalScope } from '../scopes/scopes.js';
+import type { z } from 'zod';
+import type { AuditQuerySchema } from './audit.schemas.js';
 
-/** What `GET /v1/audit` filters by; every filter given must hold (AND). */
-export interface AuditQuery {
-  actorKind?: ActorKind;
-  /** A user or session id, or a system job's name (`sweep:lease`, …). */
-  actorId?: string;
-  /** The name of the token the actor used (`default`, `ci`, …). */
-  actorToken?: string;
-  /** The object changed: an item, subtask, scenario, graph, token or session id. */
-  subjectId?: string;
-  /**
-   * A topic: `todo:<scope>`, `audit:tokens`, `audit:sessions` or `audit:agents`. The scope is
-   * resolved as the event routes do (`todo:scenario:<name>` reads `todo:scenario:<id>`,
-   * `todo:session:<child>` its root's topic).
-   */
-  topic?: string;
-  /** From this instant (inclusive), ISO 8601. */
-  since?: string;
-  /** Before this instant (exclusive), ISO 8601. */
-  until?: string;
-  /** Page size, 1..500. */
-  limit: number;
-  /** From `nextCursor` of the previous page. */
-  cursor?: string;
-}
+/**
+ * What `GET /v1/audit` filters by; every filter given must hold (AND): the output of
+ * `AuditQuerySchema` (audit.schemas.ts; `since`/`until` arrive as UTC ISO 8601, `limit` defaulted).
+ * A `topic` scope is resolved as the event routes do (`todo:scenario:<name>` reads
+ * `todo:scenario:<id>`, `todo:session:<child>` its root's topic).
+ */
+export type AuditQuery = z.output<typeof AuditQuerySchema>;
 
 export interface AuditEntry {
   /** The event's sequence number (as `seq` in the event log). */

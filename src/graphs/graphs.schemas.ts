@@ -7,8 +7,8 @@
  */
 import { z } from 'zod';
 import { Problem } from '../http/problem.js';
-import { AGENT_ID_PATTERN, RESERVED_DEVICE_NAMES } from './contract/ids.js';
 import {
+  AgentIdSchema,
   IntentCoverageSchema,
   IntentMapV1Schema,
   NormalizedIntentMapSchema,
@@ -26,15 +26,9 @@ import {
 // ---------------------------------------------------------------------------------------------
 // Agents registry
 
-/** Agent id: the contract's format (`^[a-z][a-z0-9_-]{0,63}$`, not a Windows device name). */
-export const AgentId = z
-  .string()
-  .regex(AGENT_ID_PATTERN, 'an Agent id is 1–64 of [a-z0-9_-] starting with a lowercase letter')
-  .refine((id) => !RESERVED_DEVICE_NAMES.has(id), 'an Agent id cannot be a Windows device name (con, prn, aux, nul, com1–9, lpt1–9)');
-
 export const RegisterAgentBody = z
   .strictObject({
-    id: AgentId.describe('The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed'),
+    id: AgentIdSchema.describe('The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed'),
     adapter: z.string().trim().min(1).max(200).optional().describe('The Adapter this Agent runs through (a fact for Graph Preflight)'),
     command: z.string().trim().min(1).max(4096).optional().describe('The effective configured command (a fact for Graph Preflight)'),
   })

@@ -14,8 +14,6 @@
  * last `done` within one `sweep_interval` (default 1 min) at worst, at once when someone reads the
  * status, and in the same transaction when a result publication is the last missing piece.
  */
-import type { z } from 'zod';
-import type { MemberStatus as MemberStatusSchema } from './scenarios.schemas.js';
 import type { Principal } from '../auth/principal.js';
 import { insertFirstToken, insertTokens } from '../tokens/tokens.repo.js';
 import type { Config } from '../config.js';
@@ -28,6 +26,8 @@ import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.view.js';
 import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
+import type { z } from 'zod';
+import type { MemberStatus as MemberStatusSchema } from './scenarios.schemas.js';
 import { findScenarioId, scenarioAccess, scenarioNotFound, scenarioScope } from './scenarios.scope.js';
 import { actorOf, type Actor } from '../auth/actor.js';
 import { insertEdges, insertItems } from '../todos/todos.repo.js';
@@ -473,7 +473,7 @@ export async function listScenarios(
   return { scenarios, nextCursor: more ? encodeCursor([page[page.length - 1].name]) : null };
 }
 
-/** One member's line of a scenario's status (`ScenarioMemberStatus`). */
+/** A member's status line: the type of the `MemberStatus` zod schema (scenarios.schemas.ts, OpenAPI `ScenarioMemberStatus`). */
 export type MemberStatus = z.output<typeof MemberStatusSchema>;
 
 export interface ScenarioStatus {

@@ -15,10 +15,12 @@ import { DomainError, fail } from '../http/errors.js';
 import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { newId, newToken } from '../lib/ids.js';
 import { backToTodoEvent, eventPayload, selfManagedScopeSql } from '../todos/todos.view.js';
-import { holdingFor, type Holding } from './sessions.holding.js';
+import { holdingFor } from './sessions.holding.js';
 import { ALIVE_SQL, SILENT_SQL } from './sessions.liveness.js';
-import { progressFor, type Progress, type ScenarioProgress } from './sessions.progress.js';
+import { progressFor } from './sessions.progress.js';
+import type { Session } from './sessions.schemas.js';
 import { lockSubtree } from './sessions.subtree.js';
+import type { z } from 'zod';
 import { actorOf, type Actor } from '../auth/actor.js';
 import { releaseClaims } from '../todos/todos.repo.js';
 
@@ -28,41 +30,10 @@ import { releaseClaims } from '../todos/todos.repo.js';
  * delete or auto-stop took its subtree), `dispatch-ended` (a Task Graph dispatch's session, ended
  * by its graph).
  */
-export type StopReason = 'requested' | 'silent' | 'ancestor' | 'dispatch-ended';
+export type StopReason = NonNullable<SessionView['stopReason']>;
 
-export interface SessionView {
-  id: string;
-  name: string;
-  parentId?: string;
-  rootId: string;
-  /** The session's default scope: `session:<rootId>`. */
-  scope: string;
-  systemKind?: string;
-  /** The configured Agent this session acts as (Task Graph v1), when bound. */
-  agentId?: string;
-  /** A subtask session (created by a graph dispatch): its parent task and subtask ids. */
-  graphId?: string;
-  subtaskId?: string;
-  status: 'active' | 'stopped' | 'deleted';
-  createdBy: string;
-  createdAt: string;
-  stoppedAt?: string;
-  /** Why it stopped (absent while active, and on stops recorded before migration 0012). */
-  stopReason?: StopReason;
-  revision: number;
-  /** Last authenticated call, accurate to about a second (absent on sessions older than migration 0012). */
-  lastSeenAt?: string;
-  /** Auto-stop interval in ms, when set: silent longer than this, the sweep stops the session. */
-  heartbeatIntervalMs?: number;
-  /** Active and, with a heartbeat interval, seen within it (database clock; sessions.liveness.ts). */
-  alive: boolean;
-  /** Its in-progress items: the count and the longest-held few (sessions.holding.ts). */
-  holding?: Holding;
-  /** Wide list only: done/total of the session's own subtree scope (seed 000 "In gr list"). */
-  progress?: Progress;
-  /** Wide list only, orchestrators only: done/total over the scenarios it orchestrates. */
-  scenarioProgress?: ScenarioProgress;
-}
+/** What the session routes return: the type of the `Session` zod schema (sessions.schemas.ts). */
+export type SessionView = z.output<typeof Session>;
 
 interface SessionRow {
   id: string;

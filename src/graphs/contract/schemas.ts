@@ -14,16 +14,21 @@
  * `.meta({ id })` so OpenAPI gets stable names.
  */
 import { z } from 'zod';
-import { AGENT_ID_PATTERN, SUBTASK_ID_PATTERN, TASK_ID_PATTERN } from './ids.js';
+import { AGENT_ID_PATTERN, RESERVED_DEVICE_NAMES, SUBTASK_ID_PATTERN, TASK_ID_PATTERN } from './ids.js';
 
 const SubtaskIdSchema = z
   .string()
   .regex(SUBTASK_ID_PATTERN)
   .describe('Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed.');
 
-const AgentIdSchema = z
+/**
+ * Agent id, the one definition (the agents registry's body and every Agent a graph names): the
+ * contract's format, and not a Windows device name — the rule of `isAgentId` (ids.ts).
+ */
+export const AgentIdSchema = z
   .string()
-  .regex(AGENT_ID_PATTERN)
+  .regex(AGENT_ID_PATTERN, 'an Agent id is 1–64 of [a-z0-9_-] starting with a lowercase letter')
+  .refine((id) => !RESERVED_DEVICE_NAMES.has(id), 'an Agent id cannot be a Windows device name (con, prn, aux, nul, com1–9, lpt1–9)')
   .describe('Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name.');
 
 const TaskIdSchema = z.string().regex(TASK_ID_PATTERN).describe('Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-].');

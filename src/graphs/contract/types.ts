@@ -10,7 +10,7 @@
  * `JSON.stringify` and deep equality unchanged.
  */
 import type { z } from 'zod';
-import type { ScopePolicySchema, SubtaskStateSchema, TaskGraphStateSchema, TaskGraphV1Schema } from './schemas.js';
+import type { ScopePolicySchema, SubtaskStateSchema, TaskGraphFrontierSchema, TaskGraphStateSchema, TaskGraphV1Schema } from './schemas.js';
 
 /** Graph (parent) states (seed 002): the values of {@link TaskGraphStateSchema}. */
 export type TaskGraphState = z.output<typeof TaskGraphStateSchema>;
@@ -221,24 +221,12 @@ export interface DerivedSubtaskState {
   dependencies: DependencyState[];
 }
 
-export interface TaskGraphFrontier {
-  ready: string[];
-  waiting: string[];
-  blocked: string[];
-  running: string[];
-  succeeded: string[];
-  failed: string[];
-  stopped: string[];
-  /** The first `availableSlots` ids of `ready`. */
-  eligible: string[];
-  /** The rest of `ready`. */
-  capacityLimited: string[];
-  maxConcurrency: number;
-  runningCount: number;
-  availableSlots: number;
-  /** Subtask id → bounded (8 KiB) reason, or null. Keys in byte order. */
-  reasons: Record<string, string | null>;
-}
+/**
+ * The frontier (every list in byte order; `eligible` the first `availableSlots` of `ready`,
+ * `capacityLimited` the rest; `reasons` subtask id → bounded reason or null): the type of
+ * {@link TaskGraphFrontierSchema}.
+ */
+export type TaskGraphFrontier = z.output<typeof TaskGraphFrontierSchema>;
 
 export interface FrontierInput {
   readonly maxConcurrency: number;

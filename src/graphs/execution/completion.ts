@@ -18,8 +18,6 @@
  * evidence, and its dependents read BLOCKED. `fail` is FAILED with the runner's error; siblings
  * are never touched. Either way the dispatch's session is stopped: its attempt is over.
  */
-import type { z } from 'zod';
-import type { FailBody } from './execution.schemas.js';
 import { noteTopics } from '../../db/doorbell.js';
 import { appendEvents, emitsFor, streamKey, topicOf } from '../../events/events.repo.js';
 import { markStopped } from '../../sessions/sessions.service.js';
@@ -30,7 +28,9 @@ import { INTERRUPTED_CODE, isCommitId } from '../contract/execution.js';
 import { boundReason } from '../contract/text.js';
 import type { GraphRow, SubtaskRow } from '../graphs.view.js';
 import { requireActor } from './authority.js';
+import type { FailBody } from './execution.schemas.js';
 import { refuse, withLockedGraph, type LockedGraph } from './locked.js';
+import type { z } from 'zod';
 import { actorOf } from '../../auth/actor.js';
 import { completeContractRow } from '../../todos/todos.repo.js';
 import { blockItems, touchProgress } from '../../todos/todos.repo.js';
@@ -48,7 +48,7 @@ export interface CompletionReport {
   summary?: string;
 }
 
-/** A runtime failure as the runner reports it: the body of `…/fail` (`TaskGraphFailureReport`). */
+/** A runtime failure as the runner reports it: the type of `FailBody` (execution.schemas.ts, OpenAPI `TaskGraphFailureReport`). */
 export type FailureReport = z.output<typeof FailBody>;
 
 /** 409 unless `row` is RUNNING in this attempt (a stale attempt or a finished one is refused). */

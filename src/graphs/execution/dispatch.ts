@@ -23,32 +23,15 @@ import { isCommitId, runtimeWorktree } from '../contract/execution.js';
 import { compareByteOrder } from '../contract/text.js';
 import { storedSubtasks } from '../graphs.view.js';
 import { requireClaimer, requireOwner } from './authority.js';
+import type { DispatchSchema } from './execution.schemas.js';
 import { refuse, withLockedGraph, type LockedGraph } from './locked.js';
+import type { z } from 'zod';
 
-/** Bounds of `sessionWaitMs` (the runner's observation window per selected subtask), in ms. */
-export const SESSION_WAIT_MAX_MS = 24 * 3_600_000;
-
-/** What the runner needs to execute one dispatched subtask. The session token is shown once. */
-export interface Dispatch {
-  parentTaskId: string;
-  subtaskId: string;
-  attempt: number;
-  implementer: string;
-  title: string | null;
-  spec: string;
-  dependsOn: string[];
-  /** The subtask's normalised write intent, or null when the graph has no Intent Map. */
-  writeIntent: string[] | null;
-  scopePolicy: 'observe' | 'warn' | 'strict' | null;
-  session: { id: string; token: string; agentId: string; parentId: string | null };
-  worktree: { path: string; branch: string; ref: string; baseCommit: string };
-  todoId: string;
-  leaseExpiresAt: string | null;
-  claimLeaseMs: number;
-  /** The runner's observation window for this subtask (`sessionWaitMs` of the run), or null. */
-  sessionWaitMs: number | null;
-  dispatchedBy: string;
-}
+/**
+ * What the runner needs to execute one dispatched subtask (the session token is shown once): the
+ * type of `DispatchSchema` (execution.schemas.ts, OpenAPI `TaskGraphDispatch`).
+ */
+export type Dispatch = z.output<typeof DispatchSchema>;
 
 /** The agents registry records of the graph's implementers (for the claim guard's agent facts). */
 async function registry(g: LockedGraph): Promise<AgentRegistryRecord[]> {

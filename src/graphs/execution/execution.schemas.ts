@@ -14,7 +14,9 @@ import {
   SubtaskStateSchema,
 } from '../contract/index.js';
 import { RecoveryEntrySchema, TaskGraphRecord } from '../graphs.schemas.js';
-import { SESSION_WAIT_MAX_MS } from './dispatch.js';
+
+/** Bounds of `sessionWaitMs` (the runner's observation window per selected subtask), in ms. */
+export const SESSION_WAIT_MAX_MS = 24 * 3_600_000;
 
 const Commit = z.string().max(64).describe('A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits');
 
