@@ -425,6 +425,7 @@ TABLE todos (
   CREATE INDEX todos_parent_idx ON public.todos USING btree (parent_id)
   CREATE UNIQUE INDEX todos_pkey ON public.todos USING btree (id)
   CREATE INDEX todos_team_ready_idx ON public.todos USING btree (team_id, scope, priority DESC, "position", id) WHERE ((status = 'todo'::text) AND (owner IS NULL) AND (unfinished_deps = 0))
+  CREATE INDEX todos_team_ready_position_idx ON public.todos USING btree (team_id, scope, "position", id) WHERE ((status = 'todo'::text) AND (owner IS NULL) AND (unfinished_deps = 0))
   CREATE INDEX todos_team_scope_position_idx ON public.todos USING btree (team_id, scope, "position", id)
   CREATE TRIGGER todos_claimed_at_insert BEFORE INSERT ON todos FOR EACH ROW WHEN (new.status = 'in-progress'::text) EXECUTE FUNCTION coord_todos_claimed_at()
   CREATE TRIGGER todos_claimed_at_update BEFORE UPDATE OF status, owner ON todos FOR EACH ROW WHEN (new.status IS DISTINCT FROM old.status OR new.owner IS DISTINCT FROM old.owner) EXECUTE FUNCTION coord_todos_claimed_at()

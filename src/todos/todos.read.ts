@@ -9,6 +9,7 @@ import {
   isFreeClaim,
   isReady,
   itemColumns,
+  readySql,
   toItem,
   type StoredStatus,
   type TodoItem,
@@ -72,13 +73,27 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
     : input.all
       ? sql`(t.scope, t.position, t.id) > (${after[0]}, ${after[1]}::int, ${after[2]})`
       : sql`(t.position, t.id) > (${after[0]}::int, ${after[1]})`;
-  const rows = await sql<TodoRow[]>`
-    select ${itemColumns(sql, lease(ctx))} from todos t
-     where ${scopeCond} and ${statusCond} and ${cursorCond}
+  const order = sql`${input.all ? sql`t.scope, ` : sql``}t.position, t.id`;
+  const where = (status: typeof statusCond) => sql`
+     where ${scopeCond} and ${status} and ${cursorCond}
        ${input.tag !== undefined ? sql`and ${input.tag} = any(t.tags)` : sql``}
        ${owner !== undefined ? sql`and t.owner = ${owner} and not ${free}` : sql``}
-       ${input.assignee !== undefined ? sql`and t.assignee = ${input.assignee}` : sql``}
-     order by ${input.all ? sql`t.scope, ` : sql``}t.position, t.id
+       ${input.assignee !== undefined ? sql`and t.assignee = ${input.assignee}` : sql``}`;
+  // `status=todo` is the ready items (the ready-by-position index, so a page never walks past a
+  // scope's done items) and the free claims (few: expired leases), each read in list order up to
+  // a page, then merged.
+  const rows =
+    input.status === 'todo'
+      ? await sql<TodoRow[]>`
+    select ${itemColumns(sql, lease(ctx))} from todos t
+     where t.id in ((select t.id from todos t ${where(readySql(sql))} order by ${order} limit ${limit + 1})
+                    union all
+                    (select t.id from todos t ${where(sql`${free} and t.unfinished_deps = 0`)} order by ${order} limit ${limit + 1}))
+     order by ${order}
+     limit ${limit + 1}`
+      : await sql<TodoRow[]>`
+    select ${itemColumns(sql, lease(ctx))} from todos t ${where(statusCond)}
+     order by ${order}
      limit ${limit + 1}`;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;

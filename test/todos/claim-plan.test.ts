@@ -9,6 +9,8 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { principalForToken } from '../../src/auth/principals.repo.js';
+import { listTodos } from '../../src/todos/todos.read.js';
 import { claimNextAlone, claimNextMany, completeMany, type NextRequest } from '../../src/todos/todos.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -144,5 +146,39 @@ describe('the claim cycle touches as many buffers at 20,000 ready items as at 1,
     for (const k of ['lone', 'pick', 'batch', 'done'] as const) {
       expect(flat(at1k[k], at20k[k]), `${k}: ${at1k[k]} buffers at 1,000 ready items, ${at20k[k]} at 20,000`).toBe(true);
     }
+  });
+});
+
+describe('the first page of status=todo reads as much behind 19,000 done items as behind 950', () => {
+  it('reads the ready-by-position index, not the done items before the ready ones', async () => {
+    const s = await t.session({ name: 'lister' });
+    const principal = (await principalForToken(t.sql, s.token))!;
+    const scope = `session:${s.id}`;
+    const [team] = await t.sql<{ id: string }[]>`select id from teams order by created_at limit 1`;
+    // `done` items first in position order, then ready ones: what a scope looks like after a while.
+    const fill = async (from: number, done: number, ready: number) => {
+      await t.sql`
+        insert into todos (id, team_id, scope, title, created_by, position, status, owner)
+        select 'td-' || lpad(to_hex(g + 1048576), 16, '0'), ${team.id}, ${scope}, 'item ' || g, 'bench', g,
+               case when g <= ${from + done} then 'done' else 'todo' end, case when g <= ${from + done} then ${s.id} end
+          from generate_series(${from + 1}::int, ${from + done + ready}::int) g`;
+      await t.sql`analyze todos`;
+    };
+    const page = async () => {
+      take();
+      const r = await listTodos({ sql: probe, config: t.config, principal }, { status: 'todo', limit: 50 });
+      const outer = take().at(-1)!.plan;
+      return { ids: r.items.map((i) => i.id), buffers: buffers(outer), indexes: indexes(outer) };
+    };
+    await fill(19_000, 950, 50);
+    await page();
+    const small = await page();
+    // 19,000 more done items before the same 50 ready ones.
+    await fill(0, 19_000, 0);
+    await page();
+    const big = await page();
+    expect(big.ids).toEqual(small.ids);
+    expect(big.indexes).toContain('todos_team_ready_position_idx');
+    expect(big.buffers, `${small.buffers} buffers behind 950 done items, ${big.buffers} behind 19,000`).toBeLessThanOrEqual(small.buffers * 1.5 + 8);
   });
 });

@@ -70,6 +70,11 @@ export const todos = pgTable(
     index('todos_team_ready_idx')
       .on(t.teamId, t.scope, t.priority.desc().nullsFirst(), t.position, t.id)
       .where(sql`${t.status} = 'todo' and ${t.owner} is null and ${t.unfinishedDeps} = 0`),
+    // The ready set in list order: the first page of `status=todo` reads only ready items, never
+    // the done ones before them (src/todos/todos.read.ts).
+    index('todos_team_ready_position_idx')
+      .on(t.teamId, t.scope, t.position, t.id)
+      .where(sql`${t.status} = 'todo' and ${t.owner} is null and ${t.unfinishedDeps} = 0`),
     index('todos_in_progress_idx').on(t.progressAt).where(sql`${t.status} = 'in-progress'`),
     index('todos_done_idx').on(t.updatedAt).where(sql`${t.status} = 'done'`),
     index('todos_owner_idx').on(t.owner).where(sql`${t.owner} is not null`),
