@@ -27,6 +27,8 @@ export async function dumpSchema(sql: Sql): Promise<string> {
     out.push(`TABLE ${name} (`);
     out.push(columns.map((c) => `  ${c.name} ${c.type}${c.notnull ? ' NOT NULL' : ''}${c.def !== null ? ` DEFAULT ${c.def}` : ''}`).join(',\n'));
     out.push(');');
+    const [opts] = await sql<{ reloptions: string[] | null }[]>`select reloptions from pg_class where oid = ${`public.${name}`}::regclass`;
+    if (opts?.reloptions?.length) out.push(`  WITH (${opts.reloptions.join(', ')})`);
     const constraints = await sql<{ name: string; def: string }[]>`
       select conname as name, pg_get_constraintdef(oid, true) as def from pg_constraint
        where conrelid = ${`public.${name}`}::regclass order by conname`;

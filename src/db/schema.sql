@@ -397,6 +397,7 @@ TABLE todos (
   result jsonb,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
+  WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=2000, autovacuum_vacuum_cost_delay=0)
   CONSTRAINT todos_created_at_not_null NOT NULL created_at
   CONSTRAINT todos_created_by_not_null NOT NULL created_by
   CONSTRAINT todos_id_not_null NOT NULL id
