@@ -35,8 +35,6 @@ export interface ApiTool {
   rename?: Record<string, string>;
   /** The body has the same schema as this tool's: described by reference, to keep the tool list small. */
   bodyLike?: string;
-  /** Body properties whose schema is that tool's input: described by reference (the server still checks them). */
-  propertyLike?: Record<string, string>;
   readOnly?: boolean;
 }
 
@@ -88,7 +86,6 @@ export const API_TOOLS: readonly ApiTool[] = [
     'POST',
     '/v1/todos/{id}/done',
     'Finish a claimed (or blocked) item; dependents become ready. Optional result (text or JSON) is handed on to them. Optional next (the input of todo_next) also claims your next item.',
-    { propertyLike: { next: 'todo_next' } },
   ),
   t('todo_block', 'todo', 'POST', '/v1/todos/{id}/block', 'Block a claimed item with an optional note.'),
   t('todo_reopen', 'todo', 'POST', '/v1/todos/{id}/reopen', 'Reopen an item (owner cleared).'),
@@ -346,8 +343,7 @@ export function bindTools(document: unknown, tools: readonly ApiTool[] = API_TOO
         body = 'flat';
         for (const [k, v] of Object.entries(schema.properties as Record<string, unknown>)) {
           if (k in properties) throw new Error(`MCP tool ${tool.name}: body property ${k} collides with a parameter`);
-          const like = tool.propertyLike?.[k];
-          properties[k] = like ? { type: 'object', description: `The same input as ${like}'s` } : v;
+          properties[k] = v;
         }
         for (const r of (schema.required as string[] | undefined) ?? []) required.push(r);
       } else {

@@ -335,6 +335,20 @@ With --next, the next item is claimed right after the completion, as \`coord tod
           }
         }
         const body = result === undefined ? {} : { result };
+        const nextOnly = (
+          [
+            ['--tag', o.tag],
+            ['--any-tag', o.anyTag],
+            ['--min-priority', o.minPriority],
+            ['--mine', o.mine],
+            ['--wait', o.wait],
+            ['--scope', o.scope],
+            ['--scenario', o.scenario],
+            ['--session', o.session],
+          ] as const
+        ).filter(([, v]) => v !== undefined);
+        if (!o.next && nextOnly.length)
+          throw new UsageError(`${nextOnly.map(([n]) => n).join(', ')} only apply with --next (claim the next item in the same request)`);
         if (!o.next) {
           const item = await ctx.client().todos.done(id, body);
           itemOut(ctx, item, `Done ${item.id}: ${item.title}`);

@@ -226,7 +226,9 @@ export class TodosApi {
    * what `next` takes (`{}`: your scope, no filters; `waitMs` allowed; `init.signal` ends a wait).
    * Means exactly a `done` followed by a `next`; an invalid `next` (e.g. `NotFound` for its scope)
    * refuses the whole call before anything is completed. Resolves `{item, next}` (`next` as `next`
-   * answers it). Errors: those of `done` and of `next`.
+   * answers it; `{claimed:false}` also when the claim could not be made after the completion).
+   * Aborting with `init.signal` while it waits throws `ConnectionFailed`, but the `done` has already
+   * committed: read the item to know. Errors: those of `done` and of `next`.
    */
   async done(id: string, opts: DoneTodoInput & { next: NextInput }, init?: { signal?: AbortSignal }): Promise<DoneResult>;
   async done(id: string, opts: DoneTodoInput = {}, init: { signal?: AbortSignal } = {}): Promise<TodoItem | DoneResult> {

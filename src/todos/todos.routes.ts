@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import type { EventHub } from '../events/events.hub.js';
-import { fail } from '../http/errors.js';
+import { DomainError, fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
 import { addTodo } from './todos.add.js';
 import { assignTodo, editTodo, removeTodo } from './todos.edit.js';
@@ -395,7 +395,13 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
         const { waitMs = 0, ...input } = body.next;
         const target = await nextTarget(ctx(req), input);
         const done = withEtag(reply, await transitionTodo(ctx(req), req.params.id, to, undefined, body.result));
-        return { ...done, next: await claimFor(req, reply, target, waitMs) };
+        // The completion has committed: the answer says so even when the claim then fails (the
+        // session stopped while it waited), as `next: {claimed:false}`; the next call says why.
+        const next = await claimFor(req, reply, target, waitMs).catch((err: unknown) => {
+          if (err instanceof DomainError) return { claimed: false };
+          throw err;
+        });
+        return { ...done, next };
       },
     );
   }

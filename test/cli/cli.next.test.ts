@@ -50,6 +50,16 @@ describe('coord todo next with priorities, filters and a wait', () => {
     expect(human.stdout).toContain('No eligible items in scope.');
   });
 
+  it('should refuse next options on todo done without --next as a usage error, completing nothing', async () => {
+    const s = await t.session();
+    const env = { COORD_URL: t.base, COORD_TOKEN: s.token };
+    const item = (await s.client.post('/v1/todos', { title: 'kept' })).body.item;
+    await s.client.post(`/v1/todos/${item.id}/claim`);
+    const r = await runInProcess(['todo', 'done', item.id, '--tag', 'x', '--wait', '1s'], env);
+    expect([r.code, r.stderr.includes('--tag, --wait only apply with --next')]).toEqual([2, true]);
+    expect((await s.client.get(`/v1/todos/${item.id}`)).body.item.status).toBe('in-progress');
+  });
+
   it('should refuse a wait over 60s and a non-integer priority as usage errors', async () => {
     const env = { COORD_URL: 'http://127.0.0.1:9', COORD_TOKEN: 't' };
     const wait = await runInProcess(['todo', 'next', '--wait', '2m'], env);

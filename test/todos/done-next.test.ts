@@ -80,6 +80,19 @@ describe('done with next', () => {
     expect([r.status, r.body.next.claimed, r.body.next.item?.id]).toEqual([200, true, later.id]);
   });
 
+  it('answers 200 with the completed item when its session stops during the wait: next {claimed:false}', async () => {
+    const root = await t.session();
+    const s = await t.session({ parentId: root.id, by: root.client });
+    const item = (await root.client.post('/v1/todos', { title: 'finished before the stop' })).body.item;
+    await s.client.post(`/v1/todos/${item.id}/claim`);
+    const pending = s.client.post(`/v1/todos/${item.id}/done`, { result: 'r', next: { waitMs: 10_000 } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await root.client.post(`/v1/sessions/${s.id}/stop`)).status).toBe(200);
+    const r = await pending;
+    expect([r.status, r.body.item.status, r.body.item.result, r.body.next]).toEqual([200, 'done', 'r', { claimed: false }]);
+    expect((await s.client.post('/v1/todos/next', {})).status).toBe(401);
+  });
+
   it('answers a retry with the same Idempotency-Key from its first answer', async () => {
     const s = await t.session();
     const a = (await s.client.post('/v1/todos', { title: 'a' })).body.item;
