@@ -89,7 +89,12 @@ describe('bad input', () => {
     const r = await t.admin.get('/v1/todos');
     expect(r.status).toBe(400);
     expect(r.body.code).toBe('no_session_context');
-    expect((await t.admin.get('/v1/todos?scope=nonsense')).body.code).toBe('invalid_scope');
+    const nonsense = await t.admin.get('/v1/todos?scope=nonsense');
+    expect(nonsense.body.code).toBe('invalid_scope');
+    expect(nonsense.body.detail).toContain('metagit:<id>');
+    const form = await t.admin.post('/v1/todos', 'title=x', { 'content-type': 'application/x-www-form-urlencoded' });
+    expect([form.status, form.body.code]).toEqual([415, 'unsupported_media_type']);
+    expect(form.body.detail).toContain('content-type: application/json');
     expect((await t.admin.get('/v1/todos?scope=session:s-unknown')).status).toBe(404);
   });
 });

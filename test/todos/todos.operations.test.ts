@@ -103,7 +103,22 @@ describe('transitions and authority (seed 000 state machine)', () => {
     const reopened = await a.client.post(`/v1/todos/${item.id}/reopen`);
     expect(reopened.body.item.status).toBe('todo');
     expect(reopened.body.item.owner).toBeUndefined();
-    expect((await a.client.post(`/v1/todos/${item.id}/reopen`)).body.code).toBe('invalid_transition');
+    const again = await a.client.post(`/v1/todos/${item.id}/reopen`);
+    expect(again.body.code).toBe('invalid_transition');
+    // The refusal names the states the move starts from, so the next step is plain.
+    expect(again.body.detail).toContain('only from in-progress, done, blocked');
+  });
+
+  it('tells the loser of a claim to take another ready item with next, and that next works', async () => {
+    const a = await t.session();
+    const b = await t.session({ parentId: a.id, by: a.client });
+    const item = (await a.client.post('/v1/todos', { title: 'contested' })).body.item;
+    const spare = (await a.client.post('/v1/todos', { title: 'spare' })).body.item;
+    await a.client.post(`/v1/todos/${item.id}/claim`);
+    const lost = await b.client.post(`/v1/todos/${item.id}/claim`);
+    expect([lost.status, lost.body.code]).toEqual([409, 'already_claimed']);
+    expect(lost.body.detail).toContain('take another ready item with next');
+    expect((await b.client.post('/v1/todos/next', {})).body.item.id).toBe(spare.id);
   });
 
   it('should refuse a claim by a user with claim_requires_session', async () => {
