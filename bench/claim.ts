@@ -83,6 +83,11 @@ export interface ClaimRun {
   cpu?: CpuPerCycle | null;
   /** `coord-http` only: Coord servers (replicas on the one database) the agents were spread over, round-robin; absent = 1. */
   replicas?: number;
+  /**
+   * {@link ClaimBench.runChurned} only: claim cycles completed in the scope just before the timed
+   * run (not measured), so the ready index carries what many claims leave behind; absent = none.
+   */
+  churned?: number;
 }
 
 interface Agent {
@@ -137,6 +142,36 @@ export class ClaimBench {
       )),
       replicas: count,
     };
+  }
+
+  /**
+   * The claim cycle after churn (flat in backlog, goal 6): `backlog + churn` ready items, of which
+   * `churn` are first claimed and completed over HTTP by every agent at once (two requests a
+   * cycle, not measured; autovacuum runs meanwhile as it would in service), then `coord-http` is
+   * timed with `n` agents on the `backlog` items left: the same run as a fresh `backlog`, after
+   * `churn` completed cycles in the scope. Verified exactly-once over both stages.
+   */
+  async runChurned(n: number, backlog: number, churn: number, capMs: number): Promise<ClaimRun> {
+    await this.setupCoordBacklog(backlog + churn);
+    const agents = this.agents;
+    const pool = openPool(this.server.base, agents.length);
+    let claimed = 0;
+    try {
+      await Promise.all(
+        agents.map(async (a) => {
+          while (claimed < churn) {
+            claimed++;
+            const r = await call<{ claimed: boolean; item?: { id: string } }>(pool, 'POST', '/v1/todos/next', a.token, {});
+            if (!r.body.claimed) throw new Error(`churn: next found nothing after ${claimed} claims of ${backlog + churn}`);
+            const d = await call<{ item: { status: string } }>(pool, 'POST', `/v1/todos/${r.body.item!.id}/done`, a.token, {});
+            if (d.body.item.status !== 'done') throw new Error(`churn: done of ${r.body.item!.id} answered ${d.body.item.status}`);
+          }
+        }),
+      );
+    } finally {
+      await pool.close();
+    }
+    return { ...(await this.runCoordFamily('coord-http', n, backlog, capMs, undefined, claimed)), churned: claimed };
   }
 
   /** Registers one root session and `maxAgents` agent sessions under it (their shared scope); prepares the queue databases. */
@@ -205,7 +240,8 @@ export class ClaimBench {
     await sql.unsafe('checkpoint');
   }
 
-  private async runCoordFamily(contender: Contender, n: number, backlog: number, capMs: number, replicaBases?: string[]): Promise<ClaimRun> {
+  /** `prior`: items already claimed and done in the scope before this run ({@link runChurned}), counted by the check. */
+  private async runCoordFamily(contender: Contender, n: number, backlog: number, capMs: number, replicaBases?: string[], prior = 0): Promise<ClaimRun> {
     const agents = this.agents.slice(0, n);
     let claim: (a: Agent) => Promise<string | undefined>;
     let complete: (a: Agent, id: string) => Promise<Completed>;
@@ -285,7 +321,7 @@ export class ClaimBench {
       const cpuEnd = startCpu(this.serverPids);
       const r = await agentLoops(agents, claim, complete, capMs);
       const cpu = cpuEnd(r.cycles);
-      const verified = await this.verifyCoord(contender, backlog, r, n);
+      const verified = await this.verifyCoord(contender, backlog, r, n, prior);
       return { ...result(contender, n, backlog, r, verified), probePages: await this.probePages(), cpu };
     } finally {
       await cleanup();
@@ -304,9 +340,11 @@ export class ClaimBench {
     return (plan['Shared Hit Blocks'] ?? 0) + (plan['Shared Read Blocks'] ?? 0);
   }
 
-  private async verifyCoord(contender: Contender, backlog: number, r: LoopResult, n: number): Promise<string> {
-    const { cycles, seen, held } = r;
-    const owners = this.agents.slice(0, n).map((a) => a.id);
+  private async verifyCoord(contender: Contender, backlog: number, r: LoopResult, n: number, prior = 0): Promise<string> {
+    const { seen, held } = r;
+    // `prior` items were done before this run by any agent: they count as done, the scope holds them too.
+    const cycles = r.cycles + prior;
+    const owners = (prior ? this.agents : this.agents.slice(0, n)).map((a) => a.id);
     const [c] = await this.coordSql<{ done3: number; untouched: number; held: number; total: number; claimed_ev: number; done_ev: number }[]>`
       select count(*) filter (where status = 'done' and revision = 3 and owner = any(${owners}::text[]))::int as done3,
              count(*) filter (where status = 'todo' and revision = 1 and owner is null)::int as untouched,
@@ -316,7 +354,8 @@ export class ClaimBench {
              (select count(*) from events where event = 'done')::int as done_ev
         from todos where scope = ${this.scope}`;
     const problems: string[] = [];
-    if (seen.size !== cycles + held) problems.push(`client saw ${seen.size} distinct items in ${cycles} cycles and ${held} claims held at the cap`);
+    if (seen.size !== r.cycles + held) problems.push(`client saw ${seen.size} distinct items in ${r.cycles} cycles and ${held} claims held at the cap`);
+    backlog += prior;
     if (c.total !== backlog) problems.push(`scope holds ${c.total} items, expected ${backlog}`);
     if (c.done3 !== cycles) problems.push(`${c.done3} items are done at revision 3, expected ${cycles}`);
     if (c.held !== held) problems.push(`${c.held} items are claimed and not done, expected ${held} (claimed by the last done before the cap)`);
@@ -325,7 +364,7 @@ export class ClaimBench {
     if (withEvents && (c.claimed_ev !== cycles + held || c.done_ev !== cycles))
       problems.push(`events: ${c.claimed_ev} claimed / ${c.done_ev} done, expected ${cycles + held} / ${cycles}`);
     if (problems.length) throw new Error(`EXACTLY-ONCE CHECK FAILED for ${contender} (n=${n}, backlog=${backlog}): ${problems.join('; ')}`);
-    return `${cycles} items claimed once each and done at revision 3${held ? `, ${held} claimed by the last done before the cap` : ''}; ${backlog - cycles - held} untouched${withEvents ? '; one claimed and one done event per cycle' : ''}`;
+    return `${cycles} items claimed once each and done at revision 3${prior ? ` (${prior} before the timed run)` : ''}${held ? `, ${held} claimed by the last done before the cap` : ''}; ${backlog - cycles - held} untouched${withEvents ? '; one claimed and one done event per cycle' : ''}`;
   }
 
   // ------------------------------------------------------------------------------------------

@@ -70,6 +70,8 @@ if (!Number.isFinite(capMs) || capMs < 1000) throw new Error(`--cap takes a numb
 const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
 const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
 const BREAKDOWN_N = 32;
+/** Completed cycles in the scope before goal 6's second timing (ClaimBench.runChurned). */
+const CHURN = quick ? 5000 : 20_000;
 /** Items of each scale-out run (goal 5: 1, 2 and 3 replicas at N = BREAKDOWN_N). */
 const REPLICA_BACKLOG = quick ? 5000 : 20_000;
 /** Items of the bulk section (one request, and as many single adds). */
@@ -152,6 +154,8 @@ interface Results {
   /** The goals (bench/goals.ts) measured by this run (a goal whose section did not run reads `not run`). */
   goals: Goal[];
   claim: ClaimRun[];
+  /** Goal 6's second half: `coord-http` at the largest backlog after as many completed cycles in the scope (ClaimBench.runChurned). */
+  churned: ClaimRun[];
   ratios: {
     backlog: number;
     n: number;
@@ -220,6 +224,7 @@ async function main(): Promise<void> {
   }
 
   const claim: ClaimRun[] = [];
+  const churned: ClaimRun[] = [];
   const breakdown: ClaimRun[] = [];
   const replicas: ClaimRun[] = [];
   if (only.has('claim') || only.has('breakdown') || only.has('replicas')) {
@@ -251,6 +256,18 @@ async function main(): Promise<void> {
             'raw-sql-no-events',
           ];
           for (const c of diag) await runOne(c, BREAKDOWN_N, backlog, breakdown);
+        }
+      }
+      if (only.has('claim')) {
+        // Goal 6 after churn: the largest backlog again, timed after CHURN completed cycles in the scope.
+        const backlog = Math.max(...BACKLOGS);
+        for (const n of [1, BREAKDOWN_N]) {
+          const r = await bench.runChurned(n, backlog, CHURN, capMs);
+          churned.push(r);
+          progress(
+            `claim coord-http after ${fmt(r.churned ?? 0)} cycles n=${String(n).padStart(2)} backlog=${String(backlog).padStart(5)}: ${fmt(r.perSecond).padStart(6)}/s` +
+              `${r.next ? `  next p50 ${fmt(r.next.p50)} ms p99 ${fmt(r.next.p99)} ms` : ''}  probe pages ${r.probePages ?? '–'}${r.emptied ? '' : `  (capped: ${r.cycles} of ${backlog})`}`,
+          );
         }
       }
       if (only.has('replicas')) {
@@ -400,9 +417,10 @@ async function main(): Promise<void> {
       bigScopeGoal(scale),
       graphGoal(graphs),
       scaleOutGoal(replicas),
-      flatBacklogGoal(claim, AGENTS, Math.min(...BACKLOGS), Math.max(...BACKLOGS)),
+      flatBacklogGoal(claim, churned, AGENTS, Math.min(...BACKLOGS), Math.max(...BACKLOGS)),
     ],
     claim,
+    churned,
     ratios: ratios(claim),
     breakdown,
     replicas,
@@ -539,29 +557,11 @@ function scaleRows(s: ScaleResult): (string | number)[][] {
   return [
     row('POST /v1/todos/next', s.small.next, s.big.next, 0),
     row('GET /v1/todos?limit=100', s.small.firstPage, s.big.firstPage, 1),
-    row('GET /v1/todos/{id}/readiness', s.small.readiness, s.big.readiness, 2),
-    exRow('markdown', 3),
-    exRow('json', 4),
-    [
-      'GET /v1/todos?status=todo&limit=100 (information)',
-      s.small.firstTodoPage.p50,
-      s.small.firstTodoPage.p99,
-      s.big.firstTodoPage.p50,
-      s.big.firstTodoPage.p99,
-      'p50 ms',
-      `${round(s.big.firstTodoPage.p50 / s.small.firstTodoPage.p50, 2)}×`,
-      '–',
-    ],
-    [
-      'GET /v1/scopes (counts; information)',
-      s.small.scopeCounts.p50,
-      s.small.scopeCounts.p99,
-      s.big.scopeCounts.p50,
-      s.big.scopeCounts.p99,
-      'p50 ms',
-      `${round(s.big.scopeCounts.p50 / s.small.scopeCounts.p50, 2)}×`,
-      '–',
-    ],
+    row('GET /v1/todos?status=todo&limit=100', s.small.firstTodoPage, s.big.firstTodoPage, 2),
+    row('GET /v1/todos/{id}/readiness', s.small.readiness, s.big.readiness, 3),
+    row('GET /v1/scopes (counts)', s.small.scopeCounts, s.big.scopeCounts, 4),
+    exRow('markdown', 5),
+    exRow('json', 6),
   ];
 }
 const GRAPHS_HEAD = ['call', 'size', 'n', 'p50 ms', 'p99 ms', 'max ms', 'server mean ms'];
@@ -592,6 +592,12 @@ function report(r: Results): void {
   out.push('', 'Goals', table(GOAL_HEAD, goalRows(r.goals)));
   if (r.claim.length) {
     out.push('', 'Claim cycle throughput (next → done until the backlog is empty; every run verified exactly-once)', table(CLAIM_HEAD, claimRows(r.claim)));
+    if (r.churned?.length)
+      out.push(
+        '',
+        `The same after churn: coord-http timed after ${fmt(r.churned[0].churned ?? 0)} completed cycles in the scope (goal 6)`,
+        table(CLAIM_HEAD, claimRows(r.churned)),
+      );
     out.push(
       '',
       'Ratios (Coord over HTTP throughput / other)',

@@ -265,6 +265,24 @@ TABLE scenarios (
   CREATE UNIQUE INDEX scenarios_pkey ON public.scenarios USING btree (id)
   CREATE UNIQUE INDEX scenarios_team_name_unique ON public.scenarios USING btree (team_id, name)
 
+TABLE scope_counts (
+  team_id text NOT NULL,
+  scope text NOT NULL,
+  total integer NOT NULL,
+  todo integer NOT NULL,
+  in_progress integer NOT NULL,
+  blocked integer NOT NULL,
+  done integer NOT NULL
+);
+  CONSTRAINT scope_counts_blocked_not_null NOT NULL blocked
+  CONSTRAINT scope_counts_done_not_null NOT NULL done
+  CONSTRAINT scope_counts_in_progress_not_null NOT NULL in_progress
+  CONSTRAINT scope_counts_scope_not_null NOT NULL scope
+  CONSTRAINT scope_counts_team_id_not_null NOT NULL team_id
+  CONSTRAINT scope_counts_todo_not_null NOT NULL todo
+  CONSTRAINT scope_counts_total_not_null NOT NULL total
+  CREATE INDEX scope_counts_scope_idx ON public.scope_counts USING btree (team_id, scope)
+
 TABLE scopes (
   scope text NOT NULL,
   last_position integer NOT NULL DEFAULT 0,
@@ -431,6 +449,10 @@ TABLE todos (
   CREATE TRIGGER todos_claimed_at_insert BEFORE INSERT ON todos FOR EACH ROW WHEN (new.status = 'in-progress'::text) EXECUTE FUNCTION coord_todos_claimed_at()
   CREATE TRIGGER todos_claimed_at_update BEFORE UPDATE OF status, owner ON todos FOR EACH ROW WHEN (new.status IS DISTINCT FROM old.status OR new.owner IS DISTINCT FROM old.owner) EXECUTE FUNCTION coord_todos_claimed_at()
   CREATE TRIGGER todos_clear_result BEFORE UPDATE ON todos FOR EACH ROW WHEN (new.status <> 'done'::text AND new.result IS NOT NULL) EXECUTE FUNCTION coord_todos_clear_result()
+  CREATE TRIGGER todos_scope_counts_delete AFTER DELETE ON todos REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION coord_scope_counts()
+  CREATE TRIGGER todos_scope_counts_insert AFTER INSERT ON todos REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION coord_scope_counts()
+  CREATE TRIGGER todos_scope_counts_truncate AFTER TRUNCATE ON todos FOR EACH STATEMENT EXECUTE FUNCTION coord_scope_counts()
+  CREATE TRIGGER todos_scope_counts_update AFTER UPDATE ON todos REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION coord_scope_counts()
 
 TABLE tokens (
   id text NOT NULL,
@@ -725,6 +747,40 @@ BEGIN
     FROM generate_series(1, n) q(ord) LEFT JOIN c ON c.ord = q.ord
    ORDER BY q.ord;
 END;
+$function$;
+
+CREATE OR REPLACE FUNCTION public.coord_scope_counts()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF TG_OP = 'INSERT' THEN
+    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done)
+    SELECT team_id, scope, count(*), count(*) FILTER (WHERE status = 'todo'), count(*) FILTER (WHERE status = 'in-progress'),
+           count(*) FILTER (WHERE status = 'blocked'), count(*) FILTER (WHERE status = 'done')
+      FROM new_rows GROUP BY team_id, scope;
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done)
+    SELECT team_id, scope, -count(*), -count(*) FILTER (WHERE status = 'todo'), -count(*) FILTER (WHERE status = 'in-progress'),
+           -count(*) FILTER (WHERE status = 'blocked'), -count(*) FILTER (WHERE status = 'done')
+      FROM old_rows GROUP BY team_id, scope;
+  ELSIF TG_OP = 'UPDATE' THEN
+    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done)
+    SELECT * FROM (
+      SELECT team_id, scope, sum(n)::int AS total, coalesce(sum(n) FILTER (WHERE status = 'todo'), 0)::int AS todo,
+             coalesce(sum(n) FILTER (WHERE status = 'in-progress'), 0)::int AS in_progress,
+             coalesce(sum(n) FILTER (WHERE status = 'blocked'), 0)::int AS blocked,
+             coalesce(sum(n) FILTER (WHERE status = 'done'), 0)::int AS done
+        FROM (SELECT team_id, scope, status, 1 AS n FROM new_rows
+              UNION ALL
+              SELECT team_id, scope, status, -1 FROM old_rows) d
+       GROUP BY team_id, scope) c
+     WHERE (c.total, c.todo, c.in_progress, c.blocked, c.done) <> (0, 0, 0, 0, 0);
+  ELSE -- TRUNCATE (todos_scope_counts_truncate): no rows, no counts
+    DELETE FROM scope_counts;
+  END IF;
+  RETURN NULL;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION public.coord_todos_claimed_at()

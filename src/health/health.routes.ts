@@ -13,11 +13,7 @@ const expectedMigrations = () => readdirSync(MIGRATIONS_DIR).filter((f) => f.end
 
 export const SweepHealth = z
   .object({
-    sweep: z
-      .enum(SWEEPS)
-      .describe(
-        'The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys',
-      ),
+    sweep: z.enum(SWEEPS).describe(`The sweep step, in run order: ${SWEEPS.join(', ')}`),
     lastSuccessAt: z.string().nullable().describe('Database time of its last success on any replica (ISO 8601); null until it first succeeded'),
     durationMs: z.number().nullable().describe('How long that success took, in ms'),
     changed: z

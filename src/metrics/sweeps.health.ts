@@ -26,6 +26,7 @@ export const SWEEPS = [
   'event-retention',
   'scenario-completion',
   'idempotency-keys',
+  'scope-counts',
 ] as const;
 export type SweepName = (typeof SWEEPS)[number];
 

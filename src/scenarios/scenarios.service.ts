@@ -25,6 +25,7 @@ import { decodeCursor, encodeCursor } from '../http/cursor.js';
 import { DomainError, fail } from '../http/errors.js';
 import { newId, newToken } from '../lib/ids.js';
 import { eventPayload, selectItems, type StoredStatus } from '../todos/todos.view.js';
+import { scopeCountsSql } from '../scopes/scopes.counts.js';
 import { checkMembers, NAME_PATTERN, type MemberInput } from './scenarios.plan.js';
 import type { z } from 'zod';
 import type { MemberStatus as MemberStatusSchema } from './scenarios.schemas.js';
@@ -436,9 +437,7 @@ export async function listScenarios(
                             or exists (select 1 from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id and t.assignee = m.session_id and t.status <> 'done'))))
              as complete
       from scenarios s
-      left join lateral (
-        select count(*)::int as total, (count(*) filter (where t.status = 'done'))::int as done
-          from todos t where t.team_id = s.team_id and t.scope = 'scenario:' || s.id) c on true
+      left join lateral ${scopeCountsSql(sql, sql`s.team_id`, sql`'scenario:' || s.id`)} c on true
      where s.team_id = ${p.teamId} and ${
        p.kind === 'user'
          ? sql`true`
@@ -511,7 +510,7 @@ export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promis
      where m.scenario_id = ${row.id}
      order by m.name`;
   const [totals] = await ctx.sql<{ total: number; done: number }[]>`
-    select count(*)::int as total, (count(*) filter (where status = 'done'))::int as done from todos where team_id = ${row.team_id} and scope = ${scope}`;
+    select c.total, c.done from ${scopeCountsSql(ctx.sql, row.team_id, scope)} c`;
   const seedStatus = new Map(members.map((m) => [m.name, m.seed_status]));
   const out: MemberStatus[] = members.map((m) => {
     const tracked = m.total > 0 || m.requires_result;

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import type { Principal } from '../auth/principal.js';
 import type { Db } from '../db/client.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
+import { scopeCountsSql } from './scopes.counts.js';
 import { accessToScope, defaultScope } from './scopes.js';
 
 /** One scope the caller may read, with its stored-status counts: the `ScopeSummary` of the HTTP API, defined once here. */
@@ -63,13 +64,7 @@ export async function listScopes(
              coalesce(c.total, 0) as total, coalesce(c.done, 0) as done, coalesce(c.in_progress, 0) as in_progress,
              coalesce(c.blocked, 0) as blocked, coalesce(c.todo, 0) as todo
         from ${p.kind === 'session' ? db`(select scope from scopes where team_id = ${p.teamId} union select ${own!}::text)` : db`(select scope from scopes where team_id = ${p.teamId})`} s
-        left join lateral (
-          select count(*)::int as total,
-                 (count(*) filter (where t.status = 'done'))::int as done,
-                 (count(*) filter (where t.status = 'in-progress'))::int as in_progress,
-                 (count(*) filter (where t.status = 'blocked'))::int as blocked,
-                 (count(*) filter (where t.status = 'todo'))::int as todo
-            from todos t where t.team_id = ${p.teamId} and t.scope = s.scope) c on true
+        left join lateral ${scopeCountsSql(db, p.teamId, db`s.scope`)} c on true
        where ${after !== null ? db`s.scope > ${after}` : db`true`}
          ${p.kind === 'session' ? db`and (s.scope = ${own!} or s.scope not like 'session:%')` : db``}
        order by s.scope

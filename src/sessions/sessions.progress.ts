@@ -6,6 +6,7 @@
  * a fleet does not count a scenario's items once per member.
  */
 import type { Db } from '../db/client.js';
+import { scopeCountsSql } from '../scopes/scopes.counts.js';
 
 export interface Progress {
   done: number;
@@ -32,12 +33,11 @@ export async function progressFor(
   const ids = sessions.map((s) => s.id);
   const [subtree, orchestrated] = await Promise.all([
     db<{ scope: string; done: number; total: number }[]>`
-      select scope, count(*)::int as total, (count(*) filter (where status = 'done'))::int as done
-        from todos where team_id = ${teamId} and scope = any(${scopes}::text[]) group by scope`,
+      select s.scope, c.total, c.done from unnest(${scopes}::text[]) s(scope)
+        cross join lateral ${scopeCountsSql(db, teamId, db`s.scope`)} c`,
     db<{ orchestrator_id: string; scenarios: number; done: number; total: number }[]>`
-      select s.orchestrator_id, count(distinct s.id)::int as scenarios, count(t.id)::int as total,
-             (count(t.id) filter (where t.status = 'done'))::int as done
-        from scenarios s left join todos t on t.team_id = s.team_id and t.scope = 'scenario:' || s.id
+      select s.orchestrator_id, count(*)::int as scenarios, sum(c.total)::int as total, sum(c.done)::int as done
+        from scenarios s cross join lateral ${scopeCountsSql(db, db`s.team_id`, db`'scenario:' || s.id`)} c
        where s.team_id = ${teamId} and s.orchestrator_id = any(${ids}::text[])
        group by s.orchestrator_id`,
   ]);

@@ -23,6 +23,7 @@ import { purgeExpiredKeys } from '../idempotency/idempotency.repo.js';
 import { notifySweepObservers, recordSweepSteps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 import { systemActor } from '../auth/actor.js';
 import { deleteRetired, releaseClaims } from '../todos/todos.repo.js';
+import { foldScopeCounts } from '../scopes/scopes.counts.js';
 
 export { observeSweeps, SWEEPS, type SweepName, type SweepStep } from '../metrics/sweeps.health.js';
 
@@ -191,7 +192,8 @@ export async function sweepGraphInterruptions(sql: Sql, config: Config): Promise
  * scenarios recorded complete (`scenario-completion`: the backstop for derived completion, the
  * todo engine has no scenario hook; see scenarios.service.ts), expired `Idempotency-Key` rows
  * deleted (`idempotency-keys`: they already count as absent from `expires_at` on, by the database
- * clock; the sweep only reclaims the space).
+ * clock; the sweep only reclaims the space), per-scope count rows folded (`scope-counts`: the
+ * counts are exact without it; folding keeps their reads short).
  */
 export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promise<number>> = {
   'session-liveness': sweepSilentSessions,
@@ -202,6 +204,7 @@ export const SWEEP_STEPS: Record<SweepName, (sql: Sql, config: Config) => Promis
   'event-retention': (sql, config) => deleteOldEvents(sql, config.eventRetentionMs),
   'scenario-completion': async (sql, config) => (await completeScenarios(sql, config, systemActor('sweep:scenario-completion'))).length,
   'idempotency-keys': (sql) => purgeExpiredKeys(sql),
+  'scope-counts': (sql) => foldScopeCounts(sql),
 };
 
 /**

@@ -9414,10 +9414,10 @@ export interface components {
         };
         SweepHealth: {
             /**
-             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
+             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys, scope-counts
              * @enum {string}
              */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys" | "scope-counts";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */
@@ -9431,10 +9431,10 @@ export interface components {
         };
         SweepHealthInput: {
             /**
-             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys
+             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys, scope-counts
              * @enum {string}
              */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys";
+            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys" | "scope-counts";
             /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
             lastSuccessAt: string | null;
             /** @description How long that success took, in ms */

@@ -1,4 +1,4 @@
-import { integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
 import { DEFAULT_TEAM, teams } from './teams.js';
 
 /**
@@ -18,4 +18,27 @@ export const scopes = pgTable(
       .references(() => teams.id),
   },
   (t) => [primaryKey({ columns: [t.teamId, t.scope] })],
+);
+
+/**
+ * Per-scope item counts by stored status, kept as deltas so no write waits on another: a
+ * statement-level trigger on `todos` (src/db/functions/coord_scope_counts.sql) inserts one row per
+ * scope a statement changed, in the change's transaction; a scope's counts are the sums of its
+ * rows. The sweep's `scope-counts` step folds each scope's rows into one (`foldScopeCounts`, src/scopes/scopes.counts.ts), so a
+ * read sums at most the rows written since the last tick. Read by `GET /v1/scopes`, scenarios and
+ * session progress (`scopeCountsSql`): the counts of a 1,000,000-item scope without counting it.
+ */
+export const scopeCounts = pgTable(
+  'scope_counts',
+  {
+    teamId: text('team_id').notNull(),
+    scope: text('scope').notNull(),
+    /** Items, sub-items included. */
+    total: integer('total').notNull(),
+    todo: integer('todo').notNull(),
+    inProgress: integer('in_progress').notNull(),
+    blocked: integer('blocked').notNull(),
+    done: integer('done').notNull(),
+  },
+  (t) => [index('scope_counts_scope_idx').on(t.teamId, t.scope)],
 );

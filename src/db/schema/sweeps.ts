@@ -7,7 +7,7 @@ import { doublePrecision, integer, pgTable, text, timestamp } from 'drizzle-orm/
  * and every replica's `/readyz` and `/metrics` read it. Times come from the database clock.
  */
 export const sweepRuns = pgTable('sweep_runs', {
-  /** The step's name: `session-liveness`, `lease`, `graph-interruptions`, `metagit-stranded`, `retention`, `event-retention`, `scenario-completion`, `idempotency-keys`. */
+  /** The step's name: `session-liveness`, `lease`, `graph-interruptions`, `metagit-stranded`, `retention`, `event-retention`, `scenario-completion`, `idempotency-keys`, `scope-counts`. */
   sweep: text('sweep').primaryKey(),
   /** When the step last finished without an error (database time); null until it has. */
   lastSuccessAt: timestamp('last_success_at', { withTimezone: true }),
