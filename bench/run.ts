@@ -2,11 +2,12 @@
  * `npm run bench`: Coord's performance in one run, as ratios against the physical limit and the
  * alternatives on the same machine (absolute times on shared machines drift; ratios much less).
  *
- *   npm run bench                 full run (< 15 min on 2 cores; 498 s on 2026-12-04): prints tables, writes
+ *   npm run bench                 full run (10–15 min on 2 cores; 498 s on 2026-12-04): prints tables, writes
  *                                 bench/results/latest.json and bench/results/latest.md
  *   npm run bench -- --quick      a smaller matrix for development (writes bench/results/quick.*)
  *   npm run bench -- --profile    where the time goes: CPU profile of the server and
- *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items)
+ *                                 pg_stat_statements during Coord's claim cycle (N=32, 20,000 items;
+ *                                 --profile-n 1 profiles a lone agent instead)
  *   options: --cap <seconds>      time cap of one claim run (default 10; a capped run reports
  *                                 partial throughput and says so)
  *            --only <list>        comma-separated sections: claim,breakdown,replicas,ready,events,memory,bulk,auth,streams,scale,graphs
@@ -19,7 +20,8 @@
  * Everything runs on 127.0.0.1: an embedded Postgres in a temp folder (fsync=off,
  * synchronous_commit=off, full_page_writes=off, the same for every contender), Coord's real server
  * entry in a child process, and the clients in this process. Every process and folder it starts
- * is stopped and removed at the end, on failure, on Ctrl-C, and by a watchdog after 15 minutes.
+ * is stopped and removed at the end, on failure, on Ctrl-C, and by a watchdog at twice the run's budget
+ * (SECTION_BUDGET_S; a section that fails or is skipped is reported, the others still run).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -50,6 +52,7 @@ const { values: opts } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    'profile-n': { type: 'string' },
     cap: { type: 'string' },
     only: { type: 'string' },
     'server-root': { type: 'string' },
@@ -70,6 +73,8 @@ if (!Number.isFinite(capMs) || capMs < 1000) throw new Error(`--cap takes a numb
 const BACKLOGS = quick ? [1000, 5000] : [1000, 20_000];
 const AGENTS = quick ? [1, 32] : [1, 8, 32, 64];
 const BREAKDOWN_N = 32;
+/** Agents of the profiled run (`--profile-n`, default 32; 1 shows a lone agent's costs). */
+const PROFILE_N = Number(opts['profile-n'] ?? 32);
 /** Completed cycles in the scope before goal 6's second timing (ClaimBench.runChurned). */
 const CHURN = quick ? 5000 : 20_000;
 /** Items of each scale-out run (goal 5: 1, 2 and 3 replicas at N = BREAKDOWN_N). */
@@ -139,7 +144,66 @@ const abort = (why: string, code: number) => {
 };
 process.on('SIGINT', () => abort('interrupted; stopping the server and Postgres', 130));
 process.on('SIGTERM', () => abort('terminated; stopping the server and Postgres', 143));
-const watchdog = setTimeout(() => abort('watchdog: the benchmark ran for 15 minutes; giving up', 1), 15 * 60_000);
+/**
+ * Seconds each section may take on a loaded 2-core machine (about 3× what it takes on an idle
+ * one; --quick halves them). Their sum for the sections run is the run's budget: once it is spent,
+ * the sections not started yet are skipped and reported as such, and the run still writes its
+ * results. Only twice the budget kills the run (a section that hangs).
+ */
+const SECTION_BUDGET_S: Record<Section, number> = {
+  memory: 60,
+  claim: 900,
+  breakdown: 300,
+  replicas: 240,
+  events: 150,
+  ready: 120,
+  bulk: 180,
+  auth: 150,
+  streams: 300,
+  scale: 420,
+  graphs: 300,
+};
+const budgetMs = [...only].reduce((sum, s) => sum + SECTION_BUDGET_S[s], 120) * (quick ? 500 : 1000);
+let budgetSpent = false;
+const budgetTimer = setTimeout(() => {
+  budgetSpent = true;
+  progress(`budget: ${Math.round(budgetMs / 60_000)} minutes spent; the sections not started yet are skipped`);
+}, budgetMs);
+const watchdog = setTimeout(() => abort(`watchdog: twice the budget (${Math.round((2 * budgetMs) / 60_000)} minutes) spent; giving up`, 1), 2 * budgetMs);
+
+/** A section that failed or was skipped: the run goes on without it and the report says so. */
+interface SectionTrouble {
+  /** The section, or `claim+breakdown` and the like for the claim benchmark's shared set-up. */
+  section: string;
+  outcome: 'failed' | 'skipped: budget spent';
+  error?: string;
+  seconds: number;
+}
+const troubles: SectionTrouble[] = [];
+
+/**
+ * Runs one section when it was asked for: an error ends that section only (recorded in
+ * `troubles`, printed, the goals it feeds read `not run`), and once the budget is spent a section
+ * is skipped instead of started.
+ */
+async function section(names: Section | Section[], fn: () => Promise<void>): Promise<void> {
+  const asked = [names].flat().filter((n) => only.has(n));
+  if (!asked.length) return;
+  const name = asked.join('+') as Section;
+  if (budgetSpent) {
+    troubles.push({ section: name, outcome: 'skipped: budget spent', seconds: 0 });
+    progress(`${name}: skipped (the run's budget is spent)`);
+    return;
+  }
+  const t0 = performance.now();
+  try {
+    await fn();
+  } catch (err) {
+    const seconds = round((performance.now() - t0) / 1000, 0);
+    troubles.push({ section: name, outcome: 'failed', error: (err as Error)?.stack ?? String(err), seconds });
+    progress(`${name}: FAILED after ${seconds} s: ${(err as Error)?.message ?? err}; going on with the next section`);
+  }
+}
 
 // ------------------------------------------------------------------------------------------
 
@@ -153,6 +217,8 @@ interface Results {
   settings: Record<string, unknown>;
   /** The goals (bench/goals.ts) measured by this run (a goal whose section did not run reads `not run`). */
   goals: Goal[];
+  /** Sections that failed or were skipped for want of budget (empty when every section asked for ran). */
+  troubles: SectionTrouble[];
   claim: ClaimRun[];
   /** Goal 6's second half: `coord-http` at the largest backlog after as many completed cycles in the scope (ClaimBench.runChurned). */
   churned: ClaimRun[];
@@ -227,8 +293,8 @@ async function main(): Promise<void> {
   const churned: ClaimRun[] = [];
   const breakdown: ClaimRun[] = [];
   const replicas: ClaimRun[] = [];
-  if (only.has('claim') || only.has('breakdown') || only.has('replicas')) {
-    const bench = new ClaimBench(pg, coordUrl, server, Math.max(...AGENTS, BREAKDOWN_N), compareServer, noGroupCommitServer, replicaServers);
+  await section(['claim', 'breakdown', 'replicas'], async () => {
+    const bench = new ClaimBench(pg!, coordUrl, server!, Math.max(...AGENTS, BREAKDOWN_N), compareServer, noGroupCommitServer, replicaServers);
     const contenders: Contender[] = [...CONTENDERS, ...(compareServer ? [COMPARE] : [])];
     await bench.prepare();
     try {
@@ -285,55 +351,55 @@ async function main(): Promise<void> {
     } finally {
       await bench.close();
     }
-    if (only.has('memory')) memory.push(await sampleRss(server, 'after the claim benchmark', 1500));
-  }
+    if (only.has('memory')) memory.push(await sampleRss(server!, 'after the claim benchmark', 1500));
+  });
 
   let events: EventsResult | undefined;
-  if (only.has('events')) {
+  await section('events', async () => {
     progress('events: commit-to-delivery latency with 1 / 100 / 500 subscribers, then throughput');
     const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-events' });
     try {
       events = await eventsBench(
-        { base: server.base, token: evAgent.body.token, topic, sql },
+        { base: server!.base, token: evAgent.body.token, topic, sql },
         { latencyEvents: quick ? 60 : 150, intervalMs: 20, throughputEvents: quick ? 5000 : 20_000, capMs: 30_000 },
       );
     } finally {
       await sql.end({ timeout: 2 });
     }
-  }
+  });
 
   let readySet: ReadySetResult | undefined;
-  if (only.has('ready')) {
+  await section('ready', async () => {
     progress('ready set: 2,000 items / 4,000 edges, then 10,000 items / 20,000 edges');
     const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-ready' });
     try {
-      readySet = await readySetBench(sql, admin, server.adminToken);
+      readySet = await readySetBench(sql, admin, server!.adminToken);
     } finally {
       await sql.end({ timeout: 2 });
     }
-  }
+  });
 
   let scale: Results['scale'];
-  if (only.has('scale')) {
+  await section('scale', async () => {
     progress(`scale: ${fmt(SCALE.bigItems)} items (loaded with SQL) against ${fmt(SCALE.smallItems)}`);
     const t0 = performance.now();
     const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-scale' });
     try {
-      scale = { ...(await scaleBench(sql, admin, server.adminToken, SCALE, progress)), seconds: round((performance.now() - t0) / 1000, 0) };
+      scale = { ...(await scaleBench(sql, admin, server!.adminToken, SCALE, progress)), seconds: round((performance.now() - t0) / 1000, 0) };
     } finally {
       await sql.end({ timeout: 2 });
     }
-  }
+  });
 
   let graphs: Results['graphs'];
-  if (only.has('graphs')) {
+  await section('graphs', async () => {
     const t0 = performance.now();
-    graphs = { ...(await graphsBench(admin, server.adminToken, GRAPHS, progress)), seconds: round((performance.now() - t0) / 1000, 0) };
-  }
+    graphs = { ...(await graphsBench(admin, server!.adminToken, GRAPHS, progress)), seconds: round((performance.now() - t0) / 1000, 0) };
+  });
   await admin.close();
 
   let bulk: BulkResult | undefined;
-  if (only.has('bulk')) {
+  await section('bulk', async () => {
     progress(`bulk: ${fmt(BULK_ITEMS)} items in one POST /v1/todos/bulk against ${fmt(BULK_ITEMS)} single POST /v1/todos (8 in flight)`);
     // A server of its own: list_limit and the body limit raised so that one request holds every item.
     bulkServer = await startCoordServer({
@@ -345,10 +411,10 @@ async function main(): Promise<void> {
     bulk = await bulkBench(bulkServer, { items: BULK_ITEMS, inFlight: 8, runs: 3 });
     progress(`bulk: single adds ${fmt(bulk.single.ms)} ms, one bulk request p50 ${fmt(bulk.bulk.p50)} ms: ${bulk.speedup}× faster`);
     await bulkServer.stop();
-  }
+  });
 
   let auth: AuthFloodResult | undefined;
-  if (only.has('auth')) {
+  await section('auth', async () => {
     const flood = quick ? 2000 : 6000;
     progress(`auth: GET /v1/me alone and under ${fmt(flood)} random-token requests, failed-authentication limit on and off`);
     auth = { flood, attackers: 300, runs: [] };
@@ -370,10 +436,10 @@ async function main(): Promise<void> {
       );
       await authServer.stop();
     }
-  }
+  });
 
   let streams: StreamsResult | undefined;
-  if (only.has('streams')) {
+  await section('streams', async () => {
     // Goal 2 on a server of its own: its stream cap raised to the run's streams, its RSS and CPU its own.
     const o = quick ? STREAMS_QUICK : STREAMS_FULL;
     streamsServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: { COORD_MAX_STREAMS: String(o.streams) } });
@@ -384,7 +450,7 @@ async function main(): Promise<void> {
       await sql.end({ timeout: 2 });
       await streamsServer.stop();
     }
-  }
+  });
 
   await server.stop();
   await Promise.all(replicaServers.map((s) => s.stop()));
@@ -419,6 +485,7 @@ async function main(): Promise<void> {
       scaleOutGoal(replicas),
       flatBacklogGoal(claim, churned, AGENTS, Math.min(...BACKLOGS), Math.max(...BACKLOGS)),
     ],
+    troubles,
     claim,
     churned,
     ratios: ratios(claim),
@@ -590,6 +657,15 @@ function report(r: Results): void {
     `Postgres: fsync=off, synchronous_commit=off, full_page_writes=off for every contender. Load average ${r.loadAverage.before} before, ${r.loadAverage.after} after.`,
   );
   out.push('', 'Goals', table(GOAL_HEAD, goalRows(r.goals)));
+  if (r.troubles.length)
+    out.push(
+      '',
+      'Sections that did not finish (their goals read `not run`)',
+      table(
+        ['section', 'outcome', 'after s', 'error'],
+        r.troubles.map((x) => [x.section, x.outcome, x.seconds, (x.error ?? '').split('\n')[0]]),
+      ),
+    );
   if (r.claim.length) {
     out.push('', 'Claim cycle throughput (next → done until the backlog is empty; every run verified exactly-once)', table(CLAIM_HEAD, claimRows(r.claim)));
     if (r.churned?.length)
@@ -715,6 +791,16 @@ function markdown(r: Results): string {
       `load average ${r.loadAverage.before} before / ${r.loadAverage.after} after (the machine is shared). Time cap per claim run: ${r.settings.capSecondsPerRun} s.`,
   );
   out.push('', '**Goals**', '', mdTable(GOAL_HEAD, goalRows(r.goals)));
+  if (r.troubles.length)
+    out.push(
+      '',
+      '**Sections that did not finish** (their goals read `not run`)',
+      '',
+      mdTable(
+        ['section', 'outcome', 'after s', 'error'],
+        r.troubles.map((x) => [x.section, x.outcome, x.seconds, (x.error ?? '').split('\n')[0]]),
+      ),
+    );
   if (r.ratios.length) {
     const get = (c: Contender, n: number, b: number) => r.claim.find((x) => x.contender === c && x.n === n && x.backlog === b);
     out.push(
@@ -815,12 +901,12 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
     let run: ClaimRun;
     try {
       await sql`create extension if not exists pg_stat_statements`;
-      const bench = new ClaimBench(pgc, coordUrl, server, 32);
+      const bench = new ClaimBench(pgc, coordUrl, server, Math.max(PROFILE_N, 8));
       await bench.prepare();
       try {
         await bench.run('coord-http', 8, 1000, 3000);
         await sql`select pg_stat_statements_reset()`;
-        run = await bench.run('coord-http', 32, 20_000, capMs);
+        run = await bench.run('coord-http', PROFILE_N, 20_000, capMs);
         statements = await topStatements(sql);
       } finally {
         await bench.close();
@@ -836,7 +922,7 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
     writeFileSync(path.join(RESULTS_DIR, 'profile.json'), `${JSON.stringify(out, null, 2)}\n`);
     console.log(
       [
-        `Profile of Coord's claim cycle: N=32, backlog 20,000: ${fmt(run.perSecond)} cycles/s, next p50 ${run.next?.p50} ms p99 ${run.next?.p99} ms, done p50 ${run.done?.p50} ms`,
+        `Profile of Coord's claim cycle: N=${PROFILE_N}, backlog 20,000: ${fmt(run.perSecond)} cycles/s, next p50 ${run.next?.p50} ms p99 ${run.next?.p99} ms, done p50 ${run.done?.p50} ms`,
         '',
         `Server CPU (${fmt(cpu.wallMs)} ms profiled, idle ${cpu.idlePercent} %), self time by area`,
         table(
@@ -867,9 +953,11 @@ async function profile(pgc: BenchPostgres, coordUrl: string): Promise<void> {
 main()
   .then(() => {
     clearTimeout(watchdog);
+    clearTimeout(budgetTimer);
   })
   .catch(async (err) => {
     clearTimeout(watchdog);
+    clearTimeout(budgetTimer);
     console.error(`bench: FAILED: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     await cleanup();
     process.exit(1);
