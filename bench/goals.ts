@@ -100,22 +100,26 @@ export function graphGoal(graphs: GraphsResult | undefined): Goal {
 /**
  * Goal 6: the claim cycle flat in the backlog. Coord over HTTP, cycles/s at the largest backlog
  * over the smallest, at each of `ns` agents, and the same after churn (`churned`: the largest
- * backlog timed after as many completed cycles in the scope, over the fresh smallest); met when
- * every ratio is at least 0.9 (within 10 %). test/todos/claim-plan.test.ts guards the same
- * property by the buffers the plans touch.
+ * backlog timed after as many completed cycles in the scope, over the fresh smallest). Judged at
+ * the `judged` agent counts (1 and 32, as the goal is set): met when each of their ratios, fresh
+ * and after churn, is at least 0.9 (within 10 %); the other counts are printed as information.
+ * test/todos/claim-plan.test.ts guards the same property by the buffers the plans touch.
  */
-export function flatBacklogGoal(claim: ClaimRun[], churned: ClaimRun[], ns: number[], small: number, big: number): Goal {
+export function flatBacklogGoal(claim: ClaimRun[], churned: ClaimRun[], ns: number[], small: number, big: number, judged: number[] = [1, 32]): Goal {
   const base = {
     goal: 6,
     name: `Flat in backlog, ${fmt(big)} against ${fmt(small)} ready items, fresh and after churn`,
-    target: 'Coord (HTTP) cycles/s within 10 % at each N',
+    target: `Coord (HTTP) cycles/s within 10 % at N = ${judged.join(' and ')}, fresh and after churn`,
   };
   const rate = (n: number, backlog: number) => claim.find((r) => r.contender === 'coord-http' && r.n === n && r.backlog === backlog)?.perSecond;
   const ratios = [
-    ...ns.map((n) => ({ what: `N=${n}`, small: rate(n, small), big: rate(n, big) })),
-    ...churned.map((r) => ({ what: `N=${r.n} after ${fmt(r.churned ?? 0)} cycles`, small: rate(r.n, small), big: r.perSecond })),
+    ...ns.map((n) => ({ n, what: `N=${n}`, small: rate(n, small), big: rate(n, big) })),
+    ...churned.map((r) => ({ n: r.n, what: `N=${r.n} after ${fmt(r.churned ?? 0)} cycles`, small: rate(r.n, small), big: r.perSecond })),
   ].filter((r) => r.small !== undefined && r.big !== undefined);
   if (!ratios.length || small === big) return { ...base, figure: 'not run', met: null };
-  const parts = ratios.map((r) => `${r.what} ${round(r.big! / r.small!, 2)}× (${fmt(r.big!)} vs ${fmt(r.small!)}/s)`);
-  return { ...base, figure: parts.join(', '), met: ratios.every((r) => r.big! / r.small! >= 0.9) };
+  const counted = ratios.filter((r) => judged.includes(r.n));
+  const parts = ratios.map(
+    (r) => `${r.what} ${round(r.big! / r.small!, 2)}× (${fmt(r.big!)} vs ${fmt(r.small!)}/s)${judged.includes(r.n) ? '' : ' (information)'}`,
+  );
+  return { ...base, figure: parts.join(', '), met: counted.length ? counted.every((r) => r.big! / r.small! >= 0.9) : null };
 }

@@ -440,9 +440,15 @@ async function main(): Promise<void> {
 
   let streams: StreamsResult | undefined;
   await section('streams', async () => {
-    // Goal 2 on a server of its own: its stream cap raised to the run's streams, its RSS and CPU its own.
+    // Goal 2 on a server of its own: its stream caps (the replica's and one team's) raised to the
+    // run's streams, its RSS and CPU its own.
     const o = quick ? STREAMS_QUICK : STREAMS_FULL;
-    streamsServer = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken, env: { COORD_MAX_STREAMS: String(o.streams) } });
+    streamsServer = await startCoordServer({
+      databaseUrl: coordUrl,
+      root: serverRoot,
+      adminToken,
+      env: { COORD_MAX_STREAMS: String(o.streams), COORD_MAX_STREAMS_PER_TEAM: String(o.streams) },
+    });
     const sql = openDb(coordUrl, { max: 2, applicationName: 'bench-streams' });
     try {
       streams = await streamsBench(streamsServer, sql, o, progress);

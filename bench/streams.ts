@@ -3,7 +3,8 @@
  * idle CPU under 2 % of a core, and commit-to-delivery p99 ≤ 50 ms to 1,000 subscribers of one
  * topic while the other 9,000 streams stay open.
  *
- * Against a Coord server of its own (bench/run.ts starts it with COORD_MAX_STREAMS = streams and
+ * Against a Coord server of its own (bench/run.ts starts it with COORD_MAX_STREAMS and
+ * COORD_MAX_STREAMS_PER_TEAM = streams and
  * the default heartbeat, 15 s), in one pass:
  *
  * 1. Baseline: the server's RSS (/proc) and V8 heap (`/metrics`), and its CPU over
