@@ -101,6 +101,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
         ...req.query,
         wide: req.query.wide === 'true',
         alive: req.query.alive === undefined ? undefined : req.query.alive === 'true',
+        leaseMs: config.todo.claimLeaseMs,
       }),
   );
 
@@ -127,7 +128,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     {
       schema: { tags, summary: 'Get a session', params: IdParams, response: { 200: z.object({ session: Session }), ...problemResponses('session_not_found') } },
     },
-    async (req) => ({ session: await getSession(sql, req.principal, req.params.id) }),
+    async (req) => ({ session: await getSession(sql, req.principal, req.params.id, config.todo.claimLeaseMs) }),
   );
 
   for (const [method, path, mode, summary] of [
@@ -177,7 +178,15 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
       const p = req.principal;
       const token = p.token && { id: p.token.id, name: p.token.name };
       if (p.kind === 'user') return { kind: 'user' as const, id: p.id, name: p.name, teamId: p.teamId, role: p.role, token };
-      return { kind: 'session' as const, id: p.id, name: p.name, teamId: p.teamId, scope: defaultScope(p), session: await getSession(sql, p, p.id), token };
+      return {
+        kind: 'session' as const,
+        id: p.id,
+        name: p.name,
+        teamId: p.teamId,
+        scope: defaultScope(p),
+        session: await getSession(sql, p, p.id, config.todo.claimLeaseMs),
+        token,
+      };
     },
   );
 }

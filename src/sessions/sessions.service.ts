@@ -162,10 +162,10 @@ function canSee(p: Principal, r: { root_id: string; parent_id?: string | null })
  * Reads a session with its liveness and what it holds. 404 `session_not_found` when unknown or
  * outside the caller's subtree.
  */
-export async function getSession(sql: Db, p: Principal, id: string): Promise<SessionView> {
+export async function getSession(sql: Db, p: Principal, id: string, leaseMs: number): Promise<SessionView> {
   const [row] = await sql<SessionRow[]>`select ${sql.unsafe(ROW)} from sessions s where id = ${id} and team_id = ${p.teamId}`;
   if (!row || !canSee(p, row)) throw new DomainError('session_not_found', `session "${id}" not found`);
-  const holding = await holdingFor(sql, [id]);
+  const holding = await holdingFor(sql, [id], leaseMs);
   return { ...toSession(row), holding: holding.get(id)! };
 }
 
@@ -175,7 +175,11 @@ export async function getSession(sql: Db, p: Principal, id: string): Promise<Ses
  * (see `ALIVE_SQL`). Every session carries `alive`, `lastSeenAt` and `holding`; `wide` adds
  * `progress` (and `scenarioProgress` on orchestrators; see sessions.progress.ts).
  */
-export async function listSessions(sql: Sql, p: Principal, opts: { status?: string; alive?: boolean; limit: number; cursor?: string; wide?: boolean }) {
+export async function listSessions(
+  sql: Sql,
+  p: Principal,
+  opts: { status?: string; alive?: boolean; limit: number; cursor?: string; wide?: boolean; leaseMs: number },
+) {
   const after = opts.cursor ? (decodeCursor(opts.cursor, [/^s-[0-9a-f]{16}$/])[0] as string) : null;
   const rows = await sql<SessionRow[]>`
     select ${sql.unsafe(ROW)} from sessions s
@@ -197,6 +201,7 @@ export async function listSessions(sql: Sql, p: Principal, opts: { status?: stri
     holdingFor(
       sql,
       page.map((r) => r.id),
+      opts.leaseMs,
     ),
   ]);
   return {

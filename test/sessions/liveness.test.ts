@@ -94,6 +94,30 @@ describe('holding', () => {
     const empty = await t.session();
     expect((await sessionOf(t.admin, empty.id)).holding).toEqual({ count: 0, items: [] });
   });
+
+  it('should not count a claim whose lease expired: the item reads todo without an owner before any sweep', async () => {
+    const short = await startTestApp({ todo: { claimLeaseMs: 300 } });
+    try {
+      const s = await short.session();
+      const a = await addItem(s.client, 'expires');
+      const b = await addItem(s.client, 'kept alive');
+      for (const i of [a, b]) expect((await s.client.post(`/v1/todos/${i.id}/claim`)).status).toBe(200);
+      expect((await sessionOf(short.admin, s.id)).holding.count).toBe(2);
+      for (let k = 0; k < 4; k++) {
+        await new Promise((r) => setTimeout(r, 100));
+        expect((await s.client.post(`/v1/todos/${b.id}/heartbeat`)).status).toBe(200);
+      }
+      const item = (await s.client.get(`/v1/todos/${a.id}`)).body.item;
+      expect(item).toMatchObject({ status: 'todo', leaseExpired: true });
+      expect(item.owner ?? null).toBeNull();
+      const v = await sessionOf(short.admin, s.id);
+      expect(v.holding).toMatchObject({ count: 1, items: [{ id: b.id }] });
+      const listed = (await short.admin.get('/v1/sessions?limit=1000')).body.sessions.find((x: any) => x.id === s.id);
+      expect(listed.holding.count).toBe(1);
+    } finally {
+      await short.close();
+    }
+  });
 });
 
 describe('auto-stop of a silent session', () => {
