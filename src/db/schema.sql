@@ -272,7 +272,8 @@ TABLE scope_counts (
   todo integer NOT NULL,
   in_progress integer NOT NULL,
   blocked integer NOT NULL,
-  done integer NOT NULL
+  done integer NOT NULL,
+  waiting integer NOT NULL DEFAULT 0
 );
   CONSTRAINT scope_counts_blocked_not_null NOT NULL blocked
   CONSTRAINT scope_counts_done_not_null NOT NULL done
@@ -281,6 +282,7 @@ TABLE scope_counts (
   CONSTRAINT scope_counts_team_id_not_null NOT NULL team_id
   CONSTRAINT scope_counts_todo_not_null NOT NULL todo
   CONSTRAINT scope_counts_total_not_null NOT NULL total
+  CONSTRAINT scope_counts_waiting_not_null NOT NULL waiting
   CREATE INDEX scope_counts_scope_idx ON public.scope_counts USING btree (team_id, scope)
 
 TABLE scopes (
@@ -755,27 +757,40 @@ CREATE OR REPLACE FUNCTION public.coord_scope_counts()
 AS $function$
 BEGIN
   IF TG_OP = 'INSERT' THEN
-    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done)
-    SELECT team_id, scope, count(*), count(*) FILTER (WHERE status = 'todo'), count(*) FILTER (WHERE status = 'in-progress'),
-           count(*) FILTER (WHERE status = 'blocked'), count(*) FILTER (WHERE status = 'done')
-      FROM new_rows GROUP BY team_id, scope;
-  ELSIF TG_OP = 'DELETE' THEN
-    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done)
-    SELECT team_id, scope, -count(*), -count(*) FILTER (WHERE status = 'todo'), -count(*) FILTER (WHERE status = 'in-progress'),
-           -count(*) FILTER (WHERE status = 'blocked'), -count(*) FILTER (WHERE status = 'done')
-      FROM old_rows GROUP BY team_id, scope;
-  ELSIF TG_OP = 'UPDATE' THEN
-    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done)
+    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done, waiting)
     SELECT * FROM (
       SELECT team_id, scope, sum(n)::int AS total, coalesce(sum(n) FILTER (WHERE status = 'todo'), 0)::int AS todo,
              coalesce(sum(n) FILTER (WHERE status = 'in-progress'), 0)::int AS in_progress,
              coalesce(sum(n) FILTER (WHERE status = 'blocked'), 0)::int AS blocked,
-             coalesce(sum(n) FILTER (WHERE status = 'done'), 0)::int AS done
-        FROM (SELECT team_id, scope, status, 1 AS n FROM new_rows
-              UNION ALL
-              SELECT team_id, scope, status, -1 FROM old_rows) d
+             coalesce(sum(n) FILTER (WHERE status = 'done'), 0)::int AS done,
+             coalesce(sum(n) FILTER (WHERE status = 'todo' AND unfinished_deps > 0), 0)::int AS waiting
+        FROM (SELECT team_id, scope, status, unfinished_deps, 1 AS n FROM new_rows) d
        GROUP BY team_id, scope) c
-     WHERE (c.total, c.todo, c.in_progress, c.blocked, c.done) <> (0, 0, 0, 0, 0);
+     WHERE (c.total, c.todo, c.in_progress, c.blocked, c.done, c.waiting) <> (0, 0, 0, 0, 0, 0);
+  ELSIF TG_OP = 'DELETE' THEN
+    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done, waiting)
+    SELECT * FROM (
+      SELECT team_id, scope, sum(n)::int AS total, coalesce(sum(n) FILTER (WHERE status = 'todo'), 0)::int AS todo,
+             coalesce(sum(n) FILTER (WHERE status = 'in-progress'), 0)::int AS in_progress,
+             coalesce(sum(n) FILTER (WHERE status = 'blocked'), 0)::int AS blocked,
+             coalesce(sum(n) FILTER (WHERE status = 'done'), 0)::int AS done,
+             coalesce(sum(n) FILTER (WHERE status = 'todo' AND unfinished_deps > 0), 0)::int AS waiting
+        FROM (SELECT team_id, scope, status, unfinished_deps, -1 AS n FROM old_rows) d
+       GROUP BY team_id, scope) c
+     WHERE (c.total, c.todo, c.in_progress, c.blocked, c.done, c.waiting) <> (0, 0, 0, 0, 0, 0);
+  ELSIF TG_OP = 'UPDATE' THEN
+    INSERT INTO scope_counts (team_id, scope, total, todo, in_progress, blocked, done, waiting)
+    SELECT * FROM (
+      SELECT team_id, scope, sum(n)::int AS total, coalesce(sum(n) FILTER (WHERE status = 'todo'), 0)::int AS todo,
+             coalesce(sum(n) FILTER (WHERE status = 'in-progress'), 0)::int AS in_progress,
+             coalesce(sum(n) FILTER (WHERE status = 'blocked'), 0)::int AS blocked,
+             coalesce(sum(n) FILTER (WHERE status = 'done'), 0)::int AS done,
+             coalesce(sum(n) FILTER (WHERE status = 'todo' AND unfinished_deps > 0), 0)::int AS waiting
+        FROM (SELECT team_id, scope, status, unfinished_deps, 1 AS n FROM new_rows
+              UNION ALL
+              SELECT team_id, scope, status, unfinished_deps, -1 FROM old_rows) d
+       GROUP BY team_id, scope) c
+     WHERE (c.total, c.todo, c.in_progress, c.blocked, c.done, c.waiting) <> (0, 0, 0, 0, 0, 0);
   ELSE -- TRUNCATE (todos_scope_counts_truncate): no rows, no counts
     DELETE FROM scope_counts;
   END IF;

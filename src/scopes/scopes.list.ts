@@ -26,6 +26,10 @@ export const ScopeSummary = z
     inProgress: z.number().int().describe('Stored `in-progress` (claimed)'),
     blocked: z.number().int().describe('Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`)'),
     todo: z.number().int().describe('Stored `todo`: ready, or waiting on a dependency'),
+    waiting: z
+      .number()
+      .int()
+      .describe('Of `todo`, the items waiting on an unfinished dependency (`todo - waiting` are ready or taken over from an expired claim)'),
     override: z.boolean().describe('Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000)'),
   })
   .meta({ id: 'ScopeSummary', description: 'A list the caller may read, with stored-status counts' });
@@ -39,6 +43,7 @@ interface Row {
   in_progress: number;
   blocked: number;
   todo: number;
+  waiting: number;
 }
 
 /** Rows read per round while filtering a session's candidates (users take the page in one). */
@@ -62,7 +67,7 @@ export async function listScopes(
       select s.scope,
              (select sc.name from scenarios sc where s.scope like 'scenario:%' and sc.id = substr(s.scope, 10) and sc.team_id = ${p.teamId}) as name,
              coalesce(c.total, 0) as total, coalesce(c.done, 0) as done, coalesce(c.in_progress, 0) as in_progress,
-             coalesce(c.blocked, 0) as blocked, coalesce(c.todo, 0) as todo
+             coalesce(c.blocked, 0) as blocked, coalesce(c.todo, 0) as todo, coalesce(c.waiting, 0) as waiting
         from ${p.kind === 'session' ? db`(select scope from scopes where team_id = ${p.teamId} union select ${own!}::text)` : db`(select scope from scopes where team_id = ${p.teamId})`} s
         left join lateral ${scopeCountsSql(db, p.teamId, db`s.scope`)} c on true
        where ${after !== null ? db`s.scope > ${after}` : db`true`}
@@ -94,6 +99,7 @@ function summary(r: Row, override: boolean): ScopeSummary {
     inProgress: r.in_progress,
     blocked: r.blocked,
     todo: r.todo,
+    waiting: r.waiting,
     override,
   };
 }

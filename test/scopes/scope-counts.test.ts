@@ -22,16 +22,17 @@ async function drift() {
     with actual as (
       select team_id, scope, count(*)::int as total, (count(*) filter (where status = 'todo'))::int as todo,
              (count(*) filter (where status = 'in-progress'))::int as in_progress,
-             (count(*) filter (where status = 'blocked'))::int as blocked, (count(*) filter (where status = 'done'))::int as done
+             (count(*) filter (where status = 'blocked'))::int as blocked, (count(*) filter (where status = 'done'))::int as done,
+             (count(*) filter (where status = 'todo' and unfinished_deps > 0))::int as waiting
         from todos group by team_id, scope),
     kept as (
       select team_id, scope, sum(total)::int as total, sum(todo)::int as todo, sum(in_progress)::int as in_progress,
-             sum(blocked)::int as blocked, sum(done)::int as done
+             sum(blocked)::int as blocked, sum(done)::int as done, sum(waiting)::int as waiting
         from scope_counts group by team_id, scope)
     select coalesce(a.scope, k.scope) as scope, to_jsonb(a) as actual, to_jsonb(k) as kept
       from actual a full join kept k on k.team_id = a.team_id and k.scope = a.scope
-     where (coalesce(a.total, 0), coalesce(a.todo, 0), coalesce(a.in_progress, 0), coalesce(a.blocked, 0), coalesce(a.done, 0))
-        <> (coalesce(k.total, 0), coalesce(k.todo, 0), coalesce(k.in_progress, 0), coalesce(k.blocked, 0), coalesce(k.done, 0))`;
+     where (coalesce(a.total, 0), coalesce(a.todo, 0), coalesce(a.in_progress, 0), coalesce(a.blocked, 0), coalesce(a.done, 0), coalesce(a.waiting, 0))
+        <> (coalesce(k.total, 0), coalesce(k.todo, 0), coalesce(k.in_progress, 0), coalesce(k.blocked, 0), coalesce(k.done, 0), coalesce(k.waiting, 0))`;
 }
 
 describe('per-scope counts', () => {
@@ -61,7 +62,9 @@ describe('per-scope counts', () => {
       >`select status, count(*)::int as n from todos where scope = ${`session:${a.id}`} group by status`;
       const by = Object.fromEntries(rows.map((r) => [r.status, r.n]));
       const total = rows.reduce((sum, r) => sum + r.n, 0);
-      return { total, todo: by.todo ?? 0, inProgress: by['in-progress'] ?? 0, blocked: by.blocked ?? 0, done: by.done ?? 0 };
+      const [{ waiting }] = await t.sql<{ waiting: number }[]>`
+        select count(*)::int as waiting from todos where scope = ${`session:${a.id}`} and status = 'todo' and unfinished_deps > 0`;
+      return { total, todo: by.todo ?? 0, inProgress: by['in-progress'] ?? 0, blocked: by.blocked ?? 0, done: by.done ?? 0, waiting };
     };
     const scopes = await a.client.get('/v1/scopes');
     ok(scopes);

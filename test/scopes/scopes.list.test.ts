@@ -39,7 +39,18 @@ describe('GET /v1/scopes (the lists a caller may read, with progress)', () => {
 
     const asA = await all(a.client);
     expect(asA.map((s) => s.scope)).toEqual([`session:${a.id}`]);
-    expect(asA[0]).toEqual({ scope: `session:${a.id}`, kind: 'session', name: a.id, total: 3, done: 1, inProgress: 1, blocked: 0, todo: 1, override: true });
+    expect(asA[0]).toEqual({
+      scope: `session:${a.id}`,
+      kind: 'session',
+      name: a.id,
+      total: 3,
+      done: 1,
+      inProgress: 1,
+      blocked: 0,
+      todo: 1,
+      waiting: 0,
+      override: true,
+    });
 
     const asChild = await all(child.client);
     expect(asChild.map((s) => s.scope).sort()).toEqual([scenarioScope, `session:${a.id}`].sort());
@@ -49,7 +60,7 @@ describe('GET /v1/scopes (the lists a caller may read, with progress)', () => {
     expect((await all(b.client)).map((s) => s.scope)).toEqual([`session:${b.id}`]);
     // A session with no item yet still sees its own (empty) list.
     expect(await all(lonely.client)).toEqual([
-      { scope: `session:${lonely.id}`, kind: 'session', name: lonely.id, total: 0, done: 0, inProgress: 0, blocked: 0, todo: 0, override: true },
+      { scope: `session:${lonely.id}`, kind: 'session', name: lonely.id, total: 0, done: 0, inProgress: 0, blocked: 0, todo: 0, waiting: 0, override: true },
     ]);
 
     const asUser = (await all(t.admin)).map((s) => s.scope);

@@ -9224,6 +9224,8 @@ export interface components {
             blocked: number;
             /** @description Stored `todo`: ready, or waiting on a dependency */
             todo: number;
+            /** @description Of `todo`, the items waiting on an unfinished dependency (`todo - waiting` are ready or taken over from an expired claim) */
+            waiting: number;
             /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
             override: boolean;
         };
@@ -9245,6 +9247,8 @@ export interface components {
             blocked: number;
             /** @description Stored `todo`: ready, or waiting on a dependency */
             todo: number;
+            /** @description Of `todo`, the items waiting on an unfinished dependency (`todo - waiting` are ready or taken over from an expired claim) */
+            waiting: number;
             /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
             override: boolean;
         };

@@ -39,6 +39,8 @@ export const scopeCounts = pgTable(
     inProgress: integer('in_progress').notNull(),
     blocked: integer('blocked').notNull(),
     done: integer('done').notNull(),
+    /** Stored `todo` items with an unfinished dependency: a subset of `todo` (ready = todo - waiting). */
+    waiting: integer('waiting').notNull().default(0),
   },
   (t) => [index('scope_counts_scope_idx').on(t.teamId, t.scope)],
 );
