@@ -14,6 +14,7 @@ import type { Sql } from './db/client.js';
 import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
+import { readWorkFacts } from './health/work.js';
 import {
   clientErrorHandler,
   expectationFailed,
@@ -165,6 +166,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     sweepIntervalMs: config.todo.sweepIntervalMs,
     runsSweeps: config.sweeps,
     startedAt,
+    work: () => readWorkFacts(sql, config.todo.claimLeaseMs),
   });
   // Before any route: the hooks find the claim routes as they are added.
   registerMetricsHooks(app, sql, metrics);

@@ -32,6 +32,23 @@ function processMetrics(): Registry {
   return processRegistry;
 }
 
+/**
+ * The state of the work at a scrape (read by src/health/work.ts; the fleet's, like the sweep
+ * facts): per team, and per scope kind where named, never per item or session.
+ */
+export interface WorkFacts {
+  /** Items by scope kind and status class: ready (stored todo, no unfinished dependency), waiting (on a dependency), in_progress, blocked, done. */
+  items: { team: string; kind: string; status: 'ready' | 'waiting' | 'in_progress' | 'blocked' | 'done'; n: number }[];
+  /** In-progress claims past their lease (database clock), taken over or not yet, by scope kind. */
+  expiredClaims: { team: string; kind: string; n: number }[];
+  /** Seconds since the least recent progress of any in-progress claim. */
+  stalestClaim: { team: string; seconds: number }[];
+  /** Active sessions silent past their heartbeat interval that still hold an in-progress item. */
+  silentHolders: { team: string; n: number }[];
+  /** Task Graph v1 subtasks with a terminal outcome (FAILED, STOPPED, BLOCKED). */
+  subtaskOutcomes: { team: string; outcome: string; n: number }[];
+}
+
 /** What the app's gauges read when scraped. */
 export interface MetricSources {
   sql: Sql;
@@ -51,6 +68,8 @@ export interface MetricSources {
   runsSweeps: boolean;
   /** performance.now() when the app was built (the sweeps' start-up grace). */
   startedAt: number;
+  /** The work gauges' facts (src/health/work.ts); absent: no work gauges. */
+  work?: () => Promise<WorkFacts>;
 }
 
 /** Request latency buckets (seconds): the claim cycle's p99 is 5–40 ms on 2 cores (README). */
@@ -162,6 +181,31 @@ export class Metrics {
       help: 'Events written by the whole fleet: the newest event sequence number (from Postgres; the same on every replica; a rolled-back write also uses one).',
       registers: [this.registry],
     }),
+    workItems: this.fleetGauge(
+      'coord_work_items',
+      'Work items by team, scope kind (session, scenario, graph, metagit) and status: ready (todo, nothing to wait for), waiting (todo, on an unfinished dependency), in_progress (claimed; an expired claim counts here until taken over or swept, see coord_work_claims_expired), blocked (set by an owner), done. From per-scope counts, not a count of the items.',
+      ['team', 'kind', 'status'],
+    ),
+    claimsExpired: this.fleetGauge(
+      'coord_work_claims_expired',
+      'In-progress claims past their lease (claim_lease, database clock) that nobody has taken over or swept yet, by team and scope kind. On a healthy fleet 0 most of the time.',
+      ['team', 'kind'],
+    ),
+    stalestClaim: this.fleetGauge(
+      'coord_work_stalest_claim_seconds',
+      'Seconds since the least recent progress (claim or heartbeat) of any in-progress claim, by team; absent for a team with no claim.',
+      ['team'],
+    ),
+    silentHolders: this.fleetGauge(
+      'coord_work_silent_sessions_holding',
+      'Active sessions silent past their heartbeat interval that still hold in-progress items, by team (the session-liveness sweep stops them and reopens their claims).',
+      ['team'],
+    ),
+    subtasksEnded: this.fleetGauge(
+      'coord_work_graph_subtasks_ended',
+      'Task Graph v1 subtasks with a terminal outcome, by team and outcome (FAILED, STOPPED, BLOCKED); a RUNNING subtask whose lease expired counts in coord_work_claims_expired{kind="graph"} until recorded FAILED.',
+      ['team', 'outcome'],
+    ),
     connections: this.fleetGauge(
       'coord_db_connections',
       'Connections to this database named "coord" (every replica\'s pool and LISTEN connection), by pg_stat_activity state.',
@@ -195,7 +239,7 @@ export class Metrics {
       });
     gauge('coord_sse_open_streams', 'SSE streams open on this replica.', s.openStreams);
     gauge('coord_sse_topics', 'Topics with a live feed (at least one open stream) on this replica.', s.topics);
-    gauge('coord_event_listen_count', "Times this replica's event LISTEN connection has (re)connected.", s.listenCount);
+    total('coord_event_listen_connects_total', "Times this replica's event LISTEN connection has (re)connected.", s.listenCount);
     total('coord_group_commit_next_batches_total', 'Group commit batches of next calls (src/db/group-commit.ts).', () => s.groupCommit().next?.batches ?? 0);
     total(
       'coord_group_commit_next_requests_total',
@@ -240,7 +284,8 @@ export class Metrics {
     const f = this.fleet;
     // Labelled gauges without a fresh value are left out; the unlabelled counter keeps its last
     // value (prom-client would print a reset one as 0, which rate() reads as a counter reset).
-    for (const g of [f.lastSuccess, f.lastDuration, f.lastChanges, f.lastFailure, f.stale, f.connections]) g.reset();
+    const work = [f.workItems, f.claimsExpired, f.stalestClaim, f.silentHolders, f.subtasksEnded];
+    for (const g of [f.lastSuccess, f.lastDuration, f.lastChanges, f.lastFailure, f.stale, f.connections, ...work]) g.reset();
     const { sql } = this.sources;
     let facts;
     try {
@@ -250,11 +295,12 @@ export class Metrics {
         sql<{ state: string; n: number }[]>`
           select coalesce(state, 'unknown') as state, count(*)::int as n from pg_stat_activity
            where datname = current_database() and application_name = 'coord' group by 1`,
+        this.sources.work?.(),
       ]);
     } catch {
       return;
     }
-    const [runs, [seq], conns] = facts;
+    const [runs, [seq], conns, w] = facts;
     const judged = judgeSweeps(runs, {
       staleAfterMs: STALE_AFTER_INTERVALS * this.sources.sweepIntervalMs,
       uptimeMs: performance.now() - this.sources.startedAt,
@@ -271,5 +317,12 @@ export class Metrics {
     f.eventsWritten.reset();
     f.eventsWritten.inc(Number(seq?.n ?? 0));
     for (const c of conns) f.connections.set({ state: c.state }, c.n);
+    if (w) {
+      for (const x of w.items) f.workItems.set({ team: x.team, kind: x.kind, status: x.status }, x.n);
+      for (const x of w.expiredClaims) f.claimsExpired.set({ team: x.team, kind: x.kind }, x.n);
+      for (const x of w.stalestClaim) f.stalestClaim.set({ team: x.team }, x.seconds);
+      for (const x of w.silentHolders) f.silentHolders.set({ team: x.team }, x.n);
+      for (const x of w.subtaskOutcomes) f.subtasksEnded.set({ team: x.team, outcome: x.outcome }, x.n);
+    }
   }
 }

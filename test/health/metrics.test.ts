@@ -61,7 +61,7 @@ describe('metrics exposition', () => {
       expect(m.value('coord_sse_topics')).toBe(1);
       expect(m.value('coord_sse_streams_opened_total')).toBe(1);
       expect(m.value('coord_sse_events_delivered_total')).toBeGreaterThanOrEqual(4); // 2 added, 2 claimed
-      expect(m.value('coord_event_listen_count')).toBeGreaterThanOrEqual(1);
+      expect(m.value('coord_event_listen_connects_total')).toBeGreaterThanOrEqual(1);
       const [{ n }] = await t.sql<{ n: number }[]>`select max(id)::float8 as n from events`;
       expect(m.value('coord_events_written_total')).toBeGreaterThanOrEqual(Number(n));
 
@@ -96,7 +96,7 @@ describe('metrics exposition', () => {
     for (const name of [
       'coord_sse_open_streams',
       'coord_sse_topics',
-      'coord_event_listen_count',
+      'coord_event_listen_connects_total',
       'coord_group_commit_next_batches_total',
       'coord_group_commit_done_requests_total',
     ]) {

@@ -106,7 +106,7 @@ describe('a Postgres restart under load', () => {
     const topic = `todo:session:${session.id}`;
     const sse = await openSse(`${base}/v1/events?topic=${encodeURIComponent(topic)}`, token);
     expect(sse.status).toBe(200);
-    const listenCount = async () => Number(/coord_event_listen_count (\d+)/.exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
+    const listenCount = async () => Number(/coord_event_listen_connects_total (\d+)/.exec(await (await fetch(`${base}/metrics`)).text())?.[1]);
     const listensBefore = await listenCount();
 
     const outcomes: Outcome[] = [];
