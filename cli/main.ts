@@ -17,6 +17,7 @@ import { taskCommand } from './commands/task.js';
 import { scenarioCommand } from './commands/scenario.js';
 import { sessionCommand } from './commands/session.js';
 import { todoCommand } from './commands/todo.js';
+import { attentionCommand } from './commands/attention.js';
 import { auditCommand } from './commands/audit.js';
 import { tokenCommand } from './commands/token.js';
 import { teamCommand } from './commands/team.js';
@@ -61,6 +62,7 @@ export function buildProgram(io: Io, setExit: (code: number) => void, stop: Abor
   program.addCommand(tokenCommand(io, setExit));
   program.addCommand(teamCommand(io, setExit));
   program.addCommand(auditCommand(io, setExit));
+  program.addCommand(attentionCommand(io, setExit));
   program.addCommand(scenarioCommand(io, setExit));
   for (const c of graphCommands(io, setExit, { stop })) program.addCommand(c);
   program.addCommand(taskCommand(io, setExit));

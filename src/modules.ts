@@ -5,6 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from './config.js';
 import type { Sql } from './db/client.js';
+import { attentionRoutes } from './attention/attention.routes.js';
 import { auditRoutes } from './audit/audit.routes.js';
 import { exportRoutes } from './export/export.routes.js';
 import { executionRoutes } from './graphs/execution/execution.routes.js';
@@ -35,6 +36,7 @@ export const extraModules: ModuleRegistration[] = [
   mcpRoutes,
   tokensRoutes,
   auditRoutes,
+  attentionRoutes,
   teamsRoutes,
 ];
 

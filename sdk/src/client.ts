@@ -5,6 +5,7 @@
  */
 import type { Client } from 'openapi-fetch';
 import { AdminApi } from './admin.js';
+import { AttentionApi } from './attention.js';
 import { AuditApi } from './audit.js';
 import { EventsApi } from './events.js';
 import { AgentsApi, GraphsApi } from './graphs.js';
@@ -30,6 +31,8 @@ export class CoordClient {
   readonly teams: TeamsApi;
   /** Who did what (operators): every stored change with its actor, newest first. */
   readonly audit: AuditApi;
+  /** What is stuck in the team, why, and the requests that resolve it (operators), oldest first. */
+  readonly attention: AttentionApi;
   /** The lists the caller may read, with progress (`GET /v1/scopes`). */
   readonly scopes: ScopesApi;
   /** Scenarios: create, get, status (derived completion), publishResult (seed 000 "In scenarios"). */
@@ -64,6 +67,7 @@ export class CoordClient {
     this.scopes = new ScopesApi(this.t);
     this.tokens = new TokensApi(this.t);
     this.audit = new AuditApi(this.t);
+    this.attention = new AttentionApi(this.t);
     this.teams = new TeamsApi(this.t);
     this.graphs = new GraphsApi(this.t);
     this.agents = new AgentsApi(this.t);

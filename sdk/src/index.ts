@@ -17,6 +17,7 @@ export { ScenariosApi } from './scenarios.js';
 export { ScopesApi } from './scopes.js';
 export { TokensApi } from './tokens.js';
 export { TeamsApi } from './teams.js';
+export { AttentionApi } from './attention.js';
 export { AuditApi } from './audit.js';
 export * from './graphs.js';
 export * from './metagit.js';

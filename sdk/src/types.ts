@@ -121,3 +121,9 @@ export type AuditEntry = Schemas['AuditEntry'];
 export type AuditPage = Schemas['AuditPage'];
 /** The filters and paging of `GET /v1/audit`. */
 export type AuditQuery = NonNullable<paths['/v1/audit']['get']['parameters']['query']>;
+/** Something stuck, why, since when and the requests that resolve it (`GET /v1/attention`). */
+export type AttentionEntry = Schemas['AttentionEntry'];
+/** `{entries, nextCursor}`, oldest condition first; `nextCursor` is null on the last page. */
+export type AttentionPage = Schemas['AttentionPage'];
+/** The filter (`kind`) and paging of `GET /v1/attention`. */
+export type AttentionQuery = NonNullable<paths['/v1/attention']['get']['parameters']['query']>;

@@ -80,6 +80,7 @@ TABLE graph_subtasks (
   CONSTRAINT graph_subtasks_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
   CONSTRAINT graph_subtasks_todo_id_unique UNIQUE (todo_id)
   CONSTRAINT graph_subtasks_updated_at_not_null NOT NULL updated_at
+  CREATE INDEX graph_subtasks_outcome_idx ON public.graph_subtasks USING btree (team_id, updated_at) WHERE (outcome IS NOT NULL)
   CREATE UNIQUE INDEX graph_subtasks_team_id_graph_id_subtask_id_pk ON public.graph_subtasks USING btree (team_id, graph_id, subtask_id)
   CREATE UNIQUE INDEX graph_subtasks_todo_id_unique ON public.graph_subtasks USING btree (todo_id)
 
@@ -440,11 +441,13 @@ TABLE todos (
   CONSTRAINT todos_unfinished_check CHECK (unfinished_deps >= 0)
   CONSTRAINT todos_unfinished_deps_not_null NOT NULL unfinished_deps
   CONSTRAINT todos_updated_at_not_null NOT NULL updated_at
+  CREATE INDEX todos_blocked_idx ON public.todos USING btree (team_id, updated_at) WHERE (status = 'blocked'::text)
   CREATE INDEX todos_done_idx ON public.todos USING btree (updated_at) WHERE (status = 'done'::text)
   CREATE INDEX todos_in_progress_idx ON public.todos USING btree (progress_at) WHERE (status = 'in-progress'::text)
   CREATE INDEX todos_owner_idx ON public.todos USING btree (owner) WHERE (owner IS NOT NULL)
   CREATE INDEX todos_parent_idx ON public.todos USING btree (parent_id)
   CREATE UNIQUE INDEX todos_pkey ON public.todos USING btree (id)
+  CREATE INDEX todos_reserved_idx ON public.todos USING btree (assignee) WHERE ((assignee IS NOT NULL) AND (status <> 'done'::text))
   CREATE INDEX todos_team_ready_idx ON public.todos USING btree (team_id, scope, priority DESC, "position", id) WHERE ((status = 'todo'::text) AND (owner IS NULL) AND (unfinished_deps = 0))
   CREATE INDEX todos_team_ready_position_idx ON public.todos USING btree (team_id, scope, "position", id) WHERE ((status = 'todo'::text) AND (owner IS NULL) AND (unfinished_deps = 0))
   CREATE INDEX todos_team_scope_position_idx ON public.todos USING btree (team_id, scope, "position", id)

@@ -24,7 +24,7 @@ export const SRC_LAYERS: readonly (readonly string[])[] = [
   ['idempotency', 'tokens'],
   ['teams', 'todos'], // todos: the work-item engine (claim, readiness, leases)
   ['sessions'],
-  ['graphs', 'metagit', 'scenarios', 'export', 'audit', 'admin', 'health', 'ui', 'mcp'],
+  ['graphs', 'metagit', 'scenarios', 'export', 'audit', 'attention', 'admin', 'health', 'ui', 'mcp'],
   ['sweeps'],
   ['modules'],
   ['app'],

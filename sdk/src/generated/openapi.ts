@@ -7629,6 +7629,97 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List what is stuck, why, and the next step
+         * @description The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over (`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), and Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`). Each entry names the session concerned and lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`). Metagit nodes and scenarios waiting on upstream work are not listed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only entries of this kind */
+                    kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended";
+                    /** @description Page size, capped at list_limit (also the default) */
+                    limit?: number;
+                    /** @description `nextCursor` of the previous page */
+                    cursor?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["AttentionPage"];
+                    };
+                };
+                /** @description Problem codes: invalid_cursor, validation_failed */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: rate_limited */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Problem codes: busy, database_unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams": {
         parameters: {
             query?: never;
@@ -8294,6 +8385,100 @@ export interface components {
         };
         AgentListInput: {
             agents: components["schemas"]["AgentInput"][];
+            nextCursor: string | null;
+        };
+        /** @description A legitimate next step, as the request that takes it */
+        AttentionAction: {
+            /**
+             * @description What it does: reopen the item, reassign it, stop the session, resume the graph subtask
+             * @enum {string}
+             */
+            action: "reopen" | "assign" | "stop" | "resume";
+            /** @enum {string} */
+            method: "POST" | "PUT";
+            /** @description The route to call, ids filled in */
+            path: string;
+            /** @description The body to send (for `assign`, replace `assignee` with the session to reserve it for, or null) */
+            body?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description A legitimate next step, as the request that takes it */
+        AttentionActionInput: {
+            /**
+             * @description What it does: reopen the item, reassign it, stop the session, resume the graph subtask
+             * @enum {string}
+             */
+            action: "reopen" | "assign" | "stop" | "resume";
+            /** @enum {string} */
+            method: "POST" | "PUT";
+            /** @description The route to call, ids filled in */
+            path: string;
+            /** @description The body to send (for `assign`, replace `assignee` with the session to reserve it for, or null) */
+            body?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Something stuck, why, and what to do about it */
+        AttentionEntry: {
+            /**
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED)
+             * @enum {string}
+             */
+            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended";
+            /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
+            subjectId: string;
+            /** @description The item’s scope; null for `silent-holder` */
+            scope: string | null;
+            /** @description The item’s title, or the session’s name */
+            title: string;
+            /** @description The session concerned: the claim’s owner, the silent session, the session the item is reserved for, the blocker, the subtask’s session */
+            session: {
+                id: string;
+                /** @description null when the session row is gone */
+                name: string | null;
+            } | null;
+            /** @description When the condition began (ISO 8601, database clock): the lease deadline, the heartbeat deadline, the block, the outcome */
+            since: string;
+            /** @description What else to know: the block note, the subtask’s outcome and reason, how many items a silent session holds, the reserved session’s state */
+            detail: string | null;
+            /** @description The legitimate next steps, as requests an operator may send; empty where a contract recovers by itself */
+            actions: components["schemas"]["AttentionAction"][];
+        };
+        /** @description Something stuck, why, and what to do about it */
+        AttentionEntryInput: {
+            /**
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED)
+             * @enum {string}
+             */
+            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended";
+            /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
+            subjectId: string;
+            /** @description The item’s scope; null for `silent-holder` */
+            scope: string | null;
+            /** @description The item’s title, or the session’s name */
+            title: string;
+            /** @description The session concerned: the claim’s owner, the silent session, the session the item is reserved for, the blocker, the subtask’s session */
+            session: {
+                id: string;
+                /** @description null when the session row is gone */
+                name: string | null;
+            } | null;
+            /** @description When the condition began (ISO 8601, database clock): the lease deadline, the heartbeat deadline, the block, the outcome */
+            since: string;
+            /** @description What else to know: the block note, the subtask’s outcome and reason, how many items a silent session holds, the reserved session’s state */
+            detail: string | null;
+            /** @description The legitimate next steps, as requests an operator may send; empty where a contract recovers by itself */
+            actions: components["schemas"]["AttentionActionInput"][];
+        };
+        AttentionPage: {
+            /** @description Oldest condition first */
+            entries: components["schemas"]["AttentionEntry"][];
+            nextCursor: string | null;
+        };
+        AttentionPageInput: {
+            /** @description Oldest condition first */
+            entries: components["schemas"]["AttentionEntryInput"][];
             nextCursor: string | null;
         };
         /** @description One stored change and who made it */

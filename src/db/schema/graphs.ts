@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { foreignKey, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
+import { foreignKey, index, integer, jsonb, pgTable, primaryKey, text, timestamp, unique } from 'drizzle-orm/pg-core';
 import { todos } from './todos.js';
 import { DEFAULT_TEAM, teams } from './teams.js';
 
@@ -98,5 +98,7 @@ export const graphSubtasks = pgTable(
   (t) => [
     primaryKey({ columns: [t.teamId, t.graphId, t.subtaskId] }),
     foreignKey({ columns: [t.teamId, t.graphId], foreignColumns: [graphs.teamId, graphs.id] }).onDelete('cascade'),
+    // Ended subtasks (FAILED, STOPPED, BLOCKED) by age: the attention list and the work gauges.
+    index('graph_subtasks_outcome_idx').on(t.teamId, t.updatedAt).where(sql`${t.outcome} is not null`),
   ],
 );

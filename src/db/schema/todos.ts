@@ -79,6 +79,10 @@ export const todos = pgTable(
     index('todos_done_idx').on(t.updatedAt).where(sql`${t.status} = 'done'`),
     index('todos_owner_idx').on(t.owner).where(sql`${t.owner} is not null`),
     index('todos_parent_idx').on(t.parentId),
+    // The attention list (src/attention/attention.service.ts): manual blocks by age, and items
+    // reserved for a session, each a small set on a healthy fleet, read without a scan.
+    index('todos_blocked_idx').on(t.teamId, t.updatedAt).where(sql`${t.status} = 'blocked'`),
+    index('todos_reserved_idx').on(t.assignee).where(sql`${t.assignee} is not null and ${t.status} <> 'done'`),
   ],
 );
 

@@ -1,0 +1,140 @@
+/**
+ * `GET /v1/attention`: what is stuck in the caller's team, why, since when and what an operator
+ * may do about it, oldest first, in one keyset-paginated list. Each kind is read from a small set
+ * on a healthy fleet, through its own index, never by scanning a scope's items:
+ * - `expired-claim`: in progress past its lease (`leaseExpiredSql`, the `todos_in_progress_idx`
+ *   range), not yet taken over or reopened by the sweep;
+ * - `silent-holder`: active sessions silent past their heartbeat interval (`SILENT_SQL`) that
+ *   still own in-progress items;
+ * - `reserved-for-gone`: unfinished items assigned to a session that is stopped or deleted, which
+ *   no other session may claim (`todos_reserved_idx`; a graph subtask's assignee is its Agent,
+ *   not a session, and a contract's own);
+ * - `manual-block`: items an owner blocked, with the note (`todos_blocked_idx`; a graph or metagit
+ *   contract's blocks are its own and come as `graph-subtask-ended`);
+ * - `graph-subtask-ended`: Task Graph v1 subtasks FAILED, STOPPED or BLOCKED
+ *   (`graph_subtasks_outcome_idx`).
+ * Operators only (a session gets `forbidden`): they hold override authority in every scope of
+ * their team, so every action listed is one they may take. Metagit nodes and scenarios waiting
+ * on upstream work are not listed yet.
+ */
+import type { Principal } from '../auth/principal.js';
+import type { Sql } from '../db/client.js';
+import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
+import { fail } from '../http/errors.js';
+import { SILENT_SQL } from '../sessions/sessions.liveness.js';
+import { leaseEndSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
+import type { AttentionEntry, AttentionQuery } from './attention.schemas.js';
+
+interface Row {
+  kind: AttentionEntry['kind'];
+  subject_id: string;
+  scope: string | null;
+  title: string;
+  session_id: string | null;
+  session_name: string | null;
+  since: Date;
+  /** `since` in microseconds since the epoch: the cursor's exact key (a Date keeps milliseconds only). */
+  since_us: string;
+  detail: string | null;
+  subtask_id: string | null;
+}
+
+const KIND_PATTERN = /^[a-z-]+$/;
+
+/**
+ * A page of the caller's team's attention list. `leaseMs` is `claim_lease` in ms, `listLimit`
+ * caps the page. Errors: 403 `forbidden` (a session), 400 `invalid_cursor`.
+ */
+export async function listAttention(
+  sql: Sql,
+  p: Principal,
+  q: AttentionQuery,
+  opts: { leaseMs: number; listLimit: number },
+): Promise<{ entries: AttentionEntry[]; nextCursor: string | null }> {
+  if (p.kind !== 'user') fail('forbidden', 'the attention list is for operators; a session reads its own claims with GET /v1/sessions/me');
+  const limit = Math.min(q.limit ?? opts.listLimit, opts.listLimit);
+  const after = q.cursor ? decodeCursor(q.cursor, [/^-?\d{1,19}$/, KIND_PATTERN, ANY_TEXT]) : null;
+  const team = p.teamId;
+  const want = (k: AttentionEntry['kind']) => (q.kind === undefined || q.kind === k ? sql`true` : sql`false`);
+  const rows = await sql<Row[]>`
+    select a.*, s.name as session_name from (select *, (extract(epoch from since) * 1000000)::int8::text as since_us from (
+      select 'expired-claim'::text as kind, t.id as subject_id, t.scope, t.title, t.owner as session_id,
+             ${leaseEndSql(sql, opts.leaseMs)} as since, null::text as detail, gs.subtask_id
+        from todos t left join graph_subtasks gs on gs.todo_id = t.id
+       where ${want('expired-claim')} and t.status = 'in-progress' and t.team_id = ${team} and ${leaseExpiredSql(sql, opts.leaseMs)}
+      union all
+      select 'silent-holder', s.id, null, s.name, s.id, s.last_seen_at + s.heartbeat_interval_ms * interval '1 millisecond',
+             'holds ' || (select count(*) from todos t where t.owner = s.id and t.status = 'in-progress') || ' item(s) in progress', null
+        from sessions s
+       where ${want('silent-holder')} and s.team_id = ${team} and ${sql.unsafe(SILENT_SQL)}
+         and exists (select 1 from todos t where t.owner = s.id and t.status = 'in-progress')
+      union all
+      select 'reserved-for-gone', t.id, t.scope, t.title, t.assignee, coalesce(rs.stopped_at, t.updated_at),
+             'reserved for a ' || coalesce(rs.status, 'deleted') || ' session', null
+        from todos t left join sessions rs on rs.id = t.assignee
+       where ${want('reserved-for-gone')} and t.assignee is not null and t.status <> 'done' and t.team_id = ${team}
+         and (rs.id is null or rs.status <> 'active') and ${selfManagedScopeSql(sql)}
+      union all
+      select 'manual-block', t.id, t.scope, t.title, t.owner, t.updated_at, t.note, null
+        from todos t
+       where ${want('manual-block')} and t.status = 'blocked' and t.team_id = ${team} and ${selfManagedScopeSql(sql)}
+      union all
+      select 'graph-subtask-ended', gs.todo_id, 'graph:' || gs.graph_id, coalesce(gs.title, gs.subtask_id), gs.session_id, gs.updated_at,
+             gs.outcome || coalesce(': ' || coalesce(gs.reason #>> '{}', gs.reason ->> 'message'), ''), gs.subtask_id
+        from graph_subtasks gs
+       where ${want('graph-subtask-ended')} and gs.outcome is not null and gs.team_id = ${team}
+    ) u) a left join sessions s on s.id = a.session_id
+     where ${after ? sql`(a.since_us::int8, a.kind, a.subject_id) > (${String(after[0])}::int8, ${String(after[1])}, ${String(after[2])})` : sql`true`}
+     order by a.since_us::int8, a.kind, a.subject_id
+     limit ${limit + 1}`;
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const last = page.at(-1);
+  return {
+    entries: page.map(toEntry),
+    nextCursor: more && last ? encodeCursor([last.since_us, last.kind, last.subject_id]) : null,
+  };
+}
+
+function toEntry(r: Row): AttentionEntry {
+  return {
+    kind: r.kind,
+    subjectId: r.subject_id,
+    scope: r.scope,
+    title: r.title,
+    session: r.session_id ? { id: r.session_id, name: r.session_name } : null,
+    since: r.since.toISOString(),
+    detail: r.detail,
+    actions: actionsOf(r),
+  };
+}
+
+/** The requests that resolve an entry (the routes' own paths; docs/operations.md "The attention list"). */
+function actionsOf(r: Row): AttentionEntry['actions'] {
+  const item = encodeURIComponent(r.subject_id);
+  const reopen = { action: 'reopen' as const, method: 'POST' as const, path: `/v1/todos/${item}/reopen` };
+  const assign = { action: 'assign' as const, method: 'PUT' as const, path: `/v1/todos/${item}/assignee`, body: { assignee: null } };
+  const graphId = r.scope?.startsWith('graph:') ? r.scope.slice('graph:'.length) : undefined;
+  const resume = (subtaskId: string) => ({
+    action: 'resume' as const,
+    method: 'POST' as const,
+    path: `/v1/graphs/${encodeURIComponent(graphId!)}/resume`,
+    body: { subtaskId },
+  });
+  switch (r.kind) {
+    case 'silent-holder':
+      return [{ action: 'stop', method: 'POST', path: `/v1/sessions/${item}/stop` }];
+    case 'graph-subtask-ended':
+      return r.subtask_id && graphId ? [resume(r.subtask_id)] : [];
+    case 'expired-claim':
+      // A graph dispatch that outlived its lease reads FAILED (interrupted): resume it. A metagit
+      // start is reopened by its contract's sweep: nothing to do.
+      if (graphId) return r.subtask_id ? [resume(r.subtask_id)] : [];
+      if (r.scope?.startsWith('metagit:')) return [];
+      return [reopen, assign];
+    case 'reserved-for-gone':
+      return [assign];
+    case 'manual-block':
+      return [reopen];
+  }
+}

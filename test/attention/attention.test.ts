@@ -1,0 +1,123 @@
+/**
+ * `GET /v1/attention` (src/attention/attention.service.ts): every kind of stuck work appears with
+ * its reason, the session concerned (by name) and the request that resolves it, oldest first;
+ * the listed action works; only operators may read it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
+import { graphDoc, registerAgents, setSubtaskState } from '../graphs/graphs.helpers.js';
+
+const LEASE_MS = 1000;
+let t: TestApp;
+beforeAll(async () => {
+  t = await startTestApp({ todo: { claimLeaseMs: LEASE_MS, listLimit: 50 } });
+});
+afterAll(async () => t?.close());
+
+const ok = (r: { status: number; body: unknown }, status = 200) => expect(r.status, JSON.stringify(r.body)).toBe(status);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('GET /v1/attention', () => {
+  it('lists expired claims, silent holders, items reserved for a stopped session, manual blocks and ended graph subtasks, with their actions', async () => {
+    const worker = await t.session({ name: 'worker-1' });
+    const expired = await addItem(worker.client, 'left behind');
+    const blocked = await addItem(worker.client, 'needs a decision');
+    const fine = await addItem(worker.client, 'kept alive');
+    for (const i of [expired, blocked]) ok(await worker.client.post(`/v1/todos/${i.id}/claim`));
+    ok(await worker.client.post(`/v1/todos/${blocked.id}/block`, { note: 'which database?' }));
+
+    const gone = await t.session({ name: 'gone', parentId: worker.id, by: worker.client });
+    const reserved = await addItem(worker.client, 'for gone', { assignee: gone.id });
+    ok(await t.admin.post(`/v1/sessions/${gone.id}/stop`));
+
+    const silent = await t.admin.post('/v1/sessions', { name: 'quiet-one', heartbeatIntervalMs: 5000 });
+    ok(silent, 201);
+    const quiet = new Client(t.base, silent.body.token);
+    const held = await addItem(quiet, 'held quietly');
+    ok(await quiet.post(`/v1/todos/${held.id}/claim`));
+    ok(await worker.client.post(`/v1/todos/${fine.id}/claim`));
+    for (let i = 0; i < 4; i++) {
+      await sleep(LEASE_MS / 3);
+      ok(await quiet.post(`/v1/todos/${held.id}/heartbeat`));
+      ok(await worker.client.post(`/v1/todos/${fine.id}/heartbeat`));
+    }
+    await t.sql`update sessions set last_seen_at = now() - interval '1 hour' where id = ${silent.body.session.id}`;
+
+    await registerAgents(t.admin, ['codex']);
+    ok(await t.admin.post('/v1/graphs', graphDoc('task-attention', [{ id: 'a' }, { id: 'b' }])), 201);
+    await setSubtaskState(t.sql, 'task-attention', 'a', 'FAILED', 'tests fail');
+
+    const r = await t.admin.get('/v1/attention');
+    ok(r);
+    const by = (kind: string) => r.body.entries.filter((e: any) => e.kind === kind);
+    expect(by('expired-claim')).toEqual([
+      expect.objectContaining({
+        subjectId: expired.id,
+        title: 'left behind',
+        session: { id: worker.id, name: 'worker-1' },
+        actions: [
+          { action: 'reopen', method: 'POST', path: `/v1/todos/${expired.id}/reopen` },
+          { action: 'assign', method: 'PUT', path: `/v1/todos/${expired.id}/assignee`, body: { assignee: null } },
+        ],
+      }),
+    ]);
+    expect(by('silent-holder')).toEqual([
+      expect.objectContaining({
+        subjectId: silent.body.session.id,
+        title: 'quiet-one',
+        scope: null,
+        detail: 'holds 1 item(s) in progress',
+        actions: [{ action: 'stop', method: 'POST', path: `/v1/sessions/${silent.body.session.id}/stop` }],
+      }),
+    ]);
+    expect(by('reserved-for-gone')).toEqual([
+      expect.objectContaining({ subjectId: reserved.id, session: { id: gone.id, name: 'gone' }, detail: 'reserved for a stopped session' }),
+    ]);
+    expect(by('manual-block')).toEqual([
+      expect.objectContaining({ subjectId: blocked.id, detail: 'which database?', session: { id: worker.id, name: 'worker-1' } }),
+    ]);
+    expect(by('graph-subtask-ended')).toEqual([
+      expect.objectContaining({
+        scope: 'graph:task-attention',
+        title: 'a',
+        detail: 'FAILED: tests fail',
+        actions: [{ action: 'resume', method: 'POST', path: '/v1/graphs/task-attention/resume', body: { subtaskId: 'a' } }],
+      }),
+    ]);
+    expect(r.body.entries.map((e: any) => e.subjectId)).not.toContain(fine.id);
+    const since = r.body.entries.map((e: any) => Date.parse(e.since));
+    expect([...since].sort((a, b) => a - b)).toEqual(since);
+
+    // The listed action works: reopening the expired claim takes it off the list.
+    const action = by('expired-claim')[0].actions[0];
+    ok(await t.admin.req(action.method, action.path, action.body));
+    expect((await t.admin.get('/v1/attention?kind=expired-claim')).body.entries).toEqual([]);
+    // So does reassigning the reserved item.
+    const assign = by('reserved-for-gone')[0].actions[0];
+    ok(await t.admin.req(assign.method, assign.path, { assignee: worker.id }));
+    expect((await t.admin.get('/v1/attention?kind=reserved-for-gone')).body.entries).toEqual([]);
+  });
+
+  it('pages in order without loss or repeat, and refuses sessions and foreign cursors', async () => {
+    const w = await t.session({ name: 'blocker' });
+    for (let i = 0; i < 7; i++) {
+      const it = await addItem(w.client, `b${i}`);
+      ok(await w.client.post(`/v1/todos/${it.id}/claim`));
+      ok(await w.client.post(`/v1/todos/${it.id}/block`, { note: `n${i}` }));
+    }
+    const all = (await t.admin.get('/v1/attention')).body.entries.map((e: any) => `${e.kind}/${e.subjectId}`);
+    const paged: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: any = await t.admin.get(`/v1/attention?limit=3${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      ok(page);
+      paged.push(...page.body.entries.map((e: any) => `${e.kind}/${e.subjectId}`));
+      cursor = page.body.nextCursor;
+    } while (cursor);
+    expect(paged).toEqual(all);
+    const refused = await w.client.get('/v1/attention');
+    expect([refused.status, refused.body.code]).toEqual([403, 'forbidden']);
+    expect((await t.admin.get('/v1/attention?cursor=bogus')).body.code).toBe('invalid_cursor');
+    expect((await t.admin.get('/v1/attention?kind=nope')).body.code).toBe('validation_failed');
+  });
+});
