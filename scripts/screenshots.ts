@@ -81,6 +81,10 @@ try {
   await api(L, 'POST', `/v1/todos/${id('bench')}/claim`);
   await api(L, 'POST', `/v1/todos/${id('bench')}/block`, { note: 'needs a quiet machine' });
   await api(L, 'PUT', `/v1/todos/${id('docs')}/assignee`, { assignee: w2.session.id });
+  // A worker that left with an item reserved for it (for the Attention view).
+  const w3 = await api(L, 'POST', '/v1/sessions', { name: 'worker-release' });
+  await api(L, 'PUT', `/v1/todos/${id('release')}/assignee`, { assignee: w3.session.id });
+  await api(L, 'POST', `/v1/sessions/${w3.session.id}/stop`);
   // A scenario, one member done.
   const sc = await api(TOKEN, 'POST', '/v1/scenarios', {
     name: 'strath',
@@ -128,6 +132,7 @@ try {
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.locator('header nav').waitFor();
   const views: [string, string, string][] = [
+    ['attention', '#/attention', 'tr[data-kind]'],
     ['scopes', '#/', 'li.card'],
     ['scope', `#/scope/${encodeURIComponent(lead.session.scope)}`, 'tr[data-id]'],
     ['sessions', '#/sessions', 'tr[data-id]'],

@@ -4,6 +4,7 @@
  * the listed action works; only operators may read it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAST_SEEN_FLUSH_MS } from '../../src/sessions/sessions.liveness.js';
 import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
 import { graphDoc, registerAgents, setSubtaskState } from '../graphs/graphs.helpers.js';
 
@@ -41,7 +42,11 @@ describe('GET /v1/attention', () => {
       ok(await quiet.post(`/v1/todos/${held.id}/heartbeat`));
       ok(await worker.client.post(`/v1/todos/${fine.id}/heartbeat`));
     }
+    // After the replica's last-seen flush of its calls (every LAST_SEEN_FLUSH_MS), which would undo the silence.
+    await new Promise((r) => setTimeout(r, LAST_SEEN_FLUSH_MS + 200));
     await t.sql`update sessions set last_seen_at = now() - interval '1 hour' where id = ${silent.body.session.id}`;
+    // Its claim (and `fine`) stay fresh meanwhile (time is compressed here: the lease is short, the silence long).
+    await t.sql`update todos set progress_at = now() where id in (${held.id}, ${fine.id})`;
 
     await registerAgents(t.admin, ['codex']);
     ok(await t.admin.post('/v1/graphs', graphDoc('task-attention', [{ id: 'a' }, { id: 'b' }])), 201);

@@ -5,6 +5,7 @@
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAST_SEEN_FLUSH_MS } from '../../src/sessions/sessions.liveness.js';
 import { readWorkFacts } from '../../src/health/work.js';
 import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
 import { graphDoc, registerAgents, setSubtaskState } from '../graphs/graphs.helpers.js';
@@ -46,7 +47,11 @@ describe('work gauges', () => {
       await new Promise((r) => setTimeout(r, LEASE_MS / 2));
       ok(await quiet.post(`/v1/todos/${held.id}/heartbeat`));
     }
+    // After the replica's last-seen flush of its calls (every LAST_SEEN_FLUSH_MS), which would undo the silence.
+    await new Promise((r) => setTimeout(r, LAST_SEEN_FLUSH_MS + 200));
     await t.sql`update sessions set last_seen_at = now() - interval '1 hour' where id = ${silent.body.session.id}`;
+    // Its claim stays fresh meanwhile (time is compressed here: the lease is short, the silence long).
+    await t.sql`update todos set progress_at = now() where id = ${held.id}`;
 
     await registerAgents(t.admin, ['codex']);
     expect((await t.admin.post('/v1/graphs', graphDoc('task-gauged', [{ id: 'a' }, { id: 'b' }]))).status).toBe(201);

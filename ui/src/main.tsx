@@ -8,6 +8,7 @@ import type { CoordClient, Me } from '../../sdk/src/index.js';
 import { clientFor, errorText, Session, storedToken, storeToken, type SignedIn } from './api.js';
 import { useConnection } from './live.js';
 import { href, useRoute, type Route } from './router.js';
+import { AttentionView } from './views/attention.js';
 import { GraphsView, GraphView } from './views/graphs.js';
 import { ItemView } from './views/item.js';
 import { ScenariosView, ScenarioView } from './views/scenarios.js';
@@ -71,6 +72,7 @@ function ConnectionBadge() {
 }
 
 const NAV: [Route['view'], string][] = [
+  ['attention', 'Attention'],
   ['scopes', 'Scopes'],
   ['sessions', 'Sessions'],
   ['scenarios', 'Scenarios'],
@@ -78,8 +80,11 @@ const NAV: [Route['view'], string][] = [
 ];
 
 function Shell({ s }: { s: SignedIn }) {
-  const route = useRoute();
+  const raw = useRoute();
+  // The landing page: an operator's is Attention (what is stuck), a session's its scopes.
+  const route: Route = raw.view === 'home' ? { view: s.me.kind === 'user' ? 'attention' : 'scopes' } : raw;
   const current = { scope: 'scopes', item: 'scopes', scenario: 'scenarios', graph: 'graphs' }[route.view as string] ?? route.view;
+  const nav = NAV.filter(([v]) => v !== 'attention' || s.me.kind === 'user');
   return (
     <Session.Provider value={s}>
       <header>
@@ -87,7 +92,7 @@ function Shell({ s }: { s: SignedIn }) {
           Coord
         </a>
         <nav aria-label="views">
-          {NAV.map(([v, label]) => (
+          {nav.map(([v, label]) => (
             <a href={href(v)} aria-current={current === v ? 'page' : undefined}>
               {label}
             </a>
@@ -115,6 +120,8 @@ function View({ route }: { route: Route }) {
       return <ScopeView scope={route.arg ?? ''} />;
     case 'item':
       return <ItemView id={route.arg ?? ''} />;
+    case 'attention':
+      return <AttentionView />;
     case 'sessions':
       return <SessionsView />;
     case 'scenarios':

@@ -2,6 +2,8 @@
  * Hash routes (`#/scope/<scope>`): the server serves one page, and a route is a bookmarkable
  * place with no token in it.
  *
+ *   (no hash)                an operator's Attention, a session's scopes
+ *   #/attention              what is stuck in the team and the next step (operators)
  *   #/                       scopes the token can read, with progress
  *   #/scope/<scope>          a scope's items by status
  *   #/item/<id>              one item and its event history
@@ -15,11 +17,13 @@ import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
   /** `invalid`: a link whose argument is not valid percent-encoding (`arg` is the raw hash). */
-  view: 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph' | 'invalid';
+  view: 'home' | 'attention' | 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph' | 'invalid';
   arg?: string;
 }
 
 export function parseRoute(hash: string): Route {
+  // No hash at all: the signed-in landing page (an operator's Attention, a session's scopes).
+  if (hash === '' || hash === '#') return { view: 'home' };
   const parts = hash.replace(/^#\/?/, '').split('/');
   const view = parts[0] || 'scopes';
   let arg: string | undefined;
@@ -29,7 +33,7 @@ export function parseRoute(hash: string): Route {
     // A hand-edited or truncated link (`%E0%A4%A`): say so rather than fail to render.
     return { view: 'invalid', arg: hash };
   }
-  const known: Route['view'][] = ['scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph'];
+  const known: Route['view'][] = ['attention', 'scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph'];
   // A view that names one object needs its id: `#/scope/` is a broken link, not a request to read "".
   const needsArg: Route['view'][] = ['scope', 'item', 'scenario', 'graph'];
   if (!known.includes(view as Route['view']) || (needsArg.includes(view as Route['view']) && !arg)) return { view: 'invalid', arg: hash };

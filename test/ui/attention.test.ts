@@ -1,0 +1,78 @@
+/**
+ * The dashboard's Attention view (an operator's first page) in a real browser (Debian's Chromium
+ * via playwright-core) against a real server on real Postgres: an expired claim and a silent
+ * session holding work appear within 2 s of becoming true, sessions show by name, the reassign
+ * action works, and the table sorts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LAST_SEEN_FLUSH_MS } from '../../src/sessions/sessions.liveness.js';
+import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
+import { launchBrowser, signIn, type TestBrowser } from '../helpers/browser.js';
+
+const LIVE_MS = 2000;
+const LEASE_MS = 1500;
+
+let t: TestApp;
+let b: TestBrowser;
+beforeAll(async () => {
+  t = await startTestApp({ todo: { claimLeaseMs: LEASE_MS } });
+  b = await launchBrowser();
+});
+afterAll(async () => {
+  await b?.close();
+  await t?.close();
+});
+
+const adminToken = (c: Client) => (c as unknown as { token: string }).token;
+
+describe('dashboard: attention', () => {
+  it('shows an expired claim and a silent holder within 2 s, by name, and reassigns from the row', async () => {
+    const lead = await t.session({ name: 'lead' });
+    const helper = await t.session({ name: 'helper', parentId: lead.id, by: lead.client });
+    const page = await b.newPage();
+    await signIn(page, t.base, adminToken(t.admin));
+    // The landing page of an operator is Attention.
+    await page.getByRole('heading', { name: 'Attention' }).waitFor();
+    await page.getByText('Nothing needs attention.').waitFor();
+
+    const item = await addItem(lead.client, 'Left behind');
+    expect((await lead.client.post(`/v1/todos/${item.id}/claim`)).status).toBe(200);
+    const deadline = Date.now() + LEASE_MS;
+    const row = page.locator(`tr[data-kind="expired-claim"][data-subject="${item.id}"]`);
+    await row.waitFor({ timeout: LEASE_MS + LIVE_MS + 500 });
+    expect(Date.now() - deadline).toBeLessThan(LIVE_MS + 500);
+    expect(await row.locator('td').nth(3).textContent()).toBe('lead');
+    expect(await row.locator('td').nth(3).locator('span').getAttribute('title')).toBe(lead.id);
+
+    // A session with a heartbeat interval goes silent (its last call an hour ago) while holding work.
+    const made = await t.admin.post('/v1/sessions', { name: 'quiet-one', heartbeatIntervalMs: 5000 });
+    const quiet = new Client(t.base, made.body.token);
+    const held = await addItem(quiet, 'Held quietly');
+    expect((await quiet.post(`/v1/todos/${held.id}/claim`)).status).toBe(200);
+    // After the replica's last-seen flush of its calls (every LAST_SEEN_FLUSH_MS), which would undo the silence.
+    await new Promise((r) => setTimeout(r, LAST_SEEN_FLUSH_MS + 200));
+    await t.sql`update sessions set last_seen_at = now() - interval '1 hour' where id = ${made.body.session.id}`;
+    // Its claim stays fresh meanwhile (time is compressed here: the lease is short, the silence long).
+    await t.sql`update todos set progress_at = now() where id = ${held.id}`;
+    const silent = page.locator(`tr[data-kind="silent-holder"][data-subject="${made.body.session.id}"]`);
+    const t0 = Date.now();
+    await silent.waitFor({ timeout: LIVE_MS });
+    expect(Date.now() - t0).toBeLessThan(LIVE_MS);
+    expect(await silent.getByRole('button', { name: 'Stop quiet-one' }).count()).toBe(1);
+
+    // Sorting by session puts "lead" before "quiet-one"; the other way round after a second click.
+    const sessionHeader = page.getByRole('button', { name: /^Session/ });
+    await sessionHeader.click();
+    await expect.poll(() => page.locator('tbody tr').first().getAttribute('data-kind')).toBe('expired-claim');
+    await sessionHeader.click();
+    await expect.poll(() => page.locator('tbody tr').first().getAttribute('data-kind')).toBe('silent-holder');
+
+    // Reassign the expired claim's item to the helper: the row goes, the item is reserved for it.
+    await row.getByRole('button', { name: 'Reassign…' }).click();
+    await row.getByLabel('Reassign Left behind').selectOption({ label: 'helper' });
+    await row.waitFor({ state: 'detached', timeout: LIVE_MS });
+    const after = (await t.admin.get(`/v1/todos/${item.id}`)).body.item;
+    expect(after.assignee).toBe(helper.id);
+    await page.close();
+  });
+});
