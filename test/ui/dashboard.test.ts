@@ -69,7 +69,9 @@ describe('dashboard: a scope, live', () => {
     expect(await page.locator(`tr[data-id="${added.id}"] td.col-title`).textContent()).toContain('Added through the API');
 
     expect((await worker.client.post(`/v1/todos/${added.id}/claim`)).status).toBe(200);
-    await expect.poll(() => page.locator(`tr[data-id="${added.id}"] td.col-owner`).textContent(), { timeout: LIVE_MS }).toBe(worker.id);
+    // The owner by name, the id on hover.
+    await expect.poll(() => page.locator(`tr[data-id="${added.id}"] td.col-owner`).textContent(), { timeout: LIVE_MS }).toBe('worker');
+    expect(await page.locator(`tr[data-id="${added.id}"] td.col-owner span`).getAttribute('title')).toBe(worker.id);
     await expect.poll(() => page.locator(`tr[data-id="${added.id}"] td.col-status`).textContent(), { timeout: LIVE_MS }).toBe('in-progress');
     expect(reloads).toBe(0);
     // The root holds override authority: it may reopen and block the worker's claim, and assign.
@@ -101,11 +103,10 @@ describe('dashboard: a scope, live', () => {
     await wrow.waitFor({ timeout: LIVE_MS });
     expect(await wrow.locator('td.col-why').textContent()).toBe('waiting on Root’s item');
     expect(await wrow.getByRole('button', { name: /Reopen/ }).count()).toBe(0);
-    // The scopes card counts stored statuses: the waiting item is "not started", not "blocked",
-    // and the card says so rather than contradict the scope page's Blocked group.
+    // The scopes card tells the waiting item from an owner's block, as the scope page's groups do.
     await go(page, '#/');
     const card = page.locator(`li.card[data-scope="${item.scope}"] .counts`);
-    await expect.poll(() => card.textContent()).toMatch(/^1 not started \(ready or waiting on a dependency\) · 1 in progress · 0 marked blocked · 0 done/);
+    await expect.poll(() => card.textContent()).toMatch(/^0 ready · 1 waiting on dependencies · 1 in progress · 0 blocked by their owner · 0 done/);
     await page.close();
   });
 });

@@ -1,6 +1,7 @@
 /**
- * `#/scope/<scope>`: a scope's items grouped by status (in progress, ready, blocked, done) with
- * owner, assignee, tags, lease deadline and WHY BLOCKED, filterable, live on `todo:<scope>`.
+ * `#/scope/<scope>`: a scope's items grouped by status (in progress, ready, waiting on
+ * dependencies, blocked by their owner, done) with owner and assignee by name, tags, lease
+ * deadline and WHY BLOCKED, filterable, live on `todo:<scope>`.
  *
  * Operator actions follow the API's authority rules (seed 000 "Authority"), so a button is shown
  * only when the request would be allowed: reopen (an owned item: in progress, blocked or done) and
@@ -16,19 +17,22 @@ import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../co
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 
-type Group = 'in-progress' | 'ready' | 'blocked' | 'done';
+type Group = 'in-progress' | 'ready' | 'waiting' | 'blocked' | 'done';
 const GROUPS: [Group, string][] = [
   ['in-progress', 'In progress'],
   ['ready', 'Ready'],
-  ['blocked', 'Blocked'],
+  ['waiting', 'Waiting on dependencies'],
+  ['blocked', 'Blocked by their owner'],
   ['done', 'Done'],
 ];
 
+/** The group of an item: a dependency wait and an owner's block are told apart (the effective status reads `blocked` for both). */
 function groupOf(t: TodoItem): Group {
   if (t.status === 'done') return 'done';
   if (t.status === 'in-progress') return 'in-progress';
+  if (t.blockedBy?.length) return 'waiting';
   if (t.status === 'blocked') return 'blocked';
-  return t.ready ? 'ready' : 'blocked';
+  return t.ready ? 'ready' : 'waiting';
 }
 
 /** Whether a scope's items are Task Graph v1 subtasks or metagit nodes (assertNotGraphManaged in src/todos). */
@@ -36,16 +40,27 @@ export function managedByGraph(scope: string): boolean {
   return scope.startsWith('graph:') || scope.startsWith('metagit:');
 }
 
-function matches(t: TodoItem, q: string): boolean {
+function matches(t: TodoItem, q: string, names: Map<string, string>): boolean {
   if (!q) return true;
   const s = q.toLowerCase();
-  return [t.id, t.title, t.owner ?? '', t.assignee ?? '', ...(t.tags ?? [])].some((v) => v.toLowerCase().includes(s));
+  const who = [t.owner, t.assignee].flatMap((id) => (id ? [id, names.get(id) ?? ''] : []));
+  return [t.id, t.title, ...who, ...(t.tags ?? [])].some((v) => v.toLowerCase().includes(s));
+}
+
+/** A session by name, its id on hover (an id the token cannot list, such as an Agent's, as it is). */
+function Who({ id, names }: { id: string | null | undefined; names: Map<string, string> }) {
+  if (!id) return <span class="muted">—</span>;
+  const name = names.get(id);
+  return name ? <span title={id}>{name}</span> : <span class="mono">{id}</span>;
 }
 
 export function ScopeView({ scope }: { scope: string }) {
   const { client, me } = useSignedIn();
   const [q, setQ] = useState('');
-  const [shown, setShown] = useState<Record<Group, boolean>>({ 'in-progress': true, ready: true, blocked: true, done: true });
+  const [shown, setShown] = useState<Record<Group, boolean>>({ 'in-progress': true, ready: true, waiting: true, blocked: true, done: true });
+  // Session names for owners and assignees (the sessions the token may list; re-read every 10 s).
+  const sessions = useLive(undefined, () => client.sessions.listAll(), [], { pollMs: 10_000 });
+  const names = new Map((sessions.data ?? []).map((x) => [x.id, x.name]));
   const live = useLive(`todo:${scope}`, async () => {
     const [items, scopes] = await Promise.all([client.todos.listAll({ scope }), me.kind === 'user' ? Promise.resolve([]) : client.scopes.listAll()]);
     const canonical = items[0]?.scope ?? scope;
@@ -53,7 +68,7 @@ export function ScopeView({ scope }: { scope: string }) {
     return { items, override };
   }, [scope]);
   const items = live.data?.items ?? [];
-  const visible = items.filter((t) => matches(t, q));
+  const visible = items.filter((t) => matches(t, q, names));
   const byId = new Map(items.map((t) => [t.id, t]));
   return (
     <div class="columns">
@@ -104,7 +119,7 @@ export function ScopeView({ scope }: { scope: string }) {
                   </thead>
                   <tbody>
                     {rows.map((t) => (
-                      <ItemRow key={t.id} t={t} byId={byId} override={live.data!.override} onChanged={live.reload} />
+                      <ItemRow key={t.id} t={t} byId={byId} names={names} override={live.data!.override} onChanged={live.reload} />
                     ))}
                   </tbody>
                 </table>
@@ -122,7 +137,19 @@ export function ScopeView({ scope }: { scope: string }) {
   );
 }
 
-function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<string, TodoItem>; override: boolean; onChanged: () => void }) {
+function ItemRow({
+  t,
+  byId,
+  names,
+  override,
+  onChanged,
+}: {
+  t: TodoItem;
+  byId: Map<string, TodoItem>;
+  names: Map<string, string>;
+  override: boolean;
+  onChanged: () => void;
+}) {
   const { client, me } = useSignedIn();
   const [error, setError] = useState<string>();
   const [mode, setMode] = useState<'none' | 'block' | 'assign'>('none');
@@ -183,8 +210,12 @@ function ItemRow({ t, byId, override, onChanged }: { t: TodoItem; byId: Map<stri
       <td class="col-status">
         <StatusBadge status={t.status} />
       </td>
-      <td class="col-owner mono">{t.owner ?? <span class="muted">—</span>}</td>
-      <td class="col-assignee mono">{t.assignee ?? <span class="muted">—</span>}</td>
+      <td class="col-owner">
+        <Who id={t.owner} names={names} />
+      </td>
+      <td class="col-assignee">
+        <Who id={t.assignee} names={names} />
+      </td>
       <td class="col-tags">
         {(t.tags ?? []).map((g) => (
           <span class="tag" key={g} title={g}>

@@ -1,8 +1,8 @@
 /**
  * `#/`: the scopes the token may read, with done/total and the status counts (`GET /v1/scopes`).
- * The counts are of stored statuses: an item waiting on a dependency is stored `todo` (the scope
- * page shows it under Blocked), so the card says "not started (ready or waiting…)" and "marked
- * blocked" rather than words the scope page uses for other sets.
+ * The counts (`GET /v1/scopes`) tell ready items, items waiting on dependencies, claimed ones,
+ * owners' blocks and done ones apart, the groups of the scope page (an expired claim counts as in
+ * progress until taken over or reopened).
  * The list spans scopes, and a stream follows one topic, so it is re-read every 5 s (each scope's
  * own view is live from its stream).
  */
@@ -45,7 +45,8 @@ export function ScopesView() {
               {s.kind === 'scenario' && <div class="muted mono">{s.scope}</div>}
               <Progress done={s.done} total={s.total} />
               <div class="counts">
-                {s.todo} not started (ready or waiting on a dependency) · {s.inProgress} in progress · {s.blocked} marked blocked · {s.done} done
+                {s.todo - s.waiting} ready · {s.waiting} waiting on dependencies · {s.inProgress} in progress · {s.blocked} blocked by their owner · {s.done}{' '}
+                done
                 {s.override ? ' · you hold override authority' : ''}
               </div>
               {s.kind === 'graph' && <a href={href('graph', s.name)}>graph view</a>}
