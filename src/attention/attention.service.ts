@@ -5,7 +5,7 @@
  * - `expired-claim`: in progress past its lease (`leaseExpiredSql`, the `todos_in_progress_idx`
  *   range), not yet taken over or reopened by the sweep;
  * - `silent-holder`: active sessions silent past their heartbeat interval (`SILENT_SQL`) that
- *   still own in-progress items;
+ *   still hold in-progress items (a free claim is no longer held: `GET /v1/sessions`'s rule);
  * - `reserved-for-gone`: unfinished items assigned to a session that is stopped or deleted, which
  *   no other session may claim (`todos_reserved_idx`; a graph subtask's assignee is its Agent,
  *   not a session, and a contract's own);
@@ -22,7 +22,7 @@ import type { Sql } from '../db/client.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 import { fail } from '../http/errors.js';
 import { SILENT_SQL } from '../sessions/sessions.liveness.js';
-import { leaseEndSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
+import { freeClaimSql, leaseEndSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
 import type { AttentionEntry, AttentionQuery } from './attention.schemas.js';
 
 interface Row {
@@ -64,10 +64,11 @@ export async function listAttention(
        where ${want('expired-claim')} and t.status = 'in-progress' and t.team_id = ${team} and ${leaseExpiredSql(sql, opts.leaseMs)}
       union all
       select 'silent-holder', s.id, null, s.name, s.id, s.last_seen_at + s.heartbeat_interval_ms * interval '1 millisecond',
-             'holds ' || (select count(*) from todos t where t.owner = s.id and t.status = 'in-progress') || ' item(s) in progress', null
+             'holds ' || (select count(*) from todos t where t.owner = s.id and t.status = 'in-progress' and not ${freeClaimSql(sql, opts.leaseMs)})
+               || ' item(s) in progress', null
         from sessions s
        where ${want('silent-holder')} and s.team_id = ${team} and ${sql.unsafe(SILENT_SQL)}
-         and exists (select 1 from todos t where t.owner = s.id and t.status = 'in-progress')
+         and exists (select 1 from todos t where t.owner = s.id and t.status = 'in-progress' and not ${freeClaimSql(sql, opts.leaseMs)})
       union all
       select 'reserved-for-gone', t.id, t.scope, t.title, t.assignee, coalesce(rs.stopped_at, t.updated_at),
              'reserved for a ' || coalesce(rs.status, 'deleted') || ' session', null

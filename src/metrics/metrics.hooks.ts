@@ -1,8 +1,8 @@
 /**
  * Where the app's metrics are counted, from outside the modules they measure: one `onResponse`
- * hook for every request, a `preSerialization` hook on the two claim routes only (their outcome is
- * in the answer: `{claimed:false}` or the problem's `code`), and the pool's and the sweeps'
- * observers. Register before any route, so `onRoute` sees the claim routes.
+ * hook for every request, a `preSerialization` hook on the two claim routes (their outcome is in
+ * the answer: `{claimed:false}` or the problem's `code`) and on `done` (whose answer carries a
+ * `next` when one was asked for: counted as a `next`), and the pool's and the sweeps' observers. Register before any route, so `onRoute` sees the claim routes.
  */
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import type { Sql } from '../db/client.js';
@@ -15,6 +15,9 @@ const CLAIM_ROUTES: Record<string, 'claim' | 'next'> = {
   '/v1/todos/:id/claim': 'claim',
   '/v1/todos/next': 'next',
 };
+
+/** `done`, whose `next` (one round trip per claim cycle) is counted as operation `next`. */
+const DONE_ROUTE = '/v1/todos/:id/done';
 
 /** Long-lived streams: counted in `coord_http_requests_total` when they end, kept out of the latency histogram. */
 const STREAM_ROUTES = new Set(['/v1/events']);
@@ -39,12 +42,24 @@ export function registerMetricsHooks(app: FastifyInstance, sql: Sql, metrics: Me
   });
 
   app.addHook('onRoute', (route: RouteOptions) => {
+    if (route.method !== 'POST') return;
     const operation = CLAIM_ROUTES[route.url];
-    if (!operation || route.method !== 'POST') return;
-    const count = async (_req: unknown, reply: { statusCode: number }, payload: unknown) => {
-      metrics.claimRequests.inc({ operation, outcome: claimOutcome(reply.statusCode, payload) });
-      return payload;
-    };
+    let count: ((req: unknown, reply: { statusCode: number }, payload: unknown) => Promise<unknown>) | undefined;
+    if (operation) {
+      count = async (_req, reply, payload) => {
+        metrics.claimRequests.inc({ operation, outcome: claimOutcome(reply.statusCode, payload) });
+        return payload;
+      };
+    } else if (route.url === DONE_ROUTE) {
+      // A completed `done` that asked for `next` answers `{item, next: {claimed, …}}`: that next
+      // is a claim attempt like POST /v1/todos/next's. A refused done attempted no claim.
+      count = async (_req, reply, payload) => {
+        const next = (payload as { next?: unknown } | null)?.next;
+        if (reply.statusCode < 400 && next) metrics.claimRequests.inc({ operation: 'next', outcome: claimOutcome(reply.statusCode, next) });
+        return payload;
+      };
+    }
+    if (!count) return;
     const existing = route.preSerialization;
     route.preSerialization = [...(Array.isArray(existing) ? existing : existing ? [existing] : []), count];
   });

@@ -101,7 +101,7 @@ export class Metrics {
   /** Claims and `next` calls by outcome: `claimed`, `empty` (next found nothing), or the problem code. */
   readonly claimRequests = new Counter({
     name: 'coord_claim_requests_total',
-    help: 'POST /v1/todos/{id}/claim (operation="claim") and POST /v1/todos/next (operation="next") answered by this replica, by outcome: claimed, empty (next found nothing eligible), or the problem code (already_claimed, dependency_blocked, …).',
+    help: 'POST /v1/todos/{id}/claim (operation="claim") and POST /v1/todos/next (operation="next", also the next of a POST /v1/todos/{id}/done that asked for one) answered by this replica, by outcome: claimed, empty (next found nothing eligible), or the problem code (already_claimed, dependency_blocked, …).',
     labelNames: ['operation', 'outcome'] as const,
     registers: [this.registry],
   });
@@ -183,27 +183,27 @@ export class Metrics {
     }),
     workItems: this.fleetGauge(
       'coord_work_items',
-      'Work items by team, scope kind (session, scenario, graph, metagit) and status: ready (todo, nothing to wait for), waiting (todo, on an unfinished dependency), in_progress (claimed; an expired claim counts here until taken over or swept, see coord_work_claims_expired), blocked (set by an owner), done. From per-scope counts, not a count of the items.',
+      'Work items by team id, scope kind (session, scenario, graph, metagit) and stored status: ready (todo, nothing to wait for), waiting (todo, on an unfinished dependency), in_progress (claimed; an expired claim counts here until taken over or swept, see coord_work_claims_expired), blocked (set by an owner; a graph subtask FAILED, STOPPED or BLOCKED too), done. From per-scope counts, not a count of the items.',
       ['team', 'kind', 'status'],
     ),
     claimsExpired: this.fleetGauge(
       'coord_work_claims_expired',
-      'In-progress claims past their lease (claim_lease, database clock) that nobody has taken over or swept yet, by team and scope kind. On a healthy fleet 0 most of the time.',
+      'In-progress claims past their lease (claim_lease, database clock) that nobody has taken over or swept yet, by team id and scope kind; absent when there are none (the healthy case).',
       ['team', 'kind'],
     ),
     stalestClaim: this.fleetGauge(
       'coord_work_stalest_claim_seconds',
-      'Seconds since the least recent progress (claim or heartbeat) of any in-progress claim, by team; absent for a team with no claim.',
+      'Seconds since the least recent progress (claim or heartbeat) of any in-progress claim, by team id; absent for a team with no claim.',
       ['team'],
     ),
     silentHolders: this.fleetGauge(
       'coord_work_silent_sessions_holding',
-      'Active sessions silent past their heartbeat interval that still hold in-progress items, by team (the session-liveness sweep stops them and reopens their claims).',
+      'Active sessions silent past their heartbeat interval that still hold in-progress items (claims within their lease), by team id (the session-liveness sweep stops them and reopens their claims); absent for a team with none.',
       ['team'],
     ),
     subtasksEnded: this.fleetGauge(
       'coord_work_graph_subtasks_ended',
-      'Task Graph v1 subtasks with a terminal outcome, by team and outcome (FAILED, STOPPED, BLOCKED); a RUNNING subtask whose lease expired counts in coord_work_claims_expired{kind="graph"} until recorded FAILED.',
+      'Task Graph v1 subtasks with a terminal outcome now, by team id and outcome (FAILED, STOPPED, BLOCKED; a resumed subtask leaves it); a RUNNING subtask whose lease expired counts in coord_work_claims_expired{kind="graph"} until recorded FAILED.',
       ['team', 'outcome'],
     ),
     connections: this.fleetGauge(

@@ -23,7 +23,12 @@ export const ScopeSummary = z
     name: z.string().describe('A scenario’s name; otherwise the part after the colon'),
     total: z.number().int().describe('Items in the scope, sub-items included'),
     done: z.number().int().describe('Stored `done`'),
-    inProgress: z.number().int().describe('Stored `in-progress` (claimed)'),
+    inProgress: z
+      .number()
+      .int()
+      .describe(
+        'Stored `in-progress` (claimed): an expired claim counts here until it is taken over or the lease sweep reopens it, while reads of the item already show it `todo`',
+      ),
     blocked: z.number().int().describe('Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`)'),
     todo: z.number().int().describe('Stored `todo`: ready, or waiting on a dependency'),
     waiting: z

@@ -84,6 +84,23 @@ describe('metrics exposition', () => {
     }
   });
 
+  it('should count the next of a done that asked for one as a next, claimed or empty', async () => {
+    const s = await t.session();
+    const a = await addItem(s.client, 'first');
+    await addItem(s.client, 'second');
+    const before = await scrape(t);
+    const n = (m: Awaited<ReturnType<typeof scrape>>, outcome: string) => m.value('coord_claim_requests_total', { operation: 'next', outcome }) ?? 0;
+    expect((await s.client.post(`/v1/todos/${a.id}/claim`)).status).toBe(200);
+    const done = await s.client.post(`/v1/todos/${a.id}/done`, { next: {} });
+    expect(done.body.next.claimed).toBe(true);
+    const last = await s.client.post(`/v1/todos/${done.body.next.item.id}/done`, { next: {} });
+    expect(last.body.next).toEqual({ claimed: false });
+    expect((await s.client.post(`/v1/todos/${a.id}/done`, { next: {} })).status).toBe(409);
+    const after = await scrape(t);
+    expect(n(after, 'claimed') - n(before, 'claimed')).toBe(1);
+    expect(n(after, 'empty') - n(before, 'empty')).toBe(1);
+  });
+
   it('should follow Prometheus naming: coord_ prefix, counters end in _total, histograms in _seconds', async () => {
     const m = await scrape(t);
     const coord = [...m.types].filter(([name]) => name.startsWith('coord_'));
@@ -107,7 +124,8 @@ describe('metrics exposition', () => {
   it('should keep each app’s counters in its own registry when one process builds several apps', async () => {
     const mine = await scrape(t);
     const theirs = await scrape(other);
-    expect(mine.value('coord_claim_requests_total', { operation: 'claim', outcome: 'claimed' })).toBe(1);
+    // One claim in the first test, one in the done-with-next test.
+    expect(mine.value('coord_claim_requests_total', { operation: 'claim', outcome: 'claimed' })).toBe(2);
     expect(theirs.all('coord_claim_requests_total')).toEqual([]);
     expect(theirs.all('coord_sweep_runs_total')).toEqual([]);
     // Process metrics describe the one process: both report them.

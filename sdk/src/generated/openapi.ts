@@ -9403,7 +9403,7 @@ export interface components {
             total: number;
             /** @description Stored `done` */
             done: number;
-            /** @description Stored `in-progress` (claimed) */
+            /** @description Stored `in-progress` (claimed): an expired claim counts here until it is taken over or the lease sweep reopens it, while reads of the item already show it `todo` */
             inProgress: number;
             /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
             blocked: number;
@@ -9426,7 +9426,7 @@ export interface components {
             total: number;
             /** @description Stored `done` */
             done: number;
-            /** @description Stored `in-progress` (claimed) */
+            /** @description Stored `in-progress` (claimed): an expired claim counts here until it is taken over or the lease sweep reopens it, while reads of the item already show it `todo` */
             inProgress: number;
             /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
             blocked: number;
