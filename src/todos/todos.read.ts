@@ -6,6 +6,7 @@ import {
   claimableSql,
   effectiveStatus,
   freeClaimSql,
+  isContractScope,
   isFreeClaim,
   isReady,
   itemColumns,
@@ -106,7 +107,9 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
 
 /**
  * Why is this item not ready? The same predicate the claim uses, spelled out for the caller:
- * stored status, owner, unfinished dependencies, manual block note, assignee reservation.
+ * stored status, owner, unfinished dependencies, manual block note, assignee reservation, and a
+ * reservation for a session that is stopped or deleted (`assignee_gone`: nobody may claim it until
+ * it is reassigned).
  */
 export async function readiness(ctx: Ctx, id: string) {
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
@@ -120,6 +123,16 @@ export async function readiness(ctx: Ctx, id: string) {
   const ready = isReady(row);
   const reservedForOther = !!row.assignee && row.assignee !== self && !override;
   if (ready && reservedForOther) reasons.push({ code: 'reserved_for_assignee', message: `reserved for ${row.assignee}` });
+  if (row.assignee && row.status !== 'done' && !isContractScope(row.scope)) {
+    // Reserved for a session that can no longer claim: nobody else may, until it is reassigned.
+    const [who] = await ctx.sql<{ name: string; status: string }[]>`select name, status from sessions where id = ${row.assignee}`;
+    if (who?.status !== 'active')
+      reasons.push({
+        code: 'assignee_gone',
+        message: `reserved for ${row.assignee}${who ? ` (${who.name})` : ''}, which is ${who ? who.status : 'deleted'}: reassign it (PUT /v1/todos/${id}/assignee) so another session may claim it`,
+        ids: [row.assignee],
+      });
+  }
   if (!self) reasons.push({ code: 'claim_requires_session', message: 'the caller is not a session' });
   return { id, ready, claimable: ready && !reservedForOther && self !== null, status: effectiveStatus(row.status, row.unfinished_deps, free), reasons };
 }

@@ -78,6 +78,9 @@ describe('GET /v1/attention', () => {
     expect(by('reserved-for-gone')).toEqual([
       expect.objectContaining({ subjectId: reserved.id, session: { id: gone.id, name: 'gone' }, detail: 'reserved for a stopped session' }),
     ]);
+    // The item's readiness says so too.
+    const why = (await worker.client.get(`/v1/todos/${reserved.id}/readiness`)).body;
+    expect(why.reasons).toContainEqual(expect.objectContaining({ code: 'assignee_gone', ids: [gone.id] }));
     expect(by('manual-block')).toEqual([
       expect.objectContaining({ subjectId: blocked.id, detail: 'which database?', session: { id: worker.id, name: 'worker-1' } }),
     ]);

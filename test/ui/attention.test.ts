@@ -2,7 +2,8 @@
  * The dashboard's Attention view (an operator's first page) in a real browser (Debian's Chromium
  * via playwright-core) against a real server on real Postgres: an expired claim and a silent
  * session holding work appear within 2 s of becoming true, sessions show by name, the reassign
- * action works, and the table sorts.
+ * action works, and the table sorts. And a metagit graph's view: drawn, its nodes' statuses and
+ * owner by name, live.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAST_SEEN_FLUSH_MS } from '../../src/sessions/sessions.liveness.js';
@@ -73,6 +74,31 @@ describe('dashboard: attention', () => {
     await row.waitFor({ state: 'detached', timeout: LIVE_MS });
     const after = (await t.admin.get(`/v1/todos/${item.id}`)).body.item;
     expect(after.assignee).toBe(helper.id);
+    await page.close();
+  });
+});
+
+describe('dashboard: a metagit graph', () => {
+  it('draws the graph and lists its nodes, and shows a start by its owner’s name within 2 s', async () => {
+    const agent = await t.session({ name: 'planner' });
+    expect((await agent.client.post('/v1/task-graphs', { graphId: 'ui-meta', title: 'Ship the release', goal: 'Ship it.' })).status).toBe(201);
+    const expanded = await agent.client.post('/v1/task-graphs/ui-meta/expand', {
+      outline: [{ title: 'Root' }, { title: 'Left', dependsOn: ['root'] }, { title: 'Merge', dependsOn: ['root', 'left'] }],
+    });
+    expect(expanded.status, JSON.stringify(expanded.body)).toBe(200);
+    const page = await b.newPage();
+    await signIn(page, t.base, adminToken(t.admin));
+    await page.evaluate(() => {
+      location.hash = '#/metagit/ui-meta';
+    });
+    await page.locator('svg.graph-dag').waitFor();
+    expect(await page.locator('svg.graph-dag a').count()).toBe(3);
+    const root = page.locator('tr[data-node="root"]');
+    expect(await root.locator('.badge').textContent()).toBe('ready');
+    expect(await page.locator('tr[data-node="merge"] td').nth(2).textContent()).toContain('waiting on left (pending), root (ready)');
+    expect((await agent.client.post('/v1/task-graphs/ui-meta/nodes/root/start', {})).status).toBe(200);
+    await expect.poll(() => root.locator('.badge').textContent(), { timeout: LIVE_MS }).toBe('running');
+    expect(await root.locator('td').nth(3).textContent()).toBe('planner');
     await page.close();
   });
 });

@@ -11,6 +11,7 @@ import { href, useRoute, type Route } from './router.js';
 import { AttentionView } from './views/attention.js';
 import { GraphsView, GraphView } from './views/graphs.js';
 import { ItemView } from './views/item.js';
+import { MetagitView } from './views/metagit.js';
 import { ScenariosView, ScenarioView } from './views/scenarios.js';
 import { ScopesView } from './views/scopes.js';
 import { ScopeView } from './views/scope.js';
@@ -83,7 +84,7 @@ function Shell({ s }: { s: SignedIn }) {
   const raw = useRoute();
   // The landing page: an operator's is Attention (what is stuck), a session's its scopes.
   const route: Route = raw.view === 'home' ? { view: s.me.kind === 'user' ? 'attention' : 'scopes' } : raw;
-  const current = { scope: 'scopes', item: 'scopes', scenario: 'scenarios', graph: 'graphs' }[route.view as string] ?? route.view;
+  const current = { scope: 'scopes', item: 'scopes', scenario: 'scenarios', graph: 'graphs', metagit: 'scopes' }[route.view as string] ?? route.view;
   const nav = NAV.filter(([v]) => v !== 'attention' || s.me.kind === 'user');
   return (
     <Session.Provider value={s}>
@@ -132,6 +133,8 @@ function View({ route }: { route: Route }) {
       return <GraphsView />;
     case 'graph':
       return <GraphView id={route.arg ?? ''} />;
+    case 'metagit':
+      return <MetagitView id={route.arg ?? ''} />;
     case 'invalid':
       return (
         <section aria-label="Not a valid link">

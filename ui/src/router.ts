@@ -12,12 +12,13 @@
  *   #/scenario/<name>        one scenario: members, WAITING ON
  *   #/graphs                 Task Graph v1 graphs
  *   #/graph/<id>             one graph drawn as a DAG, with its plan and history
+ *   #/metagit/<id>           one metagit graph drawn as a DAG, with its nodes
  */
 import { useEffect, useState } from 'preact/hooks';
 
 export interface Route {
   /** `invalid`: a link whose argument is not valid percent-encoding (`arg` is the raw hash). */
-  view: 'home' | 'attention' | 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph' | 'invalid';
+  view: 'home' | 'attention' | 'scopes' | 'scope' | 'item' | 'sessions' | 'scenarios' | 'scenario' | 'graphs' | 'graph' | 'metagit' | 'invalid';
   arg?: string;
 }
 
@@ -33,9 +34,9 @@ export function parseRoute(hash: string): Route {
     // A hand-edited or truncated link (`%E0%A4%A`): say so rather than fail to render.
     return { view: 'invalid', arg: hash };
   }
-  const known: Route['view'][] = ['attention', 'scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph'];
+  const known: Route['view'][] = ['attention', 'scopes', 'scope', 'item', 'sessions', 'scenarios', 'scenario', 'graphs', 'graph', 'metagit'];
   // A view that names one object needs its id: `#/scope/` is a broken link, not a request to read "".
-  const needsArg: Route['view'][] = ['scope', 'item', 'scenario', 'graph'];
+  const needsArg: Route['view'][] = ['scope', 'item', 'scenario', 'graph', 'metagit'];
   if (!known.includes(view as Route['view']) || (needsArg.includes(view as Route['view']) && !arg)) return { view: 'invalid', arg: hash };
   return { view: view as Route['view'], arg };
 }

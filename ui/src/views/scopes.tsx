@@ -50,6 +50,7 @@ export function ScopesView() {
                 {s.override ? ' · you hold override authority' : ''}
               </div>
               {s.kind === 'graph' && <a href={href('graph', s.name)}>graph view</a>}
+              {s.kind === 'metagit' && <a href={href('metagit', s.name)}>graph view</a>}
               {s.kind === 'scenario' && <a href={href('scenario', s.name)}>scenario status</a>}
             </li>
           ))}
