@@ -1,19 +1,22 @@
 /** The shapes of `GET /v1/attention` (attention.service.ts), written once. */
 import { z } from 'zod';
 
-export const ATTENTION_KINDS = ['expired-claim', 'silent-holder', 'reserved-for-gone', 'manual-block', 'graph-subtask-ended'] as const;
+export const ATTENTION_KINDS = ['expired-claim', 'silent-holder', 'reserved-for-gone', 'manual-block', 'graph-subtask-ended', 'metagit-node-blocked'] as const;
 
 export const AttentionKind = z
   .enum(ATTENTION_KINDS)
   .describe(
     'Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its ' +
       'heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else ' +
-      'may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED)',
+      'may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), ' +
+      '`metagit-node-blocked` (a metagit node blocked, with its reason)',
   );
 
 export const AttentionAction = z
   .object({
-    action: z.enum(['reopen', 'assign', 'stop', 'resume']).describe('What it does: reopen the item, reassign it, stop the session, resume the graph subtask'),
+    action: z
+      .enum(['reopen', 'assign', 'stop', 'resume'])
+      .describe('What it does: reopen the item (or the metagit node), reassign it, stop the session, resume the graph subtask'),
     method: z.enum(['POST', 'PUT']),
     path: z.string().describe('The route to call, ids filled in'),
     body: z

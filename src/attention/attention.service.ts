@@ -12,10 +12,11 @@
  * - `manual-block`: items an owner blocked, with the note (`todos_blocked_idx`; a graph or metagit
  *   contract's blocks are its own and come as `graph-subtask-ended`);
  * - `graph-subtask-ended`: Task Graph v1 subtasks FAILED, STOPPED or BLOCKED
- *   (`graph_subtasks_outcome_idx`).
+ *   (`graph_subtasks_outcome_idx`);
+ * - `metagit-node-blocked`: metagit nodes blocked, with the reason (`todos_blocked_idx`).
  * Operators only (a session gets `forbidden`): they hold override authority in every scope of
- * their team, so every action listed is one they may take. Metagit nodes and scenarios waiting
- * on upstream work are not listed yet.
+ * their team, so every action listed is one they may take. Scenarios whose members wait on
+ * unfinished upstream work are not listed yet.
  */
 import type { Principal } from '../auth/principal.js';
 import type { Sql } from '../db/client.js';
@@ -36,7 +37,8 @@ interface Row {
   /** `since` in microseconds since the epoch: the cursor's exact key (a Date keeps milliseconds only). */
   since_us: string;
   detail: string | null;
-  subtask_id: string | null;
+  /** The graph subtask's id (`graph-subtask-ended`, a graph's `expired-claim`) or the metagit node's id. */
+  part_id: string | null;
 }
 
 const KIND_PATTERN = /^[a-z-]+$/;
@@ -59,7 +61,7 @@ export async function listAttention(
   const rows = await sql<Row[]>`
     select a.*, s.name as session_name from (select *, (extract(epoch from since) * 1000000)::int8::text as since_us from (
       select 'expired-claim'::text as kind, t.id as subject_id, t.scope, t.title, t.owner as session_id,
-             ${leaseEndSql(sql, opts.leaseMs)} as since, null::text as detail, gs.subtask_id
+             ${leaseEndSql(sql, opts.leaseMs)} as since, null::text as detail, gs.subtask_id as part_id
         from todos t left join graph_subtasks gs on gs.todo_id = t.id
        where ${want('expired-claim')} and t.status = 'in-progress' and t.team_id = ${team} and ${leaseExpiredSql(sql, opts.leaseMs)}
       union all
@@ -84,6 +86,10 @@ export async function listAttention(
              gs.outcome || coalesce(': ' || coalesce(gs.reason #>> '{}', gs.reason ->> 'message'), ''), gs.subtask_id
         from graph_subtasks gs
        where ${want('graph-subtask-ended')} and gs.outcome is not null and gs.team_id = ${team}
+      union all
+      select 'metagit-node-blocked', t.id, t.scope, t.title, t.owner, t.updated_at, t.note, mn.node_id
+        from todos t join metagit_nodes mn on mn.todo_id = t.id
+       where ${want('metagit-node-blocked')} and t.status = 'blocked' and t.team_id = ${team} and t.scope like 'metagit:%'
     ) u) a left join sessions s on s.id = a.session_id
      where ${after ? sql`(a.since_us::int8, a.kind, a.subject_id) > (${String(after[0])}::int8, ${String(after[1])}, ${String(after[2])})` : sql`true`}
      order by a.since_us::int8, a.kind, a.subject_id
@@ -126,16 +132,22 @@ function actionsOf(r: Row): AttentionEntry['actions'] {
     case 'silent-holder':
       return [{ action: 'stop', method: 'POST', path: `/v1/sessions/${item}/stop` }];
     case 'graph-subtask-ended':
-      return r.subtask_id && graphId ? [resume(r.subtask_id)] : [];
+      return r.part_id && graphId ? [resume(r.part_id)] : [];
     case 'expired-claim':
       // A graph dispatch that outlived its lease reads FAILED (interrupted): resume it. A metagit
       // start is reopened by its contract's sweep: nothing to do.
-      if (graphId) return r.subtask_id ? [resume(r.subtask_id)] : [];
+      if (graphId) return r.part_id ? [resume(r.part_id)] : [];
       if (r.scope?.startsWith('metagit:')) return [];
       return [reopen, assign];
     case 'reserved-for-gone':
       return [assign];
     case 'manual-block':
       return [reopen];
+    case 'metagit-node-blocked': {
+      const graph = r.scope!.slice('metagit:'.length);
+      return r.part_id
+        ? [{ action: 'reopen', method: 'POST', path: `/v1/task-graphs/${encodeURIComponent(graph)}/nodes/${encodeURIComponent(r.part_id)}/reopen` }]
+        : [];
+    }
   }
 }

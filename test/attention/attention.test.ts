@@ -52,6 +52,12 @@ describe('GET /v1/attention', () => {
     ok(await t.admin.post('/v1/graphs', graphDoc('task-attention', [{ id: 'a' }, { id: 'b' }])), 201);
     await setSubtaskState(t.sql, 'task-attention', 'a', 'FAILED', 'tests fail');
 
+    // A metagit node blocked with a reason.
+    ok(await worker.client.post('/v1/task-graphs', { graphId: 'att-meta', title: 'Meta', goal: 'Ship it.' }), 201);
+    ok(await worker.client.post('/v1/task-graphs/att-meta/expand', { outline: [{ title: 'Only' }] }));
+    ok(await worker.client.post('/v1/task-graphs/att-meta/nodes/only/start', {}));
+    ok(await worker.client.post('/v1/task-graphs/att-meta/nodes/only/block', { reason: 'waiting for review' }));
+
     const r = await t.admin.get('/v1/attention');
     ok(r);
     const by = (kind: string) => r.body.entries.filter((e: any) => e.kind === kind);
@@ -92,6 +98,18 @@ describe('GET /v1/attention', () => {
         actions: [{ action: 'resume', method: 'POST', path: '/v1/graphs/task-attention/resume', body: { subtaskId: 'a' } }],
       }),
     ]);
+    expect(by('metagit-node-blocked')).toEqual([
+      expect.objectContaining({
+        scope: 'metagit:att-meta',
+        title: 'Only',
+        detail: 'waiting for review',
+        session: { id: worker.id, name: 'worker-1' },
+        actions: [{ action: 'reopen', method: 'POST', path: '/v1/task-graphs/att-meta/nodes/only/reopen' }],
+      }),
+    ]);
+    const reopenNode = by('metagit-node-blocked')[0].actions[0];
+    ok(await t.admin.req(reopenNode.method, reopenNode.path, {}));
+    expect((await t.admin.get('/v1/attention?kind=metagit-node-blocked')).body.entries).toEqual([]);
     expect(r.body.entries.map((e: any) => e.subjectId)).not.toContain(fine.id);
     const since = r.body.entries.map((e: any) => Date.parse(e.since));
     expect([...since].sort((a, b) => a - b)).toEqual(since);

@@ -1521,7 +1521,7 @@ export interface paths {
         };
         /**
          * Why is this item not ready?
-         * @description Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation.
+         * @description Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (nobody may claim it until it is reassigned).
          */
         get: {
             parameters: {
@@ -7638,13 +7638,13 @@ export interface paths {
         };
         /**
          * List what is stuck, why, and the next step
-         * @description The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over (`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), and Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`). Each entry names the session concerned and lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`). Metagit nodes and scenarios waiting on upstream work are not listed.
+         * @description The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over (`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`) and blocked metagit nodes (`metagit-node-blocked`). Each entry names the session concerned and lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`). Scenarios whose members wait on upstream work are not listed.
          */
         get: {
             parameters: {
                 query?: {
                     /** @description Only entries of this kind */
-                    kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended";
+                    kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
                     /** @description Page size, capped at list_limit (also the default) */
                     limit?: number;
                     /** @description `nextCursor` of the previous page */
@@ -8390,7 +8390,7 @@ export interface components {
         /** @description A legitimate next step, as the request that takes it */
         AttentionAction: {
             /**
-             * @description What it does: reopen the item, reassign it, stop the session, resume the graph subtask
+             * @description What it does: reopen the item (or the metagit node), reassign it, stop the session, resume the graph subtask
              * @enum {string}
              */
             action: "reopen" | "assign" | "stop" | "resume";
@@ -8406,7 +8406,7 @@ export interface components {
         /** @description A legitimate next step, as the request that takes it */
         AttentionActionInput: {
             /**
-             * @description What it does: reopen the item, reassign it, stop the session, resume the graph subtask
+             * @description What it does: reopen the item (or the metagit node), reassign it, stop the session, resume the graph subtask
              * @enum {string}
              */
             action: "reopen" | "assign" | "stop" | "resume";
@@ -8422,10 +8422,10 @@ export interface components {
         /** @description Something stuck, why, and what to do about it */
         AttentionEntry: {
             /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED)
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
              * @enum {string}
              */
-            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended";
+            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
             /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
             subjectId: string;
             /** @description The item’s scope; null for `silent-holder` */
@@ -8448,10 +8448,10 @@ export interface components {
         /** @description Something stuck, why, and what to do about it */
         AttentionEntryInput: {
             /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED)
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
              * @enum {string}
              */
-            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended";
+            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
             /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
             subjectId: string;
             /** @description The item’s scope; null for `silent-holder` */

@@ -17,6 +17,7 @@ const KIND_LABEL: Record<AttentionEntry['kind'], string> = {
   'reserved-for-gone': 'Reserved for a session that is gone',
   'manual-block': 'Blocked by its owner',
   'graph-subtask-ended': 'Graph subtask ended',
+  'metagit-node-blocked': 'Metagit node blocked',
 };
 
 type SortKey = 'since' | 'kind' | 'session';
@@ -89,6 +90,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
     }
   };
   const graphId = e.scope?.startsWith('graph:') ? e.scope.slice('graph:'.length) : undefined;
+  const metagitId = e.scope?.startsWith('metagit:') ? e.scope.slice('metagit:'.length) : undefined;
   // Sessions that may take the item: active ones of the same list (its root's scope).
   const candidates = sessions.filter((s) => s.scope === e.scope && s.id !== e.session?.id);
   return (
@@ -102,6 +104,10 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
           <span title={e.subjectId}>{e.title}</span>
         ) : graphId ? (
           <a href={href('graph', graphId)} title={e.subjectId}>
+            {e.title}
+          </a>
+        ) : metagitId ? (
+          <a href={href('metagit', metagitId)} title={e.subjectId}>
             {e.title}
           </a>
         ) : (
@@ -118,7 +124,17 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
           switch (a.action) {
             case 'reopen':
               return (
-                <button type="button" class="secondary" onClick={() => run(() => client.todos.reopen(e.subjectId))}>
+                <button
+                  type="button"
+                  class="secondary"
+                  onClick={() =>
+                    run(() =>
+                      e.kind === 'metagit-node-blocked' && metagitId
+                        ? client.metagit.reopen(metagitId, decodeURIComponent(a.path.split('/').at(-2)!))
+                        : client.todos.reopen(e.subjectId),
+                    )
+                  }
+                >
                   Reopen
                 </button>
               );
