@@ -112,6 +112,7 @@ export const MemberStatus = z
     blockedBy: z.array(z.string()).describe('The seed’s JSON name for WAITING ON'),
     seedId: z.string().optional(),
     seedStatus: TodoStatus.optional().describe('Effective status of the original seed'),
+    blockNote: z.string().optional().describe('The original seed’s note when its owner blocked it (`seedStatus` blocked by a block, not a dependency)'),
   })
   .meta({ id: 'ScenarioMemberStatus' });
 

@@ -496,12 +496,14 @@ export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promis
   const recorded = await completeScenarios(ctx.sql, ctx.config, actorOf(ctx.principal), row.id);
   const completedAt = recorded[0]?.completedAt ?? row.completed_at?.toISOString();
   const scope = scenarioScope(row.id);
-  const members = await ctx.sql<(MemberRow & { done: number; total: number; seed_status: StoredStatus | null; seed_unfinished: number | null })[]>`
+  const members = await ctx.sql<
+    (MemberRow & { done: number; total: number; seed_status: StoredStatus | null; seed_unfinished: number | null; seed_note: string | null })[]
+  >`
     with counts as (
       select assignee, count(*)::int as total, (count(*) filter (where status = 'done'))::int as done
         from todos where team_id = ${row.team_id} and scope = ${scope} and assignee is not null group by assignee)
     select m.name, m.session_id, m.task, m.depends_on, m.shared, m.requires_result, m.result, m.result_at,
-           sd.todo_id as seed_id, st.status as seed_status, st.unfinished_deps as seed_unfinished,
+           sd.todo_id as seed_id, st.status as seed_status, st.unfinished_deps as seed_unfinished, st.note as seed_note,
            coalesce(c.total, 0) as total, coalesce(c.done, 0) as done
       from scenario_members m
       left join counts c on c.assignee = m.session_id
@@ -539,6 +541,7 @@ export async function scenarioStatus(ctx: ScenarioCtx, nameOrId: string): Promis
     };
     if (m.seed_id) s.seedId = m.seed_id;
     if (m.seed_status) s.seedStatus = m.seed_status === 'todo' && (m.seed_unfinished ?? 0) > 0 ? 'blocked' : m.seed_status;
+    if (m.seed_status === 'blocked' && m.seed_note) s.blockNote = m.seed_note;
     return s;
   });
   const trackedMembers = out.filter((m) => m.tracked);

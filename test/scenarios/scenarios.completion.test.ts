@@ -43,6 +43,14 @@ describe('derived completion (seed 000 “In scenarios”)', () => {
     expect(await s.row(st, 'c')).toMatchObject({ waitingOn: ['a', 'b'], blockedBy: ['a', 'b'], seedStatus: 'blocked', progress: '0/1', complete: false });
     expect(await s.row(st, 'a')).toMatchObject({ waitingOn: [], seedStatus: 'todo', progress: '0/1' });
     expect(st).toMatchObject({ complete: false, done: 0, total: 3 });
+    // A member's block shows its note; a dependency wait shows none.
+    expect((await s.row(st, 'c')).blockNote).toBeUndefined();
+    const aSeed = s.member('a').seedId;
+    expect((await s.clients.a.post(`/v1/todos/${aSeed}/claim`)).status).toBe(200);
+    expect((await s.clients.a.post(`/v1/todos/${aSeed}/block`, { note: 'needs the schema' })).status).toBe(200);
+    expect(await s.row(await s.status(), 'a')).toMatchObject({ seedStatus: 'blocked', blockNote: 'needs the schema' });
+    expect((await s.clients.a.post(`/v1/todos/${aSeed}/reopen`)).status).toBe(200);
+    st = await s.status();
     const early = await s.clients.c.post(`/v1/todos/${s.member('c').seedId}/claim`);
     expect(early.body.code).toBe('dependency_blocked');
 

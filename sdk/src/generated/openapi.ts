@@ -9282,6 +9282,8 @@ export interface components {
             seedId?: string;
             /** @description Effective status of the original seed */
             seedStatus?: components["schemas"]["TodoStatus"];
+            /** @description The original seed’s note when its owner blocked it (`seedStatus` blocked by a block, not a dependency) */
+            blockNote?: string;
         };
         ScenarioMemberStatusInput: {
             name: string;
@@ -9304,6 +9306,8 @@ export interface components {
             seedId?: string;
             /** @description Effective status of the original seed */
             seedStatus?: components["schemas"]["TodoStatusInput"];
+            /** @description The original seed’s note when its owner blocked it (`seedStatus` blocked by a block, not a dependency) */
+            blockNote?: string;
         };
         ScenarioStatus: {
             scenario: {

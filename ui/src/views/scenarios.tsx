@@ -104,6 +104,7 @@ export function ScenarioView({ name }: { name: string }) {
                     ) : (
                       <span class="muted">no task</span>
                     )}
+                    {m.blockNote && <div class="why member-block-note">blocked: {m.blockNote}</div>}
                   </td>
                   <td class="col-waiting">
                     {m.waitingOn.length ? <span class="why">WAITING ON {m.waitingOn.join(', ')}</span> : <span class="muted">—</span>}
