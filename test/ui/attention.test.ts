@@ -102,3 +102,29 @@ describe('dashboard: a metagit graph', () => {
     await page.close();
   });
 });
+
+describe('dashboard: sorting a scope page', () => {
+  it('sorts each group by priority, owner name or list order', async () => {
+    const lead = await t.session({ name: 'sorter' });
+    const low = await addItem(lead.client, 'Low', { priority: 0 });
+    const high = await addItem(lead.client, 'High', { priority: 5 });
+    const mid = await addItem(lead.client, 'Mid', { priority: 2 });
+    const page = await b.newPage();
+    await signIn(page, t.base, adminToken(t.admin));
+    await page.evaluate(
+      (h) => {
+        location.hash = h;
+      },
+      `#/scope/${encodeURIComponent(low.scope)}`,
+    );
+    const ready = page.locator('table.items-ready tbody tr');
+    await expect.poll(() => ready.count()).toBe(3);
+    const order = () => ready.evaluateAll((rows) => rows.map((r) => r.getAttribute('data-id')));
+    expect(await order()).toEqual([low.id, high.id, mid.id]);
+    await page.getByLabel('Sort by').selectOption('priority');
+    await expect.poll(order).toEqual([high.id, mid.id, low.id]);
+    await page.getByLabel('Sort by').selectOption('position');
+    await expect.poll(order).toEqual([low.id, high.id, mid.id]);
+    await page.close();
+  });
+});

@@ -47,6 +47,29 @@ function matches(t: TodoItem, q: string, names: Map<string, string>): boolean {
   return [t.id, t.title, ...who, ...(t.tags ?? [])].some((v) => v.toLowerCase().includes(s));
 }
 
+type SortKey = 'position' | 'priority' | 'age' | 'owner' | 'status';
+const SORTS: [SortKey, string][] = [
+  ['position', 'list order'],
+  ['priority', 'priority (highest first)'],
+  ['age', 'age (oldest change first)'],
+  ['owner', 'owner'],
+  ['status', 'status'],
+];
+
+/** A comparator for `key` (ties in list order); owners compare by name. */
+function comparator(key: SortKey, names: Map<string, string>): (a: TodoItem, b: TodoItem) => number {
+  const byPosition = (a: TodoItem, b: TodoItem) => a.position - b.position || a.id.localeCompare(b.id);
+  const who = (t: TodoItem) => (t.owner ? (names.get(t.owner) ?? t.owner) : '\uffff');
+  const first: Record<SortKey, (a: TodoItem, b: TodoItem) => number> = {
+    position: () => 0,
+    priority: (a, b) => b.priority - a.priority,
+    age: (a, b) => a.updatedAt.localeCompare(b.updatedAt),
+    owner: (a, b) => who(a).localeCompare(who(b)),
+    status: (a, b) => a.status.localeCompare(b.status),
+  };
+  return (a, b) => first[key](a, b) || byPosition(a, b);
+}
+
 /** A session by name, its id on hover (an id the token cannot list, such as an Agent's, as it is). */
 function Who({ id, names }: { id: string | null | undefined; names: Map<string, string> }) {
   if (!id) return <span class="muted">—</span>;
@@ -57,6 +80,7 @@ function Who({ id, names }: { id: string | null | undefined; names: Map<string, 
 export function ScopeView({ scope }: { scope: string }) {
   const { client, me } = useSignedIn();
   const [q, setQ] = useState('');
+  const [sort, setSort] = useState<SortKey>('position');
   const [shown, setShown] = useState<Record<Group, boolean>>({ 'in-progress': true, ready: true, waiting: true, blocked: true, done: true });
   // Session names for owners and assignees (the sessions the token may list; re-read every 10 s).
   const sessions = useLive(undefined, () => client.sessions.listAll(), [], { pollMs: 10_000 });
@@ -68,7 +92,7 @@ export function ScopeView({ scope }: { scope: string }) {
     return { items, override };
   }, [scope]);
   const items = live.data?.items ?? [];
-  const visible = items.filter((t) => matches(t, q, names));
+  const visible = items.filter((t) => matches(t, q, names)).sort(comparator(sort, names));
   const byId = new Map(items.map((t) => [t.id, t]));
   return (
     <div class="columns">
@@ -77,6 +101,14 @@ export function ScopeView({ scope }: { scope: string }) {
           <div class="filters" role="group" aria-label="Filters">
             <label>
               Filter <input type="search" value={q} placeholder="title, tag, owner, id" onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+            </label>
+            <label>
+              Sort by{' '}
+              <select value={sort} onChange={(e) => setSort((e.target as HTMLSelectElement).value as SortKey)}>
+                {SORTS.map(([k, label]) => (
+                  <option value={k}>{label}</option>
+                ))}
+              </select>
             </label>
             {GROUPS.map(([g, label]) => (
               <label key={g}>
