@@ -75,6 +75,13 @@ export function AttentionView() {
   );
 }
 
+/** `session:s-…` as its root session's name ("lead’s list"), when that session is listed. */
+function listName(scope: string, sessions: Session[]): string | undefined {
+  if (!scope.startsWith('session:')) return undefined;
+  const root = sessions.find((s) => s.id === scope.slice('session:'.length));
+  return root ? `${root.name}’s list` : undefined;
+}
+
 function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions: Session[]; onChanged: () => void }) {
   const { client } = useSignedIn();
   const [error, setError] = useState<string>();
@@ -115,7 +122,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
             {e.title}
           </a>
         )}
-        {e.scope && <div class="muted mono">{e.scope}</div>}
+        {e.scope && <div class="muted mono">{listName(e.scope, sessions) ?? e.scope}</div>}
       </td>
       <td>{e.session ? <span title={e.session.id}>{e.session.name ?? e.session.id}</span> : <span class="muted">—</span>}</td>
       <td>{e.detail ?? <span class="muted">—</span>}</td>
