@@ -3,13 +3,13 @@
  * after real claims, blocks, dependencies, an expired lease, a silent session and a failed graph
  * subtask; and cheap: the statements behind them read as many buffers at 20,000 items as at 10.
  */
-import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LAST_SEEN_FLUSH_MS } from '../../src/sessions/sessions.liveness.js';
 import { readWorkFacts } from '../../src/health/work.js';
 import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
 import { graphDoc, registerAgents, setSubtaskState } from '../graphs/graphs.helpers.js';
 import { parsePrometheus } from '../helpers/prometheus.js';
+import { buffersOf, explaining } from '../helpers/plans.js';
 
 const LEASE_MS = 400;
 let t: TestApp;
@@ -83,33 +83,15 @@ describe('work gauges', () => {
 
   it('read as many buffers at 20,000 items as at 10: no statement reads a scope’s items', async () => {
     // One connection that reports the plan of every statement it runs, with the buffers it touched.
-    const plans: { Plan: Record<string, number> }[] = [];
-    const probe = postgres(t.dbUrl, {
-      max: 1,
-      onnotice: (n) => {
-        const text = String(n.message ?? '');
-        const at = text.indexOf('{');
-        if (text.startsWith('duration:') && at >= 0) plans.push(JSON.parse(text.slice(at)));
-      },
-    });
+    const probe = await explaining(t.dbUrl);
     try {
-      await probe`load 'auto_explain'`;
-      for (const [name, value] of [
-        ['auto_explain.log_min_duration', '0'],
-        ['auto_explain.log_analyze', 'on'],
-        ['auto_explain.log_buffers', 'on'],
-        ['auto_explain.log_timing', 'off'],
-        ['auto_explain.log_format', 'json'],
-        ['auto_explain.log_level', 'notice'],
-      ]) {
-        await probe`select set_config(${name}, ${value}, false)`;
-      }
       const buffers = async () => {
-        await readWorkFacts(probe, LEASE_MS);
-        plans.length = 0;
-        await readWorkFacts(probe, LEASE_MS);
+        await readWorkFacts(probe.sql, LEASE_MS);
+        probe.take();
+        await readWorkFacts(probe.sql, LEASE_MS);
+        const plans = probe.take();
         expect(plans).toHaveLength(5);
-        return plans.reduce((sum, p) => sum + Number(p.Plan['Shared Hit Blocks'] ?? 0) + Number(p.Plan['Shared Read Blocks'] ?? 0), 0);
+        return plans.reduce((sum, p) => sum + buffersOf(p.plan), 0);
       };
       const [teamRow] = await t.sql<{ id: string }[]>`select id from teams order by created_at limit 1`;
       const seed = (scope: string, n: number) =>

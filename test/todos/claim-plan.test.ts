@@ -7,65 +7,30 @@
  * that keeps growing, shows as buffers that grow with the backlog, and fails here instead of
  * waiting for a bench run. docs/architecture.md "Readiness and the claim" says why it stays flat.
  */
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { principalForToken } from '../../src/auth/principals.repo.js';
 import { listTodos } from '../../src/todos/todos.read.js';
 import { claimNextAlone, claimNextMany, completeMany, type NextRequest } from '../../src/todos/todos.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { buffersOf, explaining, type Explaining, type Plan } from '../helpers/plans.js';
 
 let t: TestApp;
 let probe: postgres.Sql;
-/** What auto_explain reported since the last `take()`: one plan per statement, nested ones first. */
-let plans: { plan: Plan; text: string }[] = [];
-
-interface Plan {
-  'Node Type': string;
-  'Index Name'?: string;
-  'Relation Name'?: string;
-  'Shared Hit Blocks'?: number;
-  'Shared Read Blocks'?: number;
-  Plans?: Plan[];
-}
+let explained: Explaining;
 
 beforeAll(async () => {
   t = await startTestApp();
-  // One connection that reports the plan of every statement it runs, nested ones included, with
-  // the buffers each touched (auto_explain, loaded for this session only; the test's superuser may).
-  probe = postgres(t.dbUrl, {
-    max: 1,
-    types: { bigint: postgres.BigInt },
-    transform: { undefined: null },
-    onnotice: (n) => {
-      const text = String(n.message ?? '');
-      const at = text.indexOf('{');
-      if (!text.startsWith('duration:') || at < 0) return;
-      const doc = JSON.parse(text.slice(at)) as { 'Query Text'?: string; Plan: Plan };
-      plans.push({ plan: doc.Plan, text: (doc['Query Text'] ?? '').replace(/\s+/g, ' ').trim() });
-    },
-  });
-  await probe`load 'auto_explain'`;
-  for (const [name, value] of [
-    ['auto_explain.log_min_duration', '0'],
-    ['auto_explain.log_analyze', 'on'],
-    ['auto_explain.log_buffers', 'on'],
-    ['auto_explain.log_timing', 'off'],
-    ['auto_explain.log_nested_statements', 'on'],
-    ['auto_explain.log_format', 'json'],
-    ['auto_explain.log_level', 'notice'],
-  ]) {
-    await probe`select set_config(${name}, ${value}, false)`;
-  }
-  plans = [];
+  explained = await explaining(t.dbUrl);
+  probe = explained.sql;
 });
 
 afterAll(async () => {
-  await probe?.end();
+  await explained?.end();
   await t?.close();
 });
 
-/** Shared buffers (hit + read) a plan node touched, its children included. */
-const buffers = (p: Plan) => Number(p['Shared Hit Blocks'] ?? 0) + Number(p['Shared Read Blocks'] ?? 0);
+const buffers = buffersOf;
 
 /** Every index a plan reads. */
 function indexes(p: Plan): string[] {
@@ -73,11 +38,7 @@ function indexes(p: Plan): string[] {
 }
 
 /** The statements run since the last call, the outermost last (it ran the others). */
-function take(): { plan: Plan; text: string }[] {
-  const out = plans;
-  plans = [];
-  return out;
-}
+const take = () => explained.take();
 
 /** Adds `n` ready items at positions `from + 1 …` to `scope` of the default team, in one statement. */
 async function backlog(scope: string, n: number, from: number): Promise<string> {

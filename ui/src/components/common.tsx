@@ -110,3 +110,14 @@ export function EventList({ events, empty }: { events: CoordEvent[]; empty?: str
     </ol>
   );
 }
+
+/** The aside of a live view: the events received on its stream since the page opened. */
+export function LiveEvents({ events }: { events: CoordEvent[] }) {
+  return (
+    <aside>
+      <Section title="Live events">
+        <EventList events={events} empty="No events since this page opened." />
+      </Section>
+    </aside>
+  );
+}

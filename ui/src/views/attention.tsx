@@ -192,11 +192,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
           }
         })}
         {e.actions.length === 0 && <span class="muted">its contract recovers it</span>}
-        {error && (
-          <p class="error" role="alert">
-            {error}
-          </p>
-        )}
+        <ErrorNote error={error} />
       </td>
     </tr>
   );

@@ -6,7 +6,7 @@
  */
 import type { MetagitNode } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
-import { ErrorNote, EventList, Loading, Section, StatusBadge } from '../components/common.js';
+import { ErrorNote, LiveEvents, Loading, Section, StatusBadge } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 import { Dag } from './graph-dag.js';
@@ -82,11 +82,7 @@ export function MetagitView({ id }: { id: string }) {
           )}
         </Section>
       </div>
-      <aside>
-        <Section title="Live events">
-          <EventList events={live.events} empty="No events since this page opened." />
-        </Section>
-      </aside>
+      <LiveEvents events={live.events} />
     </div>
   );
 }

@@ -13,7 +13,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { TodoItem } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
-import { ErrorNote, EventList, Loading, Section, StatusBadge, Time } from '../components/common.js';
+import { ErrorNote, LiveEvents, Loading, Section, StatusBadge, Time } from '../components/common.js';
 import { useLive } from '../live.js';
 import { href } from '../router.js';
 
@@ -160,11 +160,7 @@ export function ScopeView({ scope }: { scope: string }) {
           )}
         </Section>
       </div>
-      <aside>
-        <Section title="Live events">
-          <EventList events={live.events} empty="No events since this page opened." />
-        </Section>
-      </aside>
+      <LiveEvents events={live.events} />
     </div>
   );
 }
