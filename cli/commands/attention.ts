@@ -16,6 +16,9 @@ function limitArg(v: string): number {
   return Number(v);
 }
 
+/** `s` cut to `n` characters, with an ellipsis (a long block note would widen every row). */
+const cut = (s: string, n: number) => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
+
 function attentionTable(entries: AttentionEntry[]): string[] {
   if (entries.length === 0) return ['Nothing needs attention.'];
   return table(
@@ -26,7 +29,7 @@ function attentionTable(entries: AttentionEntry[]): string[] {
       e.subjectId,
       e.title,
       e.session ? (e.session.name ?? e.session.id) : '-',
-      e.detail ?? '-',
+      cut(e.detail ?? '-', 80),
       e.actions.map((a) => `${a.action}: ${a.method} ${a.path}`).join('; ') || '-',
     ]),
   );

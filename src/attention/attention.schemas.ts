@@ -7,8 +7,8 @@ export const AttentionKind = z
   .enum(ATTENTION_KINDS)
   .describe(
     'Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its ' +
-      'heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else ' +
-      'may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), ' +
+      'heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the ' +
+      'list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), ' +
       '`metagit-node-blocked` (a metagit node blocked, with its reason)',
   );
 

@@ -42,6 +42,7 @@ interface Row {
 }
 
 const KIND_PATTERN = /^[a-z-]+$/;
+const INT8_MAX = 9223372036854775807n;
 
 /**
  * A page of the caller's team's attention list. `leaseMs` is `claim_lease` in ms, `listLimit`
@@ -53,9 +54,13 @@ export async function listAttention(
   q: AttentionQuery,
   opts: { leaseMs: number; listLimit: number },
 ): Promise<{ entries: AttentionEntry[]; nextCursor: string | null }> {
-  if (p.kind !== 'user') fail('forbidden', 'the attention list is for operators; a session reads its own claims with GET /v1/sessions/me');
+  if (p.kind !== 'user')
+    fail('forbidden', 'the attention list is for operators; a session reads what it holds with GET /v1/sessions/{its id} (GET /v1/me names it)');
   const limit = Math.min(q.limit ?? opts.listLimit, opts.listLimit);
   const after = q.cursor ? decodeCursor(q.cursor, [/^-?\d{1,19}$/, KIND_PATTERN, ANY_TEXT]) : null;
+  // 19 digits can still overflow int8: a cursor this server issued never does.
+  if (after && (BigInt(String(after[0])) > INT8_MAX || BigInt(String(after[0])) < -INT8_MAX))
+    fail('invalid_cursor', 'cursor is not one this server issued; start again without it');
   const team = p.teamId;
   const want = (k: AttentionEntry['kind']) => (q.kind === undefined || q.kind === k ? sql`true` : sql`false`);
   const rows = await sql<Row[]>`
@@ -116,7 +121,7 @@ function toEntry(r: Row): AttentionEntry {
   };
 }
 
-/** The requests that resolve an entry (the routes' own paths; docs/operations.md "The attention list"). */
+/** The requests that resolve an entry (the routes' own paths; README "What needs attention"). */
 function actionsOf(r: Row): AttentionEntry['actions'] {
   const item = encodeURIComponent(r.subject_id);
   const reopen = { action: 'reopen' as const, method: 'POST' as const, path: `/v1/todos/${item}/reopen` };
@@ -138,7 +143,9 @@ function actionsOf(r: Row): AttentionEntry['actions'] {
       // start is reopened by its contract's sweep: nothing to do.
       if (graphId) return r.part_id ? [resume(r.part_id)] : [];
       if (r.scope?.startsWith('metagit:')) return [];
-      return [reopen, assign];
+      // Reopen first: a claim past its lease is still its owner's, so an assign alone would leave
+      // it claimed (reassign after the reopen, as a reserved-for-gone entry would).
+      return [reopen];
     case 'reserved-for-gone':
       return [assign];
     case 'manual-block':

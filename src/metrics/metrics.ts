@@ -214,6 +214,9 @@ export class Metrics {
   };
 
   constructor(private readonly sources: MetricSources) {
+    // The claimed outcomes exist from the start at 0, so a rule on their rate sees a replica that
+    // has claimed nothing yet (an absent series would make `rate(…) == 0` evaluate to nothing).
+    for (const operation of ['claim', 'next'] as const) this.claimRequests.inc({ operation, outcome: 'claimed' }, 0);
     // Start the process collectors now: their CPU counter and GC/event-loop observers count from
     // the moment they are created, so waiting for the first scrape would miss the start-up.
     processMetrics();

@@ -108,8 +108,8 @@ export async function listTodos(ctx: Ctx, input: ListInput): Promise<{ items: To
 /**
  * Why is this item not ready? The same predicate the claim uses, spelled out for the caller:
  * stored status, owner, unfinished dependencies, manual block note, assignee reservation, and a
- * reservation for a session that is stopped or deleted (`assignee_gone`: nobody may claim it until
- * it is reassigned).
+ * reservation for a session that is stopped or deleted (`assignee_gone`: only the list's override
+ * authority may claim it until it is reassigned).
  */
 export async function readiness(ctx: Ctx, id: string) {
   const { row, override } = await visibleRow(ctx, ctx.sql, id);
@@ -124,12 +124,12 @@ export async function readiness(ctx: Ctx, id: string) {
   const reservedForOther = !!row.assignee && row.assignee !== self && !override;
   if (ready && reservedForOther) reasons.push({ code: 'reserved_for_assignee', message: `reserved for ${row.assignee}` });
   if (row.assignee && row.status !== 'done' && !isContractScope(row.scope)) {
-    // Reserved for a session that can no longer claim: nobody else may, until it is reassigned.
+    // Reserved for a session that can no longer claim: only the override authority may, until it is reassigned.
     const [who] = await ctx.sql<{ name: string; status: string }[]>`select name, status from sessions where id = ${row.assignee}`;
     if (who?.status !== 'active')
       reasons.push({
         code: 'assignee_gone',
-        message: `reserved for ${row.assignee}${who ? ` (${who.name})` : ''}, which is ${who ? who.status : 'deleted'}: reassign it (PUT /v1/todos/${id}/assignee) so another session may claim it`,
+        message: `reserved for ${row.assignee}${who ? ` (${who.name})` : ''}, which is ${who ? who.status : 'deleted'}: reassign it (PUT /v1/todos/${id}/assignee) so another session may claim it (only the list's override authority may meanwhile)`,
         ids: [row.assignee],
       });
   }

@@ -175,7 +175,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
         tags,
         summary: 'Why is this item not ready?',
         description:
-          'Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (nobody may claim it until it is reassigned).',
+          'Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (only the list’s override authority may claim it until it is reassigned).',
         params: IdParams,
         response: { 200: Readiness, ...problemResponses(...itemErrors) },
       },

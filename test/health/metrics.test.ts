@@ -126,7 +126,8 @@ describe('metrics exposition', () => {
     const theirs = await scrape(other);
     // One claim in the first test, one in the done-with-next test.
     expect(mine.value('coord_claim_requests_total', { operation: 'claim', outcome: 'claimed' })).toBe(2);
-    expect(theirs.all('coord_claim_requests_total')).toEqual([]);
+    // The other app claimed nothing: its claimed outcomes exist, at 0 (so a rate rule sees them).
+    expect(theirs.all('coord_claim_requests_total').map((x) => x.value)).toEqual([0, 0]);
     expect(theirs.all('coord_sweep_runs_total')).toEqual([]);
     // Process metrics describe the one process: both report them.
     expect(theirs.value('process_resident_memory_bytes')).toBeGreaterThan(0);

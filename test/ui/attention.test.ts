@@ -27,7 +27,7 @@ afterAll(async () => {
 const adminToken = (c: Client) => (c as unknown as { token: string }).token;
 
 describe('dashboard: attention', () => {
-  it('shows an expired claim and a silent holder within 2 s, by name, and reassigns from the row', async () => {
+  it('shows an expired claim and a silent holder within 2 s, by name, reopens and reassigns from the rows', async () => {
     const lead = await t.session({ name: 'lead' });
     const helper = await t.session({ name: 'helper', parentId: lead.id, by: lead.client });
     const page = await b.newPage();
@@ -68,12 +68,21 @@ describe('dashboard: attention', () => {
     await sessionHeader.click();
     await expect.poll(() => page.locator('tbody tr').first().getAttribute('data-kind')).toBe('silent-holder');
 
-    // Reassign the expired claim's item to the helper: the row goes, the item is reserved for it.
-    await row.getByRole('button', { name: 'Reassign…' }).click();
-    await row.getByLabel('Reassign Left behind').selectOption({ label: 'helper' });
+    // Reopen the expired claim from its row: the row goes, the item is free.
+    await row.getByRole('button', { name: 'Reopen' }).click();
     await row.waitFor({ state: 'detached', timeout: LIVE_MS });
-    const after = (await t.admin.get(`/v1/todos/${item.id}`)).body.item;
-    expect(after.assignee).toBe(helper.id);
+    expect((await t.admin.get(`/v1/todos/${item.id}`)).body.item).toMatchObject({ status: 'todo' });
+
+    // An item reserved for a session that has stopped: reassign it to the helper from its row.
+    const gone = await t.session({ name: 'gone', parentId: lead.id, by: lead.client });
+    const reserved = await addItem(lead.client, 'For the one who left', { assignee: gone.id });
+    expect((await t.admin.post(`/v1/sessions/${gone.id}/stop`)).status).toBe(200);
+    const rrow = page.locator(`tr[data-kind="reserved-for-gone"][data-subject="${reserved.id}"]`);
+    await rrow.waitFor({ timeout: LIVE_MS });
+    await rrow.getByRole('button', { name: 'Reassign…' }).click();
+    await rrow.getByLabel('Reassign For the one who left').selectOption({ label: 'helper' });
+    await rrow.waitFor({ state: 'detached', timeout: LIVE_MS });
+    expect((await t.admin.get(`/v1/todos/${reserved.id}`)).body.item.assignee).toBe(helper.id);
     await page.close();
   });
 });

@@ -1521,7 +1521,7 @@ export interface paths {
         };
         /**
          * Why is this item not ready?
-         * @description Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (nobody may claim it until it is reassigned).
+         * @description Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (only the list’s override authority may claim it until it is reassigned).
          */
         get: {
             parameters: {
@@ -8422,7 +8422,7 @@ export interface components {
         /** @description Something stuck, why, and what to do about it */
         AttentionEntry: {
             /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
              * @enum {string}
              */
             kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
@@ -8448,7 +8448,7 @@ export interface components {
         /** @description Something stuck, why, and what to do about it */
         AttentionEntryInput: {
             /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: nobody else may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
              * @enum {string}
              */
             kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";

@@ -106,7 +106,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
         <Time at={e.since} relative past />
       </td>
       <td>{KIND_LABEL[e.kind]}</td>
-      <td>
+      <td class="col-subject">
         {e.kind === 'silent-holder' ? (
           <span title={e.subjectId}>{e.title}</span>
         ) : graphId ? (
@@ -125,8 +125,16 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
         {e.scope && <div class="muted mono">{listName(e.scope, sessions) ?? e.scope}</div>}
       </td>
       <td>{e.session ? <span title={e.session.id}>{e.session.name ?? e.session.id}</span> : <span class="muted">—</span>}</td>
-      <td>{e.detail ?? <span class="muted">—</span>}</td>
-      <td class="actions">
+      <td class="col-detail">
+        {e.detail ? (
+          <span class="clamp" title={e.detail}>
+            {e.detail}
+          </span>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </td>
+      <td class="col-actions">
         {e.actions.map((a) => {
           switch (a.action) {
             case 'reopen':
@@ -169,12 +177,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
                     aria-label={`Reassign ${e.title}`}
                     onChange={(ev) => {
                       const v = (ev.target as HTMLSelectElement).value;
-                      if (!v) return;
-                      // A claim past its lease is still its owner's until reopened: reopen, then reserve.
-                      void run(async () => {
-                        if (e.kind === 'expired-claim') await client.todos.reopen(e.subjectId);
-                        await client.todos.assign(e.subjectId, v === '-' ? null : v);
-                      });
+                      if (v) void run(() => client.todos.assign(e.subjectId, v === '-' ? null : v));
                     }}
                   >
                     <option value="">choose…</option>

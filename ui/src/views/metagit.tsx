@@ -72,7 +72,7 @@ export function MetagitView({ id }: { id: string }) {
                         {n.blockerReason ? <div>{n.blockerReason}</div> : null}
                         {!n.waitingOn.length && !n.blockerReason ? <span class="muted">—</span> : null}
                       </td>
-                      <td>{who(n.owner)}</td>
+                      <td class="nowrap">{who(n.owner)}</td>
                       <td>{[n.project, n.repository].filter(Boolean).join(' / ') || <span class="muted">—</span>}</td>
                     </tr>
                   ))}

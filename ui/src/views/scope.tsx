@@ -97,7 +97,13 @@ export function ScopeView({ scope }: { scope: string }) {
   return (
     <div class="columns">
       <div>
-        <Section title={`Scope ${scope}`} actions={<a href={href('scopes')}>all scopes</a>}>
+        <Section
+          title={
+            scope.startsWith('session:') && names.has(scope.slice('session:'.length)) ? `${names.get(scope.slice('session:'.length))}’s list` : `Scope ${scope}`
+          }
+          actions={<a href={href('scopes')}>all scopes</a>}
+        >
+          {scope.startsWith('session:') && names.has(scope.slice('session:'.length)) && <p class="muted mono">{scope}</p>}
           <div class="filters" role="group" aria-label="Filters">
             <label>
               Filter <input type="search" value={q} placeholder="title, tag, owner, id" onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
@@ -124,7 +130,9 @@ export function ScopeView({ scope }: { scope: string }) {
           ) : items.length === 0 ? (
             <p class="muted">No items in this scope.</p>
           ) : (
-            GROUPS.filter(([g]) => shown[g]).map(([g, label]) => {
+            GROUPS.filter(([g]) => shown[g]).map(([g, plain]) => {
+              // A graph contract's blocked rows are its subtasks' or nodes' outcomes, not an owner's block.
+              const label = g === 'blocked' && managedByGraph(scope) ? 'Blocked, failed or stopped (see the graph)' : plain;
               const rows = visible.filter((t) => groupOf(t) === g);
               if (rows.length === 0)
                 return (
