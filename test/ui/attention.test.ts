@@ -108,6 +108,8 @@ describe('dashboard: a metagit graph', () => {
     expect((await agent.client.post('/v1/task-graphs/ui-meta/nodes/root/start', {})).status).toBe(200);
     await expect.poll(() => root.locator('.badge').textContent(), { timeout: LIVE_MS }).toBe('running');
     expect(await root.locator('td').nth(3).textContent()).toBe('planner');
+    // The live events name the actor too.
+    await expect.poll(() => page.locator('ol.events li').first().textContent(), { timeout: LIVE_MS }).toContain('by planner');
     await page.close();
   });
 });

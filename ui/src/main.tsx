@@ -7,6 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { CoordClient, Me } from '../../sdk/src/index.js';
 import { clientFor, errorText, Session, storedToken, storeToken, type SignedIn } from './api.js';
 import { useConnection } from './live.js';
+import { Names, useNameSource } from './names.js';
 import { href, useRoute, type Route } from './router.js';
 import { AttentionView } from './views/attention.js';
 import { GraphsView, GraphView } from './views/graphs.js';
@@ -109,9 +110,18 @@ function Shell({ s }: { s: SignedIn }) {
         </button>
       </header>
       <main id="main">
-        <View route={route} />
+        <NamedView route={route} />
       </main>
     </Session.Provider>
+  );
+}
+
+/** The view with the session names provided (read inside the signed-in context). */
+function NamedView({ route }: { route: Route }) {
+  return (
+    <Names.Provider value={useNameSource()}>
+      <View route={route} />
+    </Names.Provider>
   );
 }
 

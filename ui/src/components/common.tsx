@@ -2,6 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import type { CoordEvent } from '../../../sdk/src/index.js';
 import { errorText } from '../api.js';
+import { useNames } from '../names.js';
 
 /** A status as a labelled badge (colour is never the only signal: the text is always there). */
 export function StatusBadge({ status }: { status: string }) {
@@ -78,33 +79,38 @@ export function Progress({ done, total }: { done: number; total: number }) {
 }
 
 /** A short line describing an event's payload (what changed, by whom, why). */
-export function eventSummary(e: CoordEvent): string {
+export function eventSummary(e: CoordEvent, names: Map<string, string> = new Map()): string {
   const d = e.data as Record<string, unknown>;
   const bits: string[] = [];
   for (const k of ['id', 'subtaskId', 'nodeId', 'status', 'owner', 'assignee', 'reason', 'formerOwner', 'note', 'member', 'wave']) {
     const v = d[k];
-    if (v !== undefined && v !== null && v !== '' && typeof v !== 'object') bits.push(`${k} ${String(v)}`);
+    if (v === undefined || v === null || v === '' || typeof v === 'object') continue;
+    // Sessions by name (owner, assignee, former owner), when the token may list them.
+    const who = (k === 'owner' || k === 'assignee' || k === 'formerOwner') && names.get(String(v));
+    bits.push(`${k} ${who || String(v)}`);
   }
   return bits.join(' · ');
 }
 
 /** Who made the change an event records (the audit): `<id>` and the token's name when not `default`. */
-function actorOf(e: CoordEvent): string | undefined {
+function actorOf(e: CoordEvent, names: Map<string, string>): string | undefined {
   const a = e.data.actor as { id?: string; token?: string | null } | null | undefined;
   if (!a?.id) return undefined;
-  return a.token && a.token !== 'default' ? `${a.id} (${a.token})` : a.id;
+  const who = names.get(a.id) ?? a.id;
+  return a.token && a.token !== 'default' ? `${who} (${a.token})` : who;
 }
 
 /** An event history, newest first. */
 export function EventList({ events, empty }: { events: CoordEvent[]; empty?: string }) {
+  const names = useNames();
   if (events.length === 0) return <p class="muted">{empty ?? 'No events yet.'}</p>;
   return (
     <ol class="events" aria-label="events">
       {events.map((e) => (
         <li key={`${e.seq}-${e.event}`} data-seq={e.seq}>
           <span class="seq">#{e.seq}</span> <Time at={typeof e.data.at === 'string' ? e.data.at : undefined} /> <strong class="ev">{e.event}</strong>{' '}
-          <span class="muted">{eventSummary(e)}</span>
-          {actorOf(e) ? <span class="muted"> · by {actorOf(e)}</span> : null}
+          <span class="muted">{eventSummary(e, names)}</span>
+          {actorOf(e, names) ? <span class="muted"> · by {actorOf(e, names)}</span> : null}
         </li>
       ))}
     </ol>

@@ -9,6 +9,7 @@ import type { AttentionEntry, Session } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
 import { ErrorNote, Loading, Section, Time } from '../components/common.js';
 import { useLive } from '../live.js';
+import { listName, useNames } from '../names.js';
 import { href } from '../router.js';
 
 const KIND_LABEL: Record<AttentionEntry['kind'], string> = {
@@ -75,15 +76,9 @@ export function AttentionView() {
   );
 }
 
-/** `session:s-…` as its root session's name ("lead’s list"), when that session is listed. */
-function listName(scope: string, sessions: Session[]): string | undefined {
-  if (!scope.startsWith('session:')) return undefined;
-  const root = sessions.find((s) => s.id === scope.slice('session:'.length));
-  return root ? `${root.name}’s list` : undefined;
-}
-
 function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions: Session[]; onChanged: () => void }) {
   const { client } = useSignedIn();
+  const names = useNames();
   const [error, setError] = useState<string>();
   const [assigning, setAssigning] = useState(false);
   const run = async (fn: () => Promise<unknown>) => {
@@ -122,7 +117,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
             {e.title}
           </a>
         )}
-        {e.scope && <div class="muted mono">{listName(e.scope, sessions) ?? e.scope}</div>}
+        {e.scope && <div class="muted mono">{listName(e.scope, names) ?? e.scope}</div>}
       </td>
       <td>{e.session ? <span title={e.session.id}>{e.session.name ?? e.session.id}</span> : <span class="muted">—</span>}</td>
       <td class="col-detail">

@@ -8,17 +8,15 @@ import type { MetagitNode } from '../../../sdk/src/index.js';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, LiveEvents, Loading, Section, StatusBadge } from '../components/common.js';
 import { useLive } from '../live.js';
+import { useNames } from '../names.js';
 import { href } from '../router.js';
 import { Dag } from './graph-dag.js';
 
 export function MetagitView({ id }: { id: string }) {
   const { client } = useSignedIn();
-  const live = useLive(`todo:metagit:${id}`, async () => {
-    const [graph, sessions] = await Promise.all([client.metagit.get(id), client.sessions.listAll()]);
-    return { graph, names: new Map(sessions.map((s) => [s.id, s.name])) };
-  }, [id]);
-  const g = live.data?.graph;
-  const names = live.data?.names ?? new Map<string, string>();
+  const live = useLive(`todo:metagit:${id}`, () => client.metagit.get(id), [id]);
+  const g = live.data;
+  const names = useNames();
   const who = (owner: string | null) => (owner ? <span title={owner}>{names.get(owner) ?? owner}</span> : <span class="muted">—</span>);
   return (
     <div class="columns">

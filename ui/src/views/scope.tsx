@@ -15,6 +15,7 @@ import type { TodoItem } from '../../../sdk/src/index.js';
 import { errorText, useSignedIn } from '../api.js';
 import { ErrorNote, LiveEvents, Loading, Section, StatusBadge, Time } from '../components/common.js';
 import { useLive } from '../live.js';
+import { listName, useNames } from '../names.js';
 import { href } from '../router.js';
 
 type Group = 'in-progress' | 'ready' | 'waiting' | 'blocked' | 'done';
@@ -82,9 +83,8 @@ export function ScopeView({ scope }: { scope: string }) {
   const [q, setQ] = useState('');
   const [sort, setSort] = useState<SortKey>('position');
   const [shown, setShown] = useState<Record<Group, boolean>>({ 'in-progress': true, ready: true, waiting: true, blocked: true, done: true });
-  // Session names for owners and assignees (the sessions the token may list; re-read every 10 s).
-  const sessions = useLive(undefined, () => client.sessions.listAll(), [], { pollMs: 10_000 });
-  const names = new Map((sessions.data ?? []).map((x) => [x.id, x.name]));
+  const names = useNames();
+  const title = listName(scope, names);
   const live = useLive(`todo:${scope}`, async () => {
     const [items, scopes] = await Promise.all([client.todos.listAll({ scope }), me.kind === 'user' ? Promise.resolve([]) : client.scopes.listAll()]);
     const canonical = items[0]?.scope ?? scope;
@@ -103,7 +103,7 @@ export function ScopeView({ scope }: { scope: string }) {
           }
           actions={<a href={href('scopes')}>all scopes</a>}
         >
-          {scope.startsWith('session:') && names.has(scope.slice('session:'.length)) && <p class="muted mono">{scope}</p>}
+          {title && <p class="muted mono">{scope}</p>}
           <div class="filters" role="group" aria-label="Filters">
             <label>
               Filter <input type="search" value={q} placeholder="title, tag, owner, id" onInput={(e) => setQ((e.target as HTMLInputElement).value)} />

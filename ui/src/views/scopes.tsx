@@ -10,6 +10,7 @@ import { useState } from 'preact/hooks';
 import { useSignedIn } from '../api.js';
 import { ErrorNote, Loading, Progress, Section } from '../components/common.js';
 import { useLive } from '../live.js';
+import { listName, useNames } from '../names.js';
 import { href } from '../router.js';
 
 export function ScopesView() {
@@ -17,8 +18,7 @@ export function ScopesView() {
   const [filter, setFilter] = useState('');
   const live = useLive(undefined, () => client.scopes.listAll(), [], { pollMs: 5000 });
   // A session list is named for its root session: `session:s-…` reads "worker-1's list".
-  const sessions = useLive(undefined, () => client.sessions.listAll(), [], { pollMs: 10_000 });
-  const names = new Map((sessions.data ?? []).map((x) => [x.id, x.name]));
+  const names = useNames();
   const scopes = (live.data ?? []).filter((s) => !filter || s.scope.includes(filter) || s.name.includes(filter));
   return (
     <Section
@@ -43,11 +43,9 @@ export function ScopesView() {
           {scopes.map((s) => (
             <li class="card" key={s.scope} data-scope={s.scope}>
               <h3>
-                <a href={href('scope', s.scope)}>
-                  {s.kind === 'scenario' ? `scenario ${s.name}` : s.kind === 'session' && names.has(s.name) ? `${names.get(s.name)}’s list` : s.scope}
-                </a>
+                <a href={href('scope', s.scope)}>{s.kind === 'scenario' ? `scenario ${s.name}` : (listName(s.scope, names) ?? s.scope)}</a>
               </h3>
-              {(s.kind === 'scenario' || (s.kind === 'session' && names.has(s.name))) && <div class="muted mono">{s.scope}</div>}
+              {(s.kind === 'scenario' || listName(s.scope, names)) && <div class="muted mono">{s.scope}</div>}
               <Progress done={s.done} total={s.total} />
               <div class="counts">
                 {s.todo - s.waiting} ready · {s.waiting} waiting on dependencies · {s.inProgress} in progress · {s.blocked} blocked by their owner · {s.done}{' '}
