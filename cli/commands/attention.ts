@@ -9,7 +9,15 @@ import { act, UsageError, type Ctx } from '../runtime.js';
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
-const KINDS = ['expired-claim', 'silent-holder', 'reserved-for-gone', 'manual-block', 'graph-subtask-ended', 'metagit-node-blocked'] as const;
+const KINDS = [
+  'expired-claim',
+  'silent-holder',
+  'reserved-for-gone',
+  'manual-block',
+  'graph-subtask-ended',
+  'metagit-node-blocked',
+  'scenario-member-waiting',
+] as const;
 
 function limitArg(v: string): number {
   if (!/^\d+$/.test(v) || Number(v) < 1 || Number(v) > 500) throw new UsageError(`--limit must be a whole number from 1 to 500 (got "${v}")`);

@@ -10,7 +10,8 @@ export class AttentionApi {
 
   /**
    * One page, oldest condition first: `expired-claim`, `silent-holder`, `reserved-for-gone`,
-   * `manual-block`, `graph-subtask-ended`, `metagit-node-blocked` (filter with `kind`); each entry's `actions` are the
+   * `manual-block`, `graph-subtask-ended`, `metagit-node-blocked`, `scenario-member-waiting`
+   * (filter with `kind`); each entry's `actions` are the
    * requests that resolve it. Pass `nextCursor` back as `cursor`. Errors: `Forbidden` (a session),
    * `ValidationFailed`, `InvalidCursor`.
    */

@@ -20,10 +20,10 @@ export function attentionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
           'The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over ' +
           '(`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items ' +
           'reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), ' +
-          'Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`) and blocked metagit nodes (`metagit-node-blocked`). Each entry names the session concerned and ' +
+          'Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`), blocked metagit nodes (`metagit-node-blocked`) and members of ' +
+          'unfinished scenarios waiting on upstream work (`scenario-member-waiting`). Each entry names the session concerned and ' +
           'lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; ' +
-          '`limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`). Scenarios whose members wait ' +
-          'on upstream work are not listed.',
+          '`limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`).',
         querystring: AttentionQuery,
         response: { 200: AttentionPage, ...problemResponses('validation_failed', 'forbidden', 'invalid_cursor') },
       },

@@ -1,7 +1,15 @@
 /** The shapes of `GET /v1/attention` (attention.service.ts), written once. */
 import { z } from 'zod';
 
-export const ATTENTION_KINDS = ['expired-claim', 'silent-holder', 'reserved-for-gone', 'manual-block', 'graph-subtask-ended', 'metagit-node-blocked'] as const;
+export const ATTENTION_KINDS = [
+  'expired-claim',
+  'silent-holder',
+  'reserved-for-gone',
+  'manual-block',
+  'graph-subtask-ended',
+  'metagit-node-blocked',
+  'scenario-member-waiting',
+] as const;
 
 export const AttentionKind = z
   .enum(ATTENTION_KINDS)
@@ -9,7 +17,8 @@ export const AttentionKind = z
     'Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its ' +
       'heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the ' +
       'list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), ' +
-      '`metagit-node-blocked` (a metagit node blocked, with its reason)',
+      '`metagit-node-blocked` (a metagit node blocked, with its reason), `scenario-member-waiting` (a member of an unfinished scenario ' +
+      'whose task waits on upstream members’ unfinished work: nothing to do on it, the upstream entries say why)',
   );
 
 export const AttentionAction = z

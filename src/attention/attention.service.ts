@@ -13,10 +13,13 @@
  *   contract's blocks are its own and come as `graph-subtask-ended`);
  * - `graph-subtask-ended`: Task Graph v1 subtasks FAILED, STOPPED or BLOCKED
  *   (`graph_subtasks_outcome_idx`);
- * - `metagit-node-blocked`: metagit nodes blocked, with the reason (`todos_blocked_idx`).
+ * - `metagit-node-blocked`: metagit nodes blocked, with the reason (`todos_blocked_idx`);
+ * - `scenario-member-waiting`: members of an unfinished scenario whose task waits on upstream
+ *   members' unfinished work (WAITING ON), since the task was seeded; no action of its own, the
+ *   upstream's entries (a block, an expired claim, a reservation) carry the remedy. Read per
+ *   scenario of the team, not per item.
  * Operators only (a session gets `forbidden`): they hold override authority in every scope of
- * their team, so every action listed is one they may take. Scenarios whose members wait on
- * unfinished upstream work are not listed yet.
+ * their team, so every action listed is one they may take.
  */
 import type { Principal } from '../auth/principal.js';
 import type { Sql } from '../db/client.js';
@@ -95,6 +98,19 @@ export async function listAttention(
       select 'metagit-node-blocked', t.id, t.scope, t.title, t.owner, t.updated_at, t.note, mn.node_id
         from todos t join metagit_nodes mn on mn.todo_id = t.id
        where ${want('metagit-node-blocked')} and t.status = 'blocked' and t.team_id = ${team} and t.scope like 'metagit:%'
+      union all
+      select 'scenario-member-waiting', st.id, st.scope, m.name || ': ' || st.title, m.session_id, st.created_at,
+             'waiting on ' || coalesce((
+               select string_agg(d, ', ' order by d) from unnest(m.depends_on) d
+                where exists (select 1 from todo_scenario_seeds ud join todos ut on ut.id = ud.todo_id
+                               where ud.scenario_id = m.scenario_id and ud.member_name = d and ut.status <> 'done')), 'upstream work'),
+             null
+        from scenarios sc
+        join scenario_members m on m.scenario_id = sc.id
+        join todo_scenario_seeds sd on sd.scenario_id = m.scenario_id and sd.member_name = m.name
+        join todos st on st.id = sd.todo_id
+       where ${want('scenario-member-waiting')} and sc.team_id = ${team} and sc.completed_at is null
+         and st.status = 'todo' and st.unfinished_deps > 0
     ) u) a left join sessions s on s.id = a.session_id
      where ${after ? sql`(a.since_us::int8, a.kind, a.subject_id) > (${String(after[0])}::int8, ${String(after[1])}, ${String(after[2])})` : sql`true`}
      order by a.since_us::int8, a.kind, a.subject_id
@@ -150,6 +166,8 @@ function actionsOf(r: Row): AttentionEntry['actions'] {
       return [assign];
     case 'manual-block':
       return [reopen];
+    case 'scenario-member-waiting':
+      return [];
     case 'metagit-node-blocked': {
       const graph = r.scope!.slice('metagit:'.length);
       return r.part_id

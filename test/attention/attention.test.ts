@@ -149,4 +149,25 @@ describe('GET /v1/attention', () => {
     }
     expect((await t.admin.get('/v1/attention?kind=nope')).body.code).toBe('validation_failed');
   });
+
+  it('lists the members of an unfinished scenario that wait on upstream work, and drops them when it is done', async () => {
+    const sc = await t.admin.post('/v1/scenarios', {
+      name: 'att-scenario',
+      members: [
+        { name: 'api', task: 'Build the API' },
+        { name: 'ship', task: 'Ship it', dependsOn: ['api'] },
+      ],
+    });
+    ok(sc, 201);
+    const waiting = async () => (await t.admin.get('/v1/attention?kind=scenario-member-waiting')).body.entries;
+    const ship = sc.body.scenario.members.find((m: any) => m.name === 'ship');
+    expect(await waiting()).toEqual([
+      expect.objectContaining({ subjectId: ship.seedId, title: 'ship: Ship it', detail: 'waiting on api', actions: [], scope: sc.body.scenario.scope }),
+    ]);
+    const apiMember = new Client(t.base, sc.body.tokens.api);
+    const apiSeed = sc.body.scenario.members.find((m: any) => m.name === 'api').seedId;
+    ok(await apiMember.post(`/v1/todos/${apiSeed}/claim`));
+    ok(await apiMember.post(`/v1/todos/${apiSeed}/done`));
+    expect(await waiting()).toEqual([]);
+  });
 });

@@ -7638,13 +7638,13 @@ export interface paths {
         };
         /**
          * List what is stuck, why, and the next step
-         * @description The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over (`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`) and blocked metagit nodes (`metagit-node-blocked`). Each entry names the session concerned and lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`). Scenarios whose members wait on upstream work are not listed.
+         * @description The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over (`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`), blocked metagit nodes (`metagit-node-blocked`) and members of unfinished scenarios waiting on upstream work (`scenario-member-waiting`). Each entry names the session concerned and lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`).
          */
         get: {
             parameters: {
                 query?: {
                     /** @description Only entries of this kind */
-                    kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
+                    kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked" | "scenario-member-waiting";
                     /** @description Page size, capped at list_limit (also the default) */
                     limit?: number;
                     /** @description `nextCursor` of the previous page */
@@ -8422,10 +8422,10 @@ export interface components {
         /** @description Something stuck, why, and what to do about it */
         AttentionEntry: {
             /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason), `scenario-member-waiting` (a member of an unfinished scenario whose task waits on upstream members’ unfinished work: nothing to do on it, the upstream entries say why)
              * @enum {string}
              */
-            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
+            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked" | "scenario-member-waiting";
             /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
             subjectId: string;
             /** @description The item’s scope; null for `silent-holder` */
@@ -8448,10 +8448,10 @@ export interface components {
         /** @description Something stuck, why, and what to do about it */
         AttentionEntryInput: {
             /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason)
+             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason), `scenario-member-waiting` (a member of an unfinished scenario whose task waits on upstream members’ unfinished work: nothing to do on it, the upstream entries say why)
              * @enum {string}
              */
-            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked";
+            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked" | "scenario-member-waiting";
             /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
             subjectId: string;
             /** @description The item’s scope; null for `silent-holder` */

@@ -19,6 +19,7 @@ const KIND_LABEL: Record<AttentionEntry['kind'], string> = {
   'manual-block': 'Blocked by its owner',
   'graph-subtask-ended': 'Graph subtask ended',
   'metagit-node-blocked': 'Metagit node blocked',
+  'scenario-member-waiting': 'Scenario member waiting on upstream',
 };
 
 type SortKey = 'since' | 'kind' | 'session';
@@ -189,7 +190,7 @@ function AttentionRow({ e, sessions, onChanged }: { e: AttentionEntry; sessions:
               );
           }
         })}
-        {e.actions.length === 0 && <span class="muted">its contract recovers it</span>}
+        {e.actions.length === 0 && <span class="muted">{e.kind === 'scenario-member-waiting' ? 'see what it waits on' : 'its contract recovers it'}</span>}
         <ErrorNote error={error} />
       </td>
     </tr>
