@@ -121,6 +121,30 @@ describe('metrics exposition', () => {
     }
   });
 
+  it('should pass promtool’s lint rules for Coord’s own series (promtool itself is not installed here)', async () => {
+    // The rules of `promtool check metrics` (promlint), applied to every coord_ family: help text,
+    // snake_case names and labels, _total only on counters, histogram/summary suffixes not taken by
+    // other types, base units (seconds, bytes), no colons (reserved for recording rules).
+    const res = await fetch(`${t.base}/metrics`);
+    const text = await res.text();
+    const help = new Map([...text.matchAll(/^# HELP (\S+) (.*)$/gm)].map((m) => [m[1], m[2]]));
+    const m = parsePrometheus(text);
+    const problems: string[] = [];
+    for (const [name, type] of m.types) {
+      if (!name.startsWith('coord_')) continue;
+      if (!help.get(name)?.trim()) problems.push(`${name}: no help text`);
+      if (!/^[a-z][a-z0-9_]*$/.test(name)) problems.push(`${name}: not snake_case`);
+      if (type === 'counter' && !name.endsWith('_total')) problems.push(`${name}: a counter without _total`);
+      if (type !== 'counter' && name.endsWith('_total')) problems.push(`${name}: _total on a ${type}`);
+      if (type !== 'histogram' && type !== 'summary' && /_(count|sum|bucket)$/.test(name)) problems.push(`${name}: a ${type} named like a histogram's series`);
+      if (/(milliseconds|microseconds|nanoseconds|minutes|hours|days|kilobytes|megabytes|_ms|_us)(_|$)/.test(name)) problems.push(`${name}: not a base unit`);
+      for (const sample of m.samples.filter((x) => x.name.startsWith(name))) {
+        for (const label of Object.keys(sample.labels)) if (!/^[a-z][a-z0-9_]*$/.test(label)) problems.push(`${name}: label ${label} not snake_case`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('should keep each app’s counters in its own registry when one process builds several apps', async () => {
     const mine = await scrape(t);
     const theirs = await scrape(other);
