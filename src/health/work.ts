@@ -23,8 +23,9 @@ export async function readWorkFacts(db: Db, leaseMs: number): Promise<WorkFacts>
     db<{ team: string; kind: string; n: number }[]>`
       select t.team_id as team, split_part(t.scope, ':', 1) as kind, count(*)::int as n
         from todos t where t.status = 'in-progress' and ${leaseExpiredSql(db, leaseMs)} group by 1, 2`,
-    db<{ team: string; seconds: number }[]>`
-      select t.team_id as team, extract(epoch from now() - min(t.progress_at))::float8 as seconds
+    db<{ team: string; seconds: number; oldest: number }[]>`
+      select t.team_id as team, extract(epoch from now() - min(t.progress_at))::float8 as seconds,
+             extract(epoch from now() - min(coalesce(t.claimed_at, t.progress_at)))::float8 as oldest
         from todos t where t.status = 'in-progress' group by 1`,
     db<{ team: string; n: number }[]>`
       select s.team_id as team, count(*)::int as n from sessions s
@@ -39,7 +40,8 @@ export async function readWorkFacts(db: Db, leaseMs: number): Promise<WorkFacts>
       (['ready', 'waiting', 'in_progress', 'blocked', 'done'] as const).map((status) => ({ team: r.team, kind: r.kind, status, n: r[status] })),
     ),
     expiredClaims: expired,
-    stalestClaim: stalest,
+    stalestClaim: stalest.map((r) => ({ team: r.team, seconds: r.seconds })),
+    oldestClaim: stalest.map((r) => ({ team: r.team, seconds: r.oldest })),
     silentHolders: silent,
     subtaskOutcomes: ended,
   };

@@ -43,6 +43,8 @@ export interface WorkFacts {
   expiredClaims: { team: string; kind: string; n: number }[];
   /** Seconds since the least recent progress of any in-progress claim. */
   stalestClaim: { team: string; seconds: number }[];
+  /** Seconds since the oldest in-progress claim began. */
+  oldestClaim: { team: string; seconds: number }[];
   /** Active sessions silent past their heartbeat interval that still hold an in-progress item. */
   silentHolders: { team: string; n: number }[];
   /** Task Graph v1 subtasks with a terminal outcome (FAILED, STOPPED, BLOCKED). */
@@ -196,6 +198,11 @@ export class Metrics {
       'Seconds since the least recent progress (claim or heartbeat) of any in-progress claim, by team id; absent for a team with no claim.',
       ['team'],
     ),
+    oldestClaim: this.fleetGauge(
+      'coord_work_oldest_claim_seconds',
+      'Seconds since the oldest in-progress claim began (however much progress it has made since), by team id; absent for a team with no claim.',
+      ['team'],
+    ),
     silentHolders: this.fleetGauge(
       'coord_work_silent_sessions_holding',
       'Active sessions silent past their heartbeat interval that still hold in-progress items (claims within their lease), by team id (the session-liveness sweep stops them and reopens their claims); absent for a team with none.',
@@ -287,7 +294,7 @@ export class Metrics {
     const f = this.fleet;
     // Labelled gauges without a fresh value are left out; the unlabelled counter keeps its last
     // value (prom-client would print a reset one as 0, which rate() reads as a counter reset).
-    const work = [f.workItems, f.claimsExpired, f.stalestClaim, f.silentHolders, f.subtasksEnded];
+    const work = [f.workItems, f.claimsExpired, f.stalestClaim, f.oldestClaim, f.silentHolders, f.subtasksEnded];
     for (const g of [f.lastSuccess, f.lastDuration, f.lastChanges, f.lastFailure, f.stale, f.connections, ...work]) g.reset();
     const { sql } = this.sources;
     let facts;
@@ -324,6 +331,7 @@ export class Metrics {
       for (const x of w.items) f.workItems.set({ team: x.team, kind: x.kind, status: x.status }, x.n);
       for (const x of w.expiredClaims) f.claimsExpired.set({ team: x.team, kind: x.kind }, x.n);
       for (const x of w.stalestClaim) f.stalestClaim.set({ team: x.team }, x.seconds);
+      for (const x of w.oldestClaim) f.oldestClaim.set({ team: x.team }, x.seconds);
       for (const x of w.silentHolders) f.silentHolders.set({ team: x.team }, x.n);
       for (const x of w.subtaskOutcomes) f.subtasksEnded.set({ team: x.team, outcome: x.outcome }, x.n);
     }

@@ -71,6 +71,8 @@ describe('work gauges', () => {
     expect(m.value('coord_work_silent_sessions_holding', { team })).toBe(1);
     expect(m.value('coord_work_graph_subtasks_ended', { team, outcome: 'FAILED' })).toBe(1);
     expect(m.value('coord_work_stalest_claim_seconds', { team })).toBeGreaterThanOrEqual(LEASE_MS / 1000);
+    // The oldest claim began before the stalest progress: heartbeats move progress, not the claim's start.
+    expect(m.value('coord_work_oldest_claim_seconds', { team })).toBeGreaterThanOrEqual(m.value('coord_work_stalest_claim_seconds', { team })!);
     expect(m.types.get('coord_work_items')).toBe('gauge');
 
     // The expired claim is taken over by the next `next`: no longer expired, held by the taker.
