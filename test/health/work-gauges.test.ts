@@ -79,6 +79,8 @@ describe('work gauges', () => {
     const taker = await t.session({ name: 'taker', parentId: s.id, by: s.client });
     const next = await taker.client.post('/v1/todos/next', {});
     ok(next);
+    // (`held` stays fresh: on a loaded machine its short lease could run out by now.)
+    await t.sql`update todos set progress_at = now() where id = ${held.id}`;
     const after = await scrape();
     expect(after.all('coord_work_claims_expired').filter((x) => x.labels.team === team && x.value > 0)).toEqual([]);
   });
