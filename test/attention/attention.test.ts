@@ -8,7 +8,7 @@ import { LAST_SEEN_FLUSH_MS } from '../../src/sessions/sessions.liveness.js';
 import { addItem, Client, startTestApp, type TestApp } from '../helpers/app.js';
 import { graphDoc, registerAgents, setSubtaskState } from '../graphs/graphs.helpers.js';
 
-const LEASE_MS = 1000;
+const LEASE_MS = 2000;
 let t: TestApp;
 beforeAll(async () => {
   t = await startTestApp({ todo: { claimLeaseMs: LEASE_MS, listLimit: 50 } });
