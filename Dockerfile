@@ -33,7 +33,10 @@ USER node
 VOLUME ["/data"]
 EXPOSE 3000
 
+# Liveness, not readiness: /healthz is 200 while the process serves; /readyz is 503 during a
+# database outage, and an orchestrator that restarts on it would restart every replica for an
+# outage a restart cannot fix (README "What a client sees during an outage"). Route on /readyz.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
-  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
 
 CMD ["node", "--import", "tsx", "src/server.ts"]
