@@ -377,7 +377,8 @@ export const INSTRUCTIONS =
 /** The legitimate next step after a problem `code`, for an agent reading the error. */
 export function nextStep(code: string, status: number): string {
   const steps: Record<string, string> = {
-    already_claimed: 'Someone else holds it: pick other ready work (todo_next, metagit_task_ready), or read its current state.',
+    already_claimed:
+      'It is not free: another session holds it, or it is already done (perhaps by you). Read it (todo_get) for its status and owner, or pick other ready work (todo_next, metagit_task_ready).',
     dependency_blocked: 'It waits on unfinished dependencies (named in details): finish those first, or pick ready work.',
     reserved_for_assignee: 'It is reserved for another session: call todo_next for your own work.',
     lease_expired: 'Your claim lapsed: claim it again with todo_claim if it is still todo.',

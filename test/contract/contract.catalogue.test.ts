@@ -13,6 +13,16 @@ describe('contract artifacts', () => {
     expect(committed === generated, 'openapi/openapi.json is stale: run `npm run openapi`').toBe(true);
   });
 
+  it('should declare every tag an operation uses, each with a description, and name its server', async () => {
+    const spec = JSON.parse(await renderOpenApi());
+    const declared = new Map<string, string>(spec.tags.map((t: { name: string; description?: string }) => [t.name, t.description ?? '']));
+    const used = new Set<string>();
+    for (const methods of Object.values<any>(spec.paths)) for (const op of Object.values<any>(methods)) for (const tag of op.tags ?? []) used.add(tag);
+    expect([...used].filter((t) => !declared.has(t))).toEqual([]);
+    expect([...declared].filter(([name, description]) => !used.has(name) || !description)).toEqual([]);
+    expect(spec.servers).toEqual([expect.objectContaining({ url: '/' })]);
+  });
+
   it('should list every catalogue code in docs/errors.md and no other', () => {
     const doc = readFileSync('docs/errors.md', 'utf8');
     const documented = [...doc.matchAll(/^\| `([A-Za-z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1], Number(m[2])]);
