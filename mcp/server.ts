@@ -64,12 +64,22 @@ export function errorResult(p: { code: string; status: number; message: string; 
   };
 }
 
-/** The text twin of a result: the JSON itself when short, else a pointer to structuredContent (one copy in the context, not two). */
-export const TEXT_RESULT_BYTES = 4096;
+/**
+ * The text twin of a result (the MCP spec: a tool that returns structured content SHOULD also
+ * return it serialised in a text block): the whole JSON up to this many characters, for clients
+ * that read only the text. Past it, the text is cut there and says so, and how to get the rest:
+ * the whole result is always in `structuredContent.result`, and list tools page with
+ * `limit`/`cursor`.
+ */
+export const TEXT_RESULT_CHARS = 65_536;
 
 function okResult(result: unknown): CallToolResult {
   const json = JSON.stringify(result);
-  const text = json.length <= TEXT_RESULT_BYTES ? json : `${json.slice(0, 512)}… (${json.length} bytes; the whole result is in structuredContent.result)`;
+  const text =
+    json.length <= TEXT_RESULT_CHARS
+      ? json
+      : `${json.slice(0, TEXT_RESULT_CHARS)}… (cut at ${TEXT_RESULT_CHARS} of ${json.length} characters: the whole result is in structuredContent.result; ` +
+        'a list tool takes limit and cursor to read it a page at a time)';
   return { content: [{ type: 'text', text }], structuredContent: { result } };
 }
 

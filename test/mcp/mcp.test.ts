@@ -69,6 +69,32 @@ describe.each(transports)('over %s', (_name, connect) => {
     }
   });
 
+  it('gives a client that reads only text the whole JSON of a long result', async () => {
+    const s = await t.session({ name: 'mcp-reader' });
+    const c = await connect(s.token);
+    try {
+      // About 40 items: a todo_list answer of tens of KB, over the old 4 KB preview and under the bound.
+      const items = Array.from({ length: 40 }, (_, i) => ({ title: `item ${i} ${'x'.repeat(300)}` }));
+      expect((await s.client.post('/v1/todos/bulk', { items })).status).toBe(201);
+      const r = await call(c, 'todo_list', {});
+      const text = (r.raw.content as { type: string; text: string }[])[0].text;
+      expect(text.length).toBeGreaterThan(4096);
+      expect(JSON.parse(text)).toEqual(r.result);
+      // Past the bound (65,536 characters) the text is cut there and says how to get the rest.
+      expect(
+        (await s.client.post('/v1/todos/bulk', { items: Array.from({ length: 200 }, (_, i) => ({ title: `more ${i} ${'y'.repeat(300)}` })) })).status,
+      ).toBe(201);
+      const big = await call(c, 'todo_list', {});
+      const cut = (big.raw.content as { type: string; text: string }[])[0].text;
+      const whole = JSON.stringify(big.result);
+      expect(whole.length).toBeGreaterThan(65_536);
+      expect(cut.startsWith(whole.slice(0, 65_536))).toBe(true);
+      expect(cut).toMatch(/cut at 65536 of \d+ characters: the whole result is in structuredContent\.result; a list tool takes limit and cursor/);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('two MCP clients racing claim on one item: one winner, the other isError already_claimed', async () => {
     const root = await t.session({ name: 'race-root' });
     const other = await t.session({ name: 'race-other', parentId: root.id });
