@@ -9,7 +9,8 @@ import { act, UsageError, type Ctx } from '../runtime.js';
 
 const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}`).join('\n')}\n`;
 
-const KINDS = [
+/** The kinds of GET /v1/attention (the OpenAPI enum; test/cli/cli.attention.test.ts holds them equal). */
+export const KINDS = [
   'expired-claim',
   'silent-holder',
   'reserved-for-gone',

@@ -4,6 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addItem, startTestApp, type TestApp } from '../helpers/app.js';
+import { ATTENTION_KINDS } from '../../src/attention/attention.schemas.js';
+import { KINDS } from '../../cli/commands/attention.js';
 import { runInProcess } from './helpers.js';
 
 let t: TestApp;
@@ -36,5 +38,9 @@ describe('coord attention', () => {
     const refused = await runInProcess(['attention'], { COORD_URL: t.base, COORD_TOKEN: s.token });
     expect(refused.code).not.toBe(0);
     expect(refused.stdout + refused.stderr).toMatch(/forbidden|operators/);
+  });
+
+  it('offers exactly the kinds the route knows for --kind', () => {
+    expect([...KINDS]).toEqual([...ATTENTION_KINDS]);
   });
 });
