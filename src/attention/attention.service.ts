@@ -26,7 +26,7 @@ import type { Sql } from '../db/client.js';
 import { ANY_TEXT, decodeCursor, encodeCursor } from '../http/cursor.js';
 import { fail } from '../http/errors.js';
 import { SILENT_SQL } from '../sessions/sessions.liveness.js';
-import { freeClaimSql, leaseEndSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
+import { heldSql, leaseEndSql, leaseExpiredSql, selfManagedScopeSql } from '../todos/todos.view.js';
 import type { AttentionEntry, AttentionQuery } from './attention.schemas.js';
 
 interface Row {
@@ -74,11 +74,11 @@ export async function listAttention(
        where ${want('expired-claim')} and t.status = 'in-progress' and t.team_id = ${team} and ${leaseExpiredSql(sql, opts.leaseMs)}
       union all
       select 'silent-holder', s.id, null, s.name, s.id, s.last_seen_at + s.heartbeat_interval_ms * interval '1 millisecond',
-             'holds ' || (select count(*) from todos t where t.owner = s.id and t.status = 'in-progress' and not ${freeClaimSql(sql, opts.leaseMs)})
+             'holds ' || (select count(*) from todos t where t.owner = s.id and ${heldSql(sql, opts.leaseMs)})
                || ' item(s) in progress', null
         from sessions s
        where ${want('silent-holder')} and s.team_id = ${team} and ${sql.unsafe(SILENT_SQL)}
-         and exists (select 1 from todos t where t.owner = s.id and t.status = 'in-progress' and not ${freeClaimSql(sql, opts.leaseMs)})
+         and exists (select 1 from todos t where t.owner = s.id and ${heldSql(sql, opts.leaseMs)})
       union all
       select 'reserved-for-gone', t.id, t.scope, t.title, t.assignee, coalesce(rs.stopped_at, t.updated_at),
              'reserved for a ' || coalesce(rs.status, 'deleted') || ' session', null

@@ -10,7 +10,7 @@
 import type { Db } from '../db/client.js';
 import type { WorkFacts } from '../metrics/metrics.js';
 import { SILENT_SQL } from '../sessions/sessions.liveness.js';
-import { freeClaimSql, leaseExpiredSql } from '../todos/todos.view.js';
+import { heldSql, leaseExpiredSql } from '../todos/todos.view.js';
 
 /** Reads the {@link WorkFacts} (five statements, in parallel). `leaseMs` is `claim_lease` in ms (0: no claim expires). */
 export async function readWorkFacts(db: Db, leaseMs: number): Promise<WorkFacts> {
@@ -30,7 +30,7 @@ export async function readWorkFacts(db: Db, leaseMs: number): Promise<WorkFacts>
     db<{ team: string; n: number }[]>`
       select s.team_id as team, count(*)::int as n from sessions s
        where ${db.unsafe(SILENT_SQL)}
-         and exists (select 1 from todos t where t.owner = s.id and t.status = 'in-progress' and not ${freeClaimSql(db, leaseMs)})
+         and exists (select 1 from todos t where t.owner = s.id and ${heldSql(db, leaseMs)})
        group by 1`,
     db<{ team: string; outcome: string; n: number }[]>`
       select team_id as team, outcome, count(*)::int as n from graph_subtasks where outcome is not null group by 1, 2`,

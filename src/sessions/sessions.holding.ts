@@ -9,7 +9,7 @@
  * top-N per session.
  */
 import type { Db } from '../db/client.js';
-import { freeClaimSql } from '../todos/todos.view.js';
+import { heldSql } from '../todos/todos.view.js';
 
 /** How many held items each session lists (the count is always exact). */
 export const HOLDING_SHOWN = 5;
@@ -39,13 +39,13 @@ export async function holdingFor(db: Db, ids: readonly string[], leaseMs: number
   const [counts, items] = await Promise.all([
     db<{ owner: string; n: number }[]>`
       select t.owner, count(*)::int as n from todos t
-       where t.owner = any(${[...ids]}::text[]) and t.status = 'in-progress' and not ${freeClaimSql(db, leaseMs)} group by t.owner`,
+       where t.owner = any(${[...ids]}::text[]) and ${heldSql(db, leaseMs)} group by t.owner`,
     db<{ owner: string; id: string; scope: string; title: string; since: Date | null }[]>`
       select o.id as owner, h.id, h.scope, h.title, h.since
         from unnest(${[...ids]}::text[]) as o(id)
         cross join lateral (
           select t.id, t.scope, t.title, coalesce(t.claimed_at, t.progress_at, t.updated_at) as since from todos t
-           where t.owner = o.id and t.status = 'in-progress' and not ${freeClaimSql(db, leaseMs)}
+           where t.owner = o.id and ${heldSql(db, leaseMs)}
            order by since, t.id limit ${HOLDING_SHOWN}) h
        order by o.id, h.since, h.id`,
   ]);

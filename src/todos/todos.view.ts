@@ -174,6 +174,15 @@ export function freeClaimSql(sql: Db, leaseMs: number): postgres.PendingQuery<po
 }
 
 /**
+ * SQL over alias `t`, true for a claim its owner still holds: in progress and not a free claim
+ * ({@link freeClaimSql}). What `GET /v1/sessions` calls holding, the silent-holder gauge and the
+ * attention list count.
+ */
+export function heldSql(sql: Db, leaseMs: number): postgres.PendingQuery<postgres.Row[]> {
+  return sql`(t.status = 'in-progress' and not ${freeClaimSql(sql, leaseMs)})`;
+}
+
+/**
  * Effective status from the stored status and the unfinished-dependency count: a stored todo
  * waiting on dependencies reads `blocked`; a free claim (`freeClaim`) reads as the sweep will
  * leave it, `todo` or `blocked`.
