@@ -54,6 +54,45 @@ function sortedComponents<T extends OpenApiDoc>(doc: T): T {
 }
 
 /**
+ * Only the components the operations reach, each under its plain name. The zod provider writes every
+ * registered schema twice, as read (`X`) and as written (`XInput`, defaults still optional); a
+ * request body names the second, a response the first. The unreached twin is dropped, and a written
+ * shape whose read twin is dropped takes the plain name, so `AddTodo` is the body `POST /v1/todos`
+ * takes. A schema both read and written keeps both.
+ */
+function reachableComponents<T extends OpenApiDoc>(doc: T): T {
+  const schemas = doc.components?.schemas;
+  if (!schemas) return doc;
+  const refs = (node: unknown): string[] => {
+    const text = JSON.stringify(node);
+    return [...text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]);
+  };
+  const reached = new Set<string>();
+  const queue = refs(doc.paths);
+  while (queue.length > 0) {
+    const name = queue.pop()!;
+    if (reached.has(name) || !(name in schemas)) continue;
+    reached.add(name);
+    queue.push(...refs(schemas[name]));
+  }
+  const renames = new Map<string, string>();
+  for (const name of reached) {
+    const plain = name.endsWith('Input') ? name.slice(0, -'Input'.length) : '';
+    if (plain && plain in schemas && !reached.has(plain)) renames.set(name, plain);
+  }
+  const kept = Object.fromEntries([...reached].map((name) => [renames.get(name) ?? name, schemas[name]]));
+  const renamed = (node: unknown): unknown =>
+    JSON.parse(JSON.stringify(node), (key, value) => {
+      if (key !== '$ref' || typeof value !== 'string') return value;
+      const name = value.slice('#/components/schemas/'.length);
+      return renames.has(name) ? `#/components/schemas/${renames.get(name)}` : value;
+    });
+  doc.paths = renamed(doc.paths) as T['paths'];
+  doc.components!.schemas = renamed(kept) as Record<string, unknown>;
+  return doc;
+}
+
+/**
  * Error responses are `application/problem+json` (RFC 9457), and each lists its codes in
  * `x-problem-codes` so tools (and the catalogue test) can read them.
  */
@@ -158,7 +197,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       ],
     },
     transform: jsonSchemaTransform,
-    transformObject: (input) => sortedComponents(problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc)),
+    transformObject: (input) => sortedComponents(reachableComponents(problemContentTypes(jsonSchemaTransformObject(input) as OpenApiDoc))),
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   // Before the routes: the limiter attaches itself to each route added after it.

@@ -12,7 +12,7 @@ type Schemas = components['schemas'];
 /** The body of `graphs.validate` / `graphs.create`: `{graph, intentMap?}` or a bare Task Graph v1 document. */
 export type GraphRequest = paths['/v1/graphs']['post']['requestBody']['content']['application/json'];
 /** A Task Graph v1 document (seed 002 "Input"). */
-export type TaskGraphV1 = Schemas['TaskGraphV1Input'];
+export type TaskGraphV1 = Schemas['TaskGraphV1'];
 /** A durable graph: parent facts, subtasks with derived states, frontier, intent coverage, revision. */
 export type TaskGraphRecord = Schemas['TaskGraphRecord'];
 /** Validation succeeded (`sideEffects: false`): the normalised facts and intent coverage. */

@@ -20,6 +20,7 @@ export type CreateMetagitGraphInput = Schemas['CreateMetagitGraph'];
 export type CreateMetagitIntentInput = Schemas['CreateMetagitIntent'];
 export type MetagitExpandInput = Schemas['ExpandMetagitGraph'];
 export type MetagitGraphList = paths['/v1/task-graphs']['get']['responses'][200]['content']['application/json'];
+export type MetagitIntentList = paths['/v1/intents']['get']['responses'][200]['content']['application/json'];
 export type MetagitAclInput = NonNullable<paths['/v1/task-graphs/{id}/nodes/{nodeId}/acl']['put']['requestBody']>['content']['application/json'];
 
 export class MetagitApi {
@@ -118,6 +119,11 @@ export class IntentsApi {
   /** Creates a MetagitIntent (`POST /v1/intents`). */
   async create(input: CreateMetagitIntentInput): Promise<MetagitIntent> {
     return (await this.t.unwrap('POST /v1/intents', this.t.api.POST('/v1/intents', { body: input }))).intent;
+  }
+
+  /** One page of intents in id order (`GET /v1/intents`); pass `nextCursor` back as `cursor` (null on the last page). Errors: `InvalidRequest` (invalid_cursor). */
+  async list(query: { limit?: number; cursor?: string } = {}): Promise<MetagitIntentList> {
+    return this.t.unwrap('GET /v1/intents', this.t.api.GET('/v1/intents', { params: { query } }));
   }
 
   /** Reads one intent. */

@@ -48,6 +48,7 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
     {
       schema: {
         tags: ['admin'],
+        operationId: 'adminConfig',
         summary: 'The running [todo] configuration',
         description: `The server-wide [todo] keys as they run. ${ADMIN_ONLY}`,
         response: { 200: z.object({ todo: TodoView }), ...problemResponses('forbidden') },
@@ -63,6 +64,7 @@ export function adminRoutes(app: FastifyInstance, deps: { config: Config }) {
     {
       schema: {
         tags: ['admin'],
+        operationId: 'adminReload',
         summary: 'Re-read the reloadable [todo] keys',
         description:
           'Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. ' +

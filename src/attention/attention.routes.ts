@@ -15,6 +15,7 @@ export function attentionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags: ['todos'],
+        operationId: 'attentionList',
         summary: 'List what is stuck, why, and the next step',
         description:
           'The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over ' +

@@ -34,6 +34,7 @@ export function auditRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags: ['audit'],
+        operationId: 'auditList',
         summary: 'Page through who did what',
         description:
           'Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of ' +

@@ -112,6 +112,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
     {
       schema: {
         tags: ['events'],
+        operationId: 'eventsFollow',
         summary: 'Follow a topic as Server-Sent Events',
         description:
           'Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload with `seq`, `at` and `actor` (who made the change, `{kind, id, token}`; null before the audit existed). ' +
@@ -257,6 +258,7 @@ export function eventsRoutes(app: FastifyInstance, deps: { sql: Sql; hub: EventH
     {
       schema: {
         tags: ['events'],
+        operationId: 'eventsLog',
         summary: 'Read a page of a topic’s events',
         description:
           'The same events as the SSE stream, as JSON, for clients that poll. Pass the last `seq` you saw as `after` ' +

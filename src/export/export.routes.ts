@@ -17,6 +17,7 @@ export function exportRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags: ['todos'],
+        operationId: 'todosExport',
         summary: 'Export a whole scope as Markdown or JSON',
         description:
           'Streams every item of the scope in position order, paging internally, so the export is complete however large the scope ' +

@@ -70,6 +70,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags: ['agents'],
+        operationId: 'agentsRegister',
         summary: 'Register a configured Agent',
         description:
           'Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) ' +
@@ -90,6 +91,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags: ['agents'],
+        operationId: 'agentsList',
         summary: 'List configured Agents',
         description: 'The team’s Agents, byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.',
         querystring: ListAgentsQuery,
@@ -108,6 +110,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       config: { checksOwnText: true, idempotency: false },
       schema: {
         tags,
+        operationId: 'graphsValidate',
         summary: 'Validate a Task Graph (and Intent Map) without writing',
         description:
           'Body: `{graph, intentMap?}` or a bare Task Graph v1 document. Runs the contract’s validation in its fixed order ' +
@@ -130,6 +133,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       config: { checksOwnText: true }, // the contract refuses unstorable text as TASK_GRAPH_INVALID
       schema: {
         tags,
+        operationId: 'graphsCreate',
         summary: 'Create a Task Graph',
         description:
           'Validates like `/v1/graphs/validate`, then writes the graph, one work item per subtask in scope `graph:<id>` ' +
@@ -157,6 +161,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'graphsList',
         summary: 'List Task Graphs',
         description: 'The graphs the caller may see, newest update first, keyset-paginated. Summaries only (no specs).',
         querystring: ListGraphsQuery,
@@ -171,6 +176,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'graphsGet',
         summary: 'Task Graph status',
         description:
           'The durable record: parent facts, subtasks with derived states (READY/WAITING/BLOCKED re-derived on every read), ' +
@@ -192,6 +198,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'graphsInspect',
         summary: 'Task Graph inspect',
         description: 'Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; docs/seeds/task-graph-v1.md §4).',
         params: GraphIdParams,
@@ -206,6 +213,7 @@ export function graphsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'graphsPlan',
         summary: 'Graph Preflight (read-only plan)',
         description:
           'Deterministic, read-only, idempotent: the conflict-aware READY wave, a decision with a bounded reason for every ' +

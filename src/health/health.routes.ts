@@ -49,7 +49,10 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
   const exempt = { rateLimit: false } as const;
   r.get(
     '/healthz',
-    { config: exempt, schema: { tags: ['health'], summary: 'Liveness: the process answers', response: { 200: z.object({ status: z.literal('ok') }) } } },
+    {
+      config: exempt,
+      schema: { tags: ['health'], operationId: 'healthz', summary: 'Liveness: the process answers', response: { 200: z.object({ status: z.literal('ok') }) } },
+    },
     async () => ({ status: 'ok' as const }),
   );
   r.get(
@@ -58,6 +61,7 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       config: exempt,
       schema: {
         tags: ['health'],
+        operationId: 'readyz',
         summary: 'Readiness: database reachable and migrated; the fleet’s sweep health',
         description:
           '503 `database_unavailable` when the database is unreachable or not migrated: take this replica out of the load balancer. ' +
@@ -104,6 +108,7 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
       config: exempt,
       schema: {
         tags: ['health'],
+        operationId: 'metrics',
         summary: 'Prometheus metrics',
         description: 'Prometheus text format; docs/operations.md lists every series.',
         response: { 200: z.string() },

@@ -47,6 +47,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'intentsCreate',
         summary: 'Create a TaskIntent',
         body: CreateTaskIntent,
         response: { 201: z.object({ intent: Intent }), ...problemResponses('intent_exists', 'payload_too_large') },
@@ -63,6 +64,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'intentsList',
         summary: 'List intents',
         querystring: z.strictObject({ limit: z.coerce.number().int().min(1).max(100_000).optional(), cursor: z.string().max(200).optional() }),
         response: { 200: z.object({ intents: z.array(Intent), nextCursor: z.string().nullable() }), ...problemResponses('invalid_cursor') },
@@ -73,7 +75,15 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
 
   r.get(
     '/v1/intents/:id',
-    { schema: { tags, summary: 'Read an intent', params: Params, response: { 200: z.object({ intent: Intent }), ...problemResponses('intent_not_found') } } },
+    {
+      schema: {
+        tags,
+        operationId: 'intentsGet',
+        summary: 'Read an intent',
+        params: Params,
+        response: { 200: z.object({ intent: Intent }), ...problemResponses('intent_not_found') },
+      },
+    },
     async (req) => ({ intent: await getIntent(ctx(req), req.params.id) }),
   );
 
@@ -82,6 +92,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitCreate',
         summary: 'Create a task graph (metagit `task create`)',
         description:
           'Creates the graph and its root intent `intent-<graphId>` in one transaction, with `TaskGraphCreated`. A taken `graphId` is 409 and writes nothing.',
@@ -100,6 +111,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitList',
         summary: 'List task graphs',
         querystring: z.strictObject({
           status: z.enum(['active', 'completed', 'cancelled']).optional(),
@@ -133,6 +145,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitGet',
         summary: 'A task graph with every node’s status (metagit `task list --graph-id`)',
         params: Params,
         response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') },
@@ -146,6 +159,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitReady',
         summary: 'The ready nodes (metagit `task ready`)',
         params: Params,
         response: { 200: z.object({ graphId: z.string(), nodes: z.array(Node) }), ...problemResponses('task_graph_not_found') },
@@ -159,6 +173,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitCancelGraph',
         summary: 'Cancel a task graph',
         params: Params,
         response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') },
@@ -172,6 +187,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitReopenGraph',
         summary: 'Reopen a cancelled task graph',
         params: Params,
         response: { 200: z.object({ graph: Graph }), ...problemResponses('task_graph_not_found') },
@@ -185,6 +201,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitExpand',
         summary: 'Expand from an outline (metagit `task expand`)',
         description:
           'An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`; the RFC spellings `node_id` and `depends_on` are accepted too. Deterministic: slug ids, `-2`, `-3`, … for repeats and for ' +
@@ -218,6 +235,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitNode',
         summary: 'A node (metagit `task status --node-id`)',
         params: NodeParams,
         response: { 200: z.object({ node: Node }), ...problemResponses('task_graph_not_found', 'task_node_not_found') },
@@ -248,6 +266,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
       {
         schema: {
           tags,
+          operationId: `metagit${path[0].toUpperCase()}${path.slice(1)}`,
           summary,
           params: NodeParams,
           body: z.strictObject({}).nullish(),
@@ -263,6 +282,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitBlock',
         summary: 'Block a node with a reason (metagit `task block --reason`)',
         params: NodeParams,
         body: z.strictObject({ reason: Text(2000) }),
@@ -280,6 +300,7 @@ export function metagitRoutes(app: FastifyInstance, deps: { sql: Sql; config: Co
     {
       schema: {
         tags,
+        operationId: 'metagitBindAcl',
         summary: 'Bind an ACL to a node (metagit `task bind-acl`): stored hints only, no git or other side effect',
         params: NodeParams,
         body: BindAcl,

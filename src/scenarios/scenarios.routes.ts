@@ -35,6 +35,7 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'scenariosCreate',
         summary: 'Start a scenario',
         description:
           'Creates the scenario, a session for every member without `session` (a child of the orchestrator), one assigned, ownerless ' +
@@ -76,6 +77,7 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'scenariosList',
         summary: 'List the scenarios you may read',
         description:
           'In name order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). The same rule ' +
@@ -94,6 +96,7 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'scenariosGet',
         summary: 'Get a scenario',
         description:
           'By name or id. Readable by users, the orchestrator and members; anyone else gets the 404 of a scenario that does not ' +
@@ -110,6 +113,7 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'scenariosStatus',
         summary: 'Scenario status: per-member progress and WAITING ON',
         description:
           'Derived completion (seed 000): a member is tracked when it has assigned items or a required result, and complete when ' +
@@ -140,6 +144,7 @@ export function scenariosRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'scenariosPublishResult',
         summary: 'Publish a member’s result',
         description:
           'Stores (or replaces) the member’s declared result. A member with `requiresResult` completes only once it is published ' +

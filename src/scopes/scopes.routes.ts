@@ -24,6 +24,7 @@ export function scopesRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags: ['todos'],
+        operationId: 'scopesList',
         summary: 'List the scopes you may read, with progress',
         description:
           'Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the ' +

@@ -35,6 +35,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     {
       schema: {
         tags,
+        operationId: 'sessionsCreate',
         summary: 'Register a session',
         description:
           'A user registers a root session or a child of any session; a session registers children of itself ' +
@@ -81,6 +82,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     {
       schema: {
         tags,
+        operationId: 'sessionsList',
         summary: 'List sessions',
         description:
           'Users see every session of their team; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, ' +
@@ -112,6 +114,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     {
       schema: {
         tags,
+        operationId: 'sessionsHeartbeat',
         summary: 'Heartbeat: I am alive',
         description:
           'Marks the calling session seen now, at once (no event). Any authenticated call does so too, within about a second; ' +
@@ -126,20 +129,27 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
   r.get(
     '/v1/sessions/:id',
     {
-      schema: { tags, summary: 'Get a session', params: IdParams, response: { 200: z.object({ session: Session }), ...problemResponses('session_not_found') } },
+      schema: {
+        tags,
+        operationId: 'sessionsGet',
+        summary: 'Get a session',
+        params: IdParams,
+        response: { 200: z.object({ session: Session }), ...problemResponses('session_not_found') },
+      },
     },
     async (req) => ({ session: await getSession(sql, req.principal, req.params.id, config.todo.claimLeaseMs) }),
   );
 
-  for (const [method, path, mode, summary] of [
-    ['post', '/v1/sessions/:id/stop', 'stopped', 'Stop a session'],
-    ['delete', '/v1/sessions/:id', 'deleted', 'Soft-delete a session'],
+  for (const [method, path, mode, operationId, summary] of [
+    ['post', '/v1/sessions/:id/stop', 'stopped', 'sessionsStop', 'Stop a session'],
+    ['delete', '/v1/sessions/:id', 'deleted', 'sessionsDelete', 'Soft-delete a session'],
   ] as const) {
     r.route({
       method: method.toUpperCase() as 'POST' | 'DELETE',
       url: path,
       schema: {
         tags,
+        operationId,
         summary,
         description:
           'Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”), ' +
@@ -158,6 +168,7 @@ export function sessionsRoutes(app: FastifyInstance, deps: { sql: Sql; config: C
     {
       schema: {
         tags,
+        operationId: 'me',
         summary: 'Who am I',
         response: {
           200: z.object({

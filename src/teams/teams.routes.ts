@@ -75,6 +75,7 @@ export function teamsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'teamsCreate',
         summary: 'Create a team',
         description:
           'A new team (`tm-…`) with its first operator (role `operator`) and that operator’s `default` token, all in one transaction. ' +
@@ -96,6 +97,7 @@ export function teamsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'teamsList',
         summary: 'List teams',
         description:
           'The teams you may see, oldest first, each with its number of operators: every team for the server administrator, your own for any other operator. ' +
@@ -111,6 +113,7 @@ export function teamsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'teamsGet',
         summary: 'Read a team',
         description:
           'One team with its operators (id, name, role, createdAt; never a token). The server administrator reads any team, an operator its own; ' +
@@ -127,6 +130,7 @@ export function teamsRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'teamsAddOperator',
         summary: 'Add an operator to a team',
         description:
           'A new operator (role `operator`) of the team, with its `default` token: 201 `{operator, token, secret}`, the secret in this response only. ' +

@@ -65,6 +65,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosAdd',
         summary: 'Add an item',
         description: 'Adds an item to a scope (default: the caller’s subtree root). Seed 000 “Items”, “Dependencies”.',
         body: AddTodoBody,
@@ -104,6 +105,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosAddMany',
         summary: 'Add many items at once',
         description:
           'Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add. ' +
@@ -153,6 +155,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosList',
         summary: 'List items',
         description: 'Position order, keyset-paginated (`nextCursor`), never silently truncated. Filters act on the effective status.',
         querystring: ListTodosQuery,
@@ -164,7 +167,9 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
 
   r.get(
     '/v1/todos/:id',
-    { schema: { tags, summary: 'Get an item', params: IdParams, response: { 200: ItemEnvelope, ...problemResponses(...itemErrors) } } },
+    {
+      schema: { tags, operationId: 'todosGet', summary: 'Get an item', params: IdParams, response: { 200: ItemEnvelope, ...problemResponses(...itemErrors) } },
+    },
     async (req, reply) => withEtag(reply, await getTodo(ctx(req), req.params.id)),
   );
 
@@ -173,6 +178,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosReadiness',
         summary: 'Why is this item not ready?',
         description:
           'Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (only the list’s override authority may claim it until it is reassigned).',
@@ -188,6 +194,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosEdit',
         summary: 'Edit an item',
         description: 'Title, note, tags, position, priority and/or dependencies in one revision; `If-Match` guards against lost updates.',
         params: IdParams,
@@ -220,6 +227,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosDependencyResults',
         summary: 'Read an item’s dependencies and their results',
         description:
           'Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, ' +
@@ -236,6 +244,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosSetDependencies',
         summary: 'Replace an item’s dependency set',
         description: '`[]` clears. Ids are trimmed, duplicates fold, then self/unknown/scope/cycle are checked per id in sorted order.',
         params: IdParams,
@@ -265,6 +274,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosRemove',
         summary: 'Remove an item and its sub-items',
         params: IdParams,
         response: { 200: z.object({ removed: z.array(z.string()) }), ...problemResponses(...itemErrors, 'todo_referenced', 'managed_by_graph') },
@@ -278,6 +288,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosClaim',
         summary: 'Claim an item (atomic compare-and-set)',
         description: 'todo ∧ unowned ∧ every dependency done → in-progress, owned by the calling session. Alias: `start`.',
         params: IdParams,
@@ -297,6 +308,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosNext',
         summary: 'Claim the next eligible item in a scope',
         description:
           'The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit ' +
@@ -361,6 +373,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
       {
         schema: {
           tags,
+          operationId: `todos${path[0].toUpperCase()}${path.slice(1)}`,
           summary,
           description,
           params: IdParams,
@@ -412,6 +425,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosHeartbeat',
         summary: 'Extend the caller’s claim lease',
         description: 'Owner only. Moves `leaseExpiresAt` to now + claim_lease. No revision bump, no event.',
         params: IdParams,
@@ -426,6 +440,7 @@ export function todosRoutes(app: FastifyInstance, deps: { sql: Sql; config: Conf
     {
       schema: {
         tags,
+        operationId: 'todosAssign',
         summary: 'Assign or unassign an item',
         description:
           'Override authority (subtree root, scenario orchestrator) or a user. The assignee must be an active session that may claim in the item’s scope ' +

@@ -63,6 +63,7 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'tokensList',
         summary: 'List tokens',
         description:
           'Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may (within their team) ' +
@@ -91,6 +92,7 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'tokensCreate',
         summary: 'Create a token',
         description:
           `A new token for you (an operator or a session), with the same authority as the one you called with. \`name\` is unique among ` +
@@ -121,6 +123,7 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'tokensRotate',
         summary: 'Rotate a token',
         description:
           'A new secret for one of your own unrevoked tokens (same id and name). The old secret is refused at once on every replica, ' +
@@ -143,6 +146,7 @@ export function tokensRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
     {
       schema: {
         tags,
+        operationId: 'tokensRevoke',
         summary: 'Revoke a token',
         description:
           'Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays ' +

@@ -14,78 +14,7 @@ export interface paths {
          * Follow a topic as Server-Sent Events
          * @description Streams `todo:<scope>` events as SSE: `id:` is the event sequence, `event:` its name, `data:` its JSON payload with `seq`, `at` and `actor` (who made the change, `{kind, id, token}`; null before the audit existed). Resume with the `Last-Event-ID` header (or `after=`); `after=0` replays everything retained. Without either, the stream starts at the head. The `Coord-Resume-After` response header names the sequence number the stream starts after: a client that drops before its first event resumes from it (as `Last-Event-ID`) with no gap. A cursor that is no longer retained gets one `resync` event (re-read state, then continue). Heartbeat comments every 15 s by default; `retry: 2000` is sent first. Authorisation is the scope read rule; a topic the caller may not read is 404. Over the replica’s stream cap, or its cap per team: 503 `too_many_streams`. The replica ends a stream after COORD_SSE_MAX_AGE (10 min by default), when its reader falls more than 1 MiB behind, or when nothing of it could be written for a whole heartbeat interval; resume with `Last-Event-ID`.
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description `todo:<scope>`, e.g. `todo:session:s-…` */
-                    topic: string;
-                    /** @description Resume after this sequence number */
-                    after?: string;
-                };
-                header?: {
-                    "last-event-id"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description text/event-stream */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/event-stream": string;
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable, too_many_streams */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["eventsFollow"];
         put?: never;
         post?: never;
         delete?: never;
@@ -105,83 +34,7 @@ export interface paths {
          * Read a page of a topic’s events
          * @description The same events as the SSE stream, as JSON, for clients that poll. Pass the last `seq` you saw as `after` (`0` = from the oldest retained). `nextAfter` is the cursor for the next call. `resync: true` means the cursor is no longer retained: re-read state and continue from `nextAfter`. `subjectId` keeps only the events about one object of the topic (an item, or a graph or scenario id): the history of one item without reading its whole scope; the cursor stays a sequence number of the topic. Same access rule as without it (the topic’s scope).
          */
-        get: {
-            parameters: {
-                query: {
-                    /** @description `todo:<scope>`, e.g. `todo:session:s-…` */
-                    topic: string;
-                    /** @description Sequence number to read after; default 0 */
-                    after?: string;
-                    limit?: number;
-                    /** @description Only events about this item, graph or scenario id */
-                    subjectId?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            events: components["schemas"]["Event"][];
-                            nextAfter: number;
-                            resync: boolean;
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["eventsLog"];
         put?: never;
         post?: never;
         delete?: never;
@@ -201,190 +54,13 @@ export interface paths {
          * List sessions
          * @description Users see every session of their team; a session sees its own subtree. Keyset-paginated. Each session says whether it is `alive`, when it was last seen and what it holds. `wide=true` adds done/total progress (seed 000 “In gr list”): the session’s own subtree count, and on an orchestrator the scenario-wide total.
          */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "active" | "stopped" | "deleted";
-                    /** @description Only sessions that are (`true`) or are not (`false`) alive; see `Session.alive` */
-                    alive?: "true" | "false";
-                    limit?: number;
-                    cursor?: string;
-                    /** @description Add `progress` (and `scenarioProgress` on orchestrators); off by default */
-                    wide?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            sessions: components["schemas"]["Session"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["sessionsList"];
         put?: never;
         /**
          * Register a session
          * @description A user registers a root session or a child of any session; a session registers children of itself (`parentId` defaults to the caller). The token is returned once and stored hashed. With `heartbeatIntervalMs`, a session silent for longer than that is stopped automatically.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        name?: string;
-                        parentId?: string;
-                        /** @description Users only, e.g. `orchestrator`: children of a system session anchor to themselves */
-                        systemKind?: string;
-                        /** @description Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent. */
-                        agentId?: string;
-                        /** @description Auto-stop, in ms (5000–86400000): with no authenticated call for longer than this, the sweep stops the session (and its subtree) as POST /v1/sessions/{id}/stop would. Any call counts; an idle agent calls POST /v1/sessions/me/heartbeat. Absent or null: never auto-stopped. */
-                        heartbeatIntervalMs?: number | null;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session: components["schemas"]["Session"];
-                            /** @description Bearer token; shown once */
-                            token: string;
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: session_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, session_not_active */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: agent_not_registered */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["sessionsCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -404,87 +80,7 @@ export interface paths {
          * Heartbeat: I am alive
          * @description Marks the calling session seen now, at once (no event). Any authenticated call does so too, within about a second; an idle agent whose session has a heartbeat interval calls this to stay alive. Sessions only.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["SessionHeartbeat"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["sessionsHeartbeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -499,163 +95,14 @@ export interface paths {
             cookie?: never;
         };
         /** Get a session */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session: components["schemas"]["Session"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: session_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["sessionsGet"];
         put?: never;
         post?: never;
         /**
          * Soft-delete a session
          * @description Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”), and so do its active descendants’ (stopped, never deleted: `stoppedDescendants`). A Task Graph dispatch’s session among them is stopped and its graph records the dispatch interrupted. A user, the session itself or an ancestor may do it. Idempotent.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session: components["schemas"]["Session"];
-                            /** @description Items reopened from the claims of this session and of the descendants this stop stopped */
-                            reopened: string[];
-                            /** @description The active descendants (any depth) this stop stopped with it, in id order */
-                            stoppedDescendants: string[];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: session_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["sessionsDelete"];
         options?: never;
         head?: never;
         patch?: never;
@@ -674,104 +121,7 @@ export interface paths {
          * Stop a session
          * @description Its token stops working and its in-progress items reopen in the same transaction (seed 000 “Reclaiming stranded work”), and so do its active descendants’ (stopped, never deleted: `stoppedDescendants`). A Task Graph dispatch’s session among them is stopped and its graph records the dispatch interrupted. A user, the session itself or an ancestor may do it. Idempotent.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            session: components["schemas"]["Session"];
-                            /** @description Items reopened from the claims of this session and of the descendants this stop stopped */
-                            reopened: string[];
-                            /** @description The active descendants (any depth) this stop stopped with it, in id order */
-                            stoppedDescendants: string[];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: session_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["sessionsStop"];
         delete?: never;
         options?: never;
         head?: never;
@@ -786,82 +136,7 @@ export interface paths {
             cookie?: never;
         };
         /** Who am I */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            kind: "user" | "session";
-                            id: string;
-                            name: string;
-                            /** @description Your team (`tm-…`): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators) */
-                            teamId: string;
-                            /**
-                             * @description Users only: `admin` is the server administrator (creates teams), `operator` otherwise
-                             * @enum {string}
-                             */
-                            role?: "operator" | "admin";
-                            /** @description Default scope (sessions only) */
-                            scope?: string;
-                            session?: components["schemas"]["Session"];
-                            /** @description The token this request was made with (manage it under /v1/tokens) */
-                            token?: {
-                                id: string;
-                                name: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["me"];
         put?: never;
         post?: never;
         delete?: never;
@@ -881,208 +156,13 @@ export interface paths {
          * List items
          * @description Position order, keyset-paginated (`nextCursor`), never silently truncated. Filters act on the effective status.
          */
-        get: {
-            parameters: {
-                query?: {
-                    scope?: string;
-                    status?: components["schemas"]["TodoStatusInput"];
-                    tag?: string;
-                    /** @description A session id, or `me` */
-                    owner?: string;
-                    assignee?: string;
-                    /** @description Every scope (users and orchestrator sessions only) */
-                    all?: "true" | "false";
-                    /** @description Page size, capped at list_limit */
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TodoList"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, invalid_scope, no_session_context, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scope_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["todosList"];
         put?: never;
         /**
          * Add an item
          * @description Adds an item to a scope (default: the caller’s subtree root). Seed 000 “Items”, “Dependencies”.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["AddTodoInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scope_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: dependency_empty, dependency_not_found, dependency_scope_mismatch, hierarchy_too_deep, invalid_assignee, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosAdd"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1102,114 +182,7 @@ export interface paths {
          * Add many items at once
          * @description Adds up to `list_limit` items to one scope in one transaction, all or nothing, with every rule of a single add. Items name each other by `ref`: `parentRef`, and `dependsOn` entries that do not start with `td-` (those are existing item ids). Positions and `added` events follow request order. A refusal caused by one item names it (`index`, `ref`) beside the single add’s code; a cycle among the new items is `dependency_cycle` with `cycle` as refs. Bodies over `COORD_BODY_LIMIT` (default 1 MiB) are 413.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["AddManyTodosInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AddManyTodosResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scope_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self, duplicate_ref, hierarchy_too_deep, invalid_assignee, invalid_ref, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long, too_many_items, unknown_ref */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosAddMany"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1224,292 +197,18 @@ export interface paths {
             cookie?: never;
         };
         /** Get an item */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["todosGet"];
         put?: never;
         post?: never;
         /** Remove an item and its sub-items */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            removed: string[];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: managed_by_graph, todo_referenced */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["todosRemove"];
         options?: never;
         head?: never;
         /**
          * Edit an item
          * @description Title, note, tags, position, priority and/or dependencies in one revision; `If-Match` guards against lost updates.
          */
-        patch: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The revision you read (ETag), quoted or not; 412 when it moved on */
-                    "if-match"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["EditTodoInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: lease_expired, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: revision_mismatch */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self, note_too_long, title_required, title_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        patch: operations["todosEdit"];
         trace?: never;
     };
     "/v1/todos/{id}/readiness": {
@@ -1523,82 +222,7 @@ export interface paths {
          * Why is this item not ready?
          * @description Answers with the same predicate the claim uses: stored status, owner, unfinished dependencies, block note, reservation; and `assignee_gone` when the item is reserved for a session that is stopped or deleted (only the list’s override authority may claim it until it is reassigned).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Readiness"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["todosReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1618,200 +242,12 @@ export interface paths {
          * Read an item’s dependencies and their results
          * @description Each dependency as `{id, title, status, result?}` in sorted id order: what a dependent needs from upstream in one call, the `result` each one’s `done` stored. Anyone who may read the item may call it (dependencies share its scope).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DependencyResults"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["todosDependencyResults"];
         /**
          * Replace an item’s dependency set
          * @description `[]` clears. Ids are trimmed, duplicates fold, then self/unknown/scope/cycle are checked per id in sorted order.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The revision you read (ETag), quoted or not; 412 when it moved on */
-                    "if-match"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        dependsOn: string[];
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: lease_expired, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: revision_mismatch */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["todosSetDependencies"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1832,96 +268,7 @@ export interface paths {
          * Claim an item (atomic compare-and-set)
          * @description todo ∧ unowned ∧ every dependency done → in-progress, owned by the calling session. Alias: `start`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: claim_requires_session, forbidden, reserved_for_assignee */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosClaim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1941,105 +288,7 @@ export interface paths {
          * Claim the next eligible item in a scope
          * @description The first ready item in (priority desc, position, id) order, not reserved for someone else, among those the filters admit (`tags`: carries every one; `anyTags`: at least one; `minPriority`; `assignedToMe`). `{claimed:false}` when none. With `waitMs` (≤ 60000) the request is held until an eligible item appears or the time runs out (woken by the scope’s events, never two waiters for one item; a client that disconnects claims nothing). Seed 000 `next`; the filters and the waiting are Coord’s additions.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["NextRequestInput"] | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ClaimResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: claim_requires_session, forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scope_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: invalid_next_filter */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosNext"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2059,107 +308,7 @@ export interface paths {
          * Complete a claimed or blocked item
          * @description From in-progress or blocked; cascades to dependents in the same transaction. An optional `result` (a string or any JSON value, ≤ max_result bytes as JSON) is stored with the item, sent in the `done` event and read by dependents (`GET /v1/todos/{id}/dependencies`). With `next` (what `POST /v1/todos/next` takes), the same request then claims the next item, one round trip per claim cycle: exactly a `done` followed by a `next` of the same session, the answer carrying `next`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["DoneTodoInput"] | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["DoneResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: claim_requires_session, forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scope_not_found, todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: invalid_next_filter, note_too_long, result_too_large */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosDone"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2179,111 +328,7 @@ export interface paths {
          * Block a claimed item
          * @description From in-progress; an optional note replaces the note.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        note?: string;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: note_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosBlock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2303,109 +348,7 @@ export interface paths {
          * Reopen an item
          * @description From in-progress, blocked or done; clears the owner and a done item’s result; reopening a done item re-blocks its ready dependents.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: note_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosReopen"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2425,96 +368,7 @@ export interface paths {
          * Extend the caller’s claim lease
          * @description Owner only. Moves `leaseExpiresAt` to now + claim_lease. No revision bump, no event.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["todosHeartbeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2533,120 +387,7 @@ export interface paths {
          * Assign or unassign an item
          * @description Override authority (subtree root, scenario orchestrator) or a user. The assignee must be an active session that may claim in the item’s scope (else 422 invalid_assignee, the same for a missing session and another team’s); `null` unassigns.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description The revision you read (ETag), quoted or not; 412 when it moved on */
-                    "if-match"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        assignee: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            item: components["schemas"]["TodoItem"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: todo_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: managed_by_graph */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: revision_mismatch */
-                412: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: invalid_assignee */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["todosAssign"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2665,83 +406,7 @@ export interface paths {
          * The running [todo] configuration
          * @description The server-wide [todo] keys as they run. The server administrator only (an operator with role `admin`); other operators and sessions get `forbidden`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            todo: {
-                                emit_events: string;
-                                claim_lease: string;
-                                retention: string;
-                                max_title: number;
-                                max_note: number;
-                                max_result: number;
-                                list_limit: number;
-                                sweep_interval: string;
-                                busy_timeout: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["adminConfig"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2763,99 +428,7 @@ export interface paths {
          * Re-read the reloadable [todo] keys
          * @description Same as SIGHUP: re-reads the config file and COORD_TODO_* and applies claim_lease, retention, max_title, max_note and max_result. list_limit, sweep_interval, busy_timeout and emit_events are restart-only; a changed one is listed in `restartRequired`. The server administrator only (an operator with role `admin`); other operators and sessions get `forbidden`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            applied: {
-                                [key: string]: number;
-                            };
-                            restartRequired: string[];
-                            todo: {
-                                emit_events: string;
-                                claim_lease: string;
-                                retention: string;
-                                max_title: number;
-                                max_note: number;
-                                max_result: number;
-                                list_limit: number;
-                                sweep_interval: string;
-                                busy_timeout: string;
-                            };
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["adminReload"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2873,180 +446,13 @@ export interface paths {
          * List the scenarios you may read
          * @description In name order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). The same rule as `GET /v1/scenarios/{name}`: users see every scenario, a session those it orchestrates or is a member of. Each is a summary: the record without its members, the member count, scope-wide done/total and derived completion (recorded when it holds, as a read of the scenario does).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, capped at list_limit (also the default) */
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ScenarioList"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["scenariosList"];
         put?: never;
         /**
          * Start a scenario
          * @description Creates the scenario, a session for every member without `session` (a child of the orchestrator), one assigned, ownerless seed item per member with a task in `scenario:<id>`, and the member-name dependency edges between seeds, all in one transaction (seed 000 “In scenarios”). Validation follows the seed: unknown member names, duplicates, self references, a dependency on a member without a task, a dependent without a task, and cycles are each their own 422. Callers: a user, or a session that becomes the orchestrator itself. Tokens of created sessions are returned once.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateScenarioInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreatedScenario"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: session_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, scenario_name_taken, session_not_active */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scenario_dependency_cycle, scenario_dependency_without_task, scenario_dependent_without_task, scenario_member_duplicate, scenario_member_self_dependency, scenario_member_unknown, title_required, title_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["scenariosCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3064,76 +470,7 @@ export interface paths {
          * Get a scenario
          * @description By name or id. Readable by users, the orchestrator and members; anyone else gets the 404 of a scenario that does not exist (existence is not leaked).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description Scenario name or id */
-                    name: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            scenario: components["schemas"]["Scenario"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scenario_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["scenariosGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3153,77 +490,7 @@ export interface paths {
          * Scenario status: per-member progress and WAITING ON
          * @description Derived completion (seed 000): a member is tracked when it has assigned items or a required result, and complete when every assigned item is done and its required result is published; `progress` is `done/total` or `—`. `waitingOn` (alias `blockedBy`) names upstream members whose original seed is not done. The scenario is complete when every tracked member is; the first time that holds, `completedAt` is recorded and a `scenario-completed` event is written. `format=text` renders the table (MEMBER, SESSION, DONE/TOTAL, RESULT, WAITING ON).
          */
-        get: {
-            parameters: {
-                query?: {
-                    format?: "json" | "text";
-                };
-                header?: never;
-                path: {
-                    /** @description Scenario name or id */
-                    name: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The status (JSON), or the table as text/plain with `format=text` */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ScenarioStatus"];
-                        "text/plain": string;
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scenario_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["scenariosStatus"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3245,109 +512,7 @@ export interface paths {
          * Publish a member’s result
          * @description Stores (or replaces) the member’s declared result. A member with `requiresResult` completes only once it is published (seed 000). Who: the member’s session, the orchestrator or a user. Writes `result-published`, and records completion in the same transaction when this was the last missing piece.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description Scenario name or id */
-                    name: string;
-                    member: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["PublishResultInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["PublishedResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scenario_member_not_found, scenario_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["scenariosPublishResult"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3365,76 +530,7 @@ export interface paths {
          * Export a whole scope as Markdown or JSON
          * @description Streams every item of the scope in position order, paging internally, so the export is complete however large the scope (never capped by `list_limit`). `markdown` (default): `# Todo export: <scope>`, then `- [x]`/`- [ ]` lines with the title and an italic parenthetical (status, `owner …`, `tags a,b`, `blocked by x,y`), sub-items indented two spaces, a done item’s result on the next line (`  Result: …`, one line), `_(no items)_` when empty. `json`: an indented array of the same item objects `GET /v1/todos` returns. The caller must be in the scope (a scope it is not in is the 404 of one that does not exist); `scope` is `session:<id>`, `scenario:<name|id>` or `graph:<id>` (URL-encode `:` as `%3A` if your client needs to).
          */
-        get: {
-            parameters: {
-                query?: {
-                    format?: "markdown" | "json";
-                };
-                header?: never;
-                path: {
-                    scope: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description The export, streamed (`Content-Disposition` names the seed’s file name) */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "text/markdown": string;
-                        "application/json": components["schemas"]["TodoItem"][];
-                    };
-                };
-                /** @description Problem codes: invalid_scope, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: scope_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["todosExport"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3454,67 +550,7 @@ export interface paths {
          * List the scopes you may read, with progress
          * @description Every list that has held an item and that the caller may read, in scope order, keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default), each with its stored-status counts and whether the caller holds override authority there. Visibility is the single read’s rule, within the caller’s team: users see every scope; a session sees its subtree root’s list (always, even empty) and the scenario, graph and metagit lists it is in. Scopes the caller may not read are never counted or named.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, capped at list_limit (also the default) */
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ScopeList"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["scopesList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3534,164 +570,13 @@ export interface paths {
          * List configured Agents
          * @description The team’s Agents, byte order of id, keyset-paginated (`nextCursor`), page ≤ list_limit.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size, capped at list_limit */
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AgentList"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["agentsList"];
         put?: never;
         /**
          * Register a configured Agent
          * @description Adds an Agent identity (the contract’s format: 1–64 of [a-z0-9_-], starting with a letter, not a Windows device name) with optional adapter and command facts. Task Graph validation checks planner, reviewer and implementers against the team’s registry (seed 002; docs/seeds/task-graph-v1.md §1); ids are unique within a team. Operators (users) only.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["RegisterAgentInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            agent: components["schemas"]["Agent"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: agent_exists, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["agentsRegister"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3711,75 +596,7 @@ export interface paths {
          * Validate a Task Graph (and Intent Map) without writing
          * @description Body: `{graph, intentMap?}` or a bare Task Graph v1 document. Runs the contract’s validation in its fixed order (docs/seeds/task-graph-v1.md §2, then §5 for the Intent Map) against the configured Agents. Success returns the normalised facts with `validation.sideEffects: false`; failure is 400 `TASK_GRAPH_INVALID` with `stage` (`graph-validation` / `intent-map-validation`), `details`, `taskId`. Nothing is written either way. Bodies over 69206016 bytes are 413.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphRequestInput"] | components["schemas"]["TaskGraphV1Input"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphValidation"];
-                    };
-                };
-                /** @description Problem codes: TASK_GRAPH_INVALID, malformed_json, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphInvalidProblem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsValidate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3797,153 +614,13 @@ export interface paths {
          * List Task Graphs
          * @description The graphs the caller may see, newest update first, keyset-paginated. Summaries only (no specs).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Page size (default 100), capped at list_limit */
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphList"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["graphsList"];
         put?: never;
         /**
          * Create a Task Graph
          * @description Validates like `/v1/graphs/validate`, then writes the graph, one work item per subtask in scope `graph:<id>` (assignee `agent:<implementer>`), the dependency edges, the normalised Intent Map and a `TASK_GRAPH_CREATED` event in one transaction (seed 002 “Durable graph create”). A graph with the same id is 409 `TASK_STATE_CONFLICT` and changes nothing. Returns the record with `validation.sideEffects: true`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphRequestInput"] | components["schemas"]["TaskGraphV1Input"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphCreated"];
-                    };
-                };
-                /** @description Problem codes: TASK_GRAPH_INVALID, invalid_idempotency_key, malformed_json, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphInvalidProblem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3961,85 +638,7 @@ export interface paths {
          * Task Graph status
          * @description The durable record: parent facts, subtasks with derived states (READY/WAITING/BLOCKED re-derived on every read), the frontier (byte-order sorted), the derived parent state and `intentCoverage`, from one consistent snapshot. Persisted facts are re-checked; a contradiction is 409 `TASK_STATE_CONFLICT` (never repaired).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graph: components["schemas"]["TaskGraphRecord"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["graphsGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4059,83 +658,7 @@ export interface paths {
          * Task Graph inspect
          * @description Status plus the newest lifecycle events (`TASK_GRAPH_*`, at most 100, oldest first; docs/seeds/task-graph-v1.md §4).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphInspect"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["graphsInspect"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4155,85 +678,7 @@ export interface paths {
          * Graph Preflight (read-only plan)
          * @description Deterministic, read-only, idempotent: the conflict-aware READY wave, a decision with a bounded reason for every subtask, `conflictDeferred`, `capacityLimited`, `concurrentWriteSafety` (UNVERIFIED with an INTENT_COVERAGE_UNAVAILABLE risk without an Intent Map), agent facts from the registry and the preflight boundaries (seed 002 “Read-only Graph Preflight”; docs/seeds/task-graph-v1.md §5–§6). Writes nothing.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            plan: components["schemas"]["TaskGraphPlan"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_STATE_CONFLICT */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["graphsPlan"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4255,99 +700,7 @@ export interface paths {
          * Run the next wave (locked wave claim)
          * @description Under the graph lock: plans once (the Graph Preflight derivation) and claims its selected wave, rechecking READY, remaining capacity and write-intent compatibility with every RUNNING subtask (docs/seeds/task-graph-v1.md §7). Each dispatch gets its own session (a child of the caller, bound to the implementer; token shown once), the Runtime worktree path and branch, and the graph base. The first run that dispatches fixes the base (`baseCommit`); another base later is 409. Nothing READY → `selected: []`, success, nothing written. Newly unlocked work waits for the next run. Owners only.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphRunRequestInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphRunResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsRun"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4367,101 +720,7 @@ export interface paths {
          * Claim one subtask (fleet claim / dispatch)
          * @description The same locked claim as run, for one subtask: by the graph’s owners or a session bound to its implementer Agent. 409 `TASK_ALREADY_RUNNING` when another dispatch holds it; `TASK_STATE_CONFLICT` (stage graph-scheduling) when it is not READY, no slot is free, or its write intent overlaps a RUNNING subtask (`details.conflict`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                    /** @description The subtask id */
-                    sid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphRunRequestInput"] | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphClaimResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsClaim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4481,101 +740,7 @@ export interface paths {
          * Extend a dispatch’s lease
          * @description Extends the claim lease (`claim_lease` after now). A dispatch whose lease expired, or whose session stopped, is FAILED `interrupted` at once and refused here (409): resume it and dispatch again.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                    /** @description The subtask id */
-                    sid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphHeartbeatRequestInput"] | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphHeartbeatResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsHeartbeat"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4595,119 +760,7 @@ export interface paths {
          * Complete with IMPLEMENTATION_DONE evidence (and Scope Audit v1)
          * @description Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits the reported paths against the subtask’s write intent (docs/seeds/task-graph-v1.md §9) with the map’s policy: observe/warn → SUCCEEDED (warn with a visible reason), strict drift → FAILED `INTENT_SCOPE_DRIFT` (recoverable; dependents BLOCKED). No map, no audit. SUCCEEDED readies dependents in the same transaction. A report that cannot be accepted changes nothing: 422 `AGENT_RUNTIME_ERROR` (stage completion) or 409 `TASK_STATE_CONFLICT` (stage scope-audit, failing closed). A report for an attempt already recorded interrupted (lease expired, runner reported dead) is 409 `DISPATCH_INTERRUPTED`: resume, then dispatch again.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                    /** @description The subtask id */
-                    sid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphCompletionEvidenceInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphCompleteResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: AGENT_RUNTIME_ERROR */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsComplete"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4727,101 +780,7 @@ export interface paths {
          * Report a failed dispatch
          * @description RUNNING → FAILED with the runner’s error (e.g. `AGENT_EXIT_NONZERO` with `exitCode`); siblings untouched, dependents BLOCKED. A repeat with the same code changes nothing (`changed: false`).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                    /** @description The subtask id */
-                    sid: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphFailureReportInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphFailResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsFail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4841,99 +800,7 @@ export interface paths {
          * Recover: reconcile stranded dispatches
          * @description Records every RUNNING subtask whose session stopped, whose lease expired, or that the runner reports dead (`observations`) as FAILED `interrupted`. Never relaunches, replays or retries; never infers completion. Idempotent.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphRecoverRequestInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsRecover"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4953,99 +820,7 @@ export interface paths {
          * Resume one subtask (clear the recovery gate)
          * @description FAILED or STOPPED → READY (or WAITING), dependents re-derived; dispatch stays an explicit run or claim (`dispatchRequired: true`). A healthy RUNNING subtask is left alone (`reused-healthy-session`). Anything else, and a repeat, is `action: none` with an error object and changes nothing.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphResumeRequestInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsResume"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5065,99 +840,7 @@ export interface paths {
          * Stop the graph or one subtask
          * @description Active subtasks (RUNNING, READY, WAITING; a whole-graph stop also dependency-BLOCKED ones) → STOPPED with the reason; the stopped dispatches’ sessions are stopped, so their runners see their event streams end. Branches, commits and evidence are kept. Idempotent.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphStopRequestInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsStop"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5177,99 +860,7 @@ export interface paths {
          * Record the runner’s cleanup outcomes
          * @description Records CLEANED / FAILED / SKIPPED per subtask (and for the integration worktree); a RUNNING subtask is recorded SKIPPED. An identical repeat is idempotent and writes nothing.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphCleanupReportInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphRecoveryResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsCleanup"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5288,96 +879,7 @@ export interface paths {
          * Record the integration result
          * @description The runner’s ordered cherry-pick result: base, sources (every subtask in id order, on its Runtime branch at its verified commit), applied commits and the aggregate commit — or a structured conflict. Refused (409, stage integration) unless every subtask is SUCCEEDED and the sources match. Stores the source fingerprint. An identical repeat changes nothing.
          */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphIntegrationReportInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphIntegrationResult"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["graphsRecordIntegration"];
         post?: never;
         delete?: never;
         options?: never;
@@ -5398,99 +900,7 @@ export interface paths {
          * Record the aggregate review
          * @description `REVIEW_APPROVED` or `CHANGES_REQUESTED` by a user or a session bound to the reviewer Agent, naming the integration’s `sourceFingerprint` and `aggregateCommit`; stale ones are refused (409, stage review). Approval makes the graph APPROVED and authorises nothing else (`authorizes`: no merge, push, tag, publish, deploy or release).
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The parent Task id (`task-…`) */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["TaskGraphReviewRequestInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TaskGraphReviewResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["graphsReview"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5505,153 +915,10 @@ export interface paths {
             cookie?: never;
         };
         /** List intents */
-        get: {
-            parameters: {
-                query?: {
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            intents: components["schemas"]["MetagitIntent"][];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["intentsList"];
         put?: never;
         /** Create a TaskIntent */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateMetagitIntentInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            intent: components["schemas"]["MetagitIntent"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["intentsCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5666,76 +933,7 @@ export interface paths {
             cookie?: never;
         };
         /** Read an intent */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The graph id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            intent: components["schemas"]["MetagitIntent"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: intent_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["intentsGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5752,165 +950,13 @@ export interface paths {
             cookie?: never;
         };
         /** List task graphs */
-        get: {
-            parameters: {
-                query?: {
-                    status?: "active" | "completed" | "cancelled";
-                    limit?: number;
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graphs: {
-                                graphId: string;
-                                title: string;
-                                status: string;
-                                rootIntentId: string;
-                                objectiveId: string | null;
-                                updatedAt: string;
-                                revision: number;
-                            }[];
-                            nextCursor: string | null;
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["metagitList"];
         put?: never;
         /**
          * Create a task graph (metagit `task create`)
          * @description Creates the graph and its root intent `intent-<graphId>` in one transaction, with `TaskGraphCreated`. A taken `graphId` is 409 and writes nothing.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["CreateMetagitGraphInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graph: components["schemas"]["MetagitGraph"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists, task_graph_exists */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5925,76 +971,7 @@ export interface paths {
             cookie?: never;
         };
         /** A task graph with every node’s status (metagit `task list --graph-id`) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The graph id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graph: components["schemas"]["MetagitGraph"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["metagitGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6011,77 +988,7 @@ export interface paths {
             cookie?: never;
         };
         /** The ready nodes (metagit `task ready`) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    /** @description The graph id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graphId: string;
-                            nodes: components["schemas"]["MetagitNode"][];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["metagitReady"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6100,88 +1007,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel a task graph */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The graph id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graph: components["schemas"]["MetagitGraph"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitCancelGraph"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6198,88 +1024,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Reopen a cancelled task graph */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The graph id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            graph: components["schemas"]["MetagitGraph"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitReopenGraph"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6299,112 +1044,7 @@ export interface paths {
          * Expand from an outline (metagit `task expand`)
          * @description An indented outline (text) or a list of `{title, nodeId?, dependsOn?, project?, repository?}`; the RFC spellings `node_id` and `depends_on` are accepted too. Deterministic: slug ids, `-2`, `-3`, … for repeats and for collisions with existing nodes (references in the batch follow the renamed node); each outline line depends on the nearest shallower line. All nodes and edges commit together or not at all; unknown ids and cycles are refused naming the ids.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    /** @description The graph id */
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": components["schemas"]["ExpandMetagitGraphInput"];
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @description The new nodes, in outline order */
-                            added: components["schemas"]["MetagitNode"][];
-                            graph: components["schemas"]["MetagitGraphSummaryAfterWrite"];
-                        };
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, node_id_taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: payload_too_large */
-                413: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: dependency_cycle, dependency_not_found, title_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitExpand"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6419,76 +1059,7 @@ export interface paths {
             cookie?: never;
         };
         /** A node (metagit `task status --node-id`) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            node: components["schemas"]["MetagitNode"];
-                        };
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["metagitNode"];
         put?: never;
         post?: never;
         delete?: never;
@@ -6507,99 +1078,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Start a ready node: a claim owned by the calling session (one winner) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MetagitNodeResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: claim_requires_session */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitStart"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6616,99 +1095,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Complete a node (ready, running or blocked); dependents become ready */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MetagitNodeResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitComplete"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6725,99 +1112,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Cancel a node; its dependents stay pending and name it */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MetagitNodeResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitCancel"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6834,90 +1129,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Reopen a blocked, cancelled or completed node */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": Record<string, never> | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MetagitNodeResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitReopen"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6934,110 +1146,7 @@ export interface paths {
         get?: never;
         put?: never;
         /** Block a node with a reason (metagit `task block --reason`) */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        reason: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MetagitNodeResult"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: note_too_long */
-                422: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["metagitBlock"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7053,95 +1162,7 @@ export interface paths {
         };
         get?: never;
         /** Bind an ACL to a node (metagit `task bind-acl`): stored hints only, no git or other side effect */
-        put: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                    nodeId: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        agentId: string;
-                        branch?: string;
-                        leaseId?: string;
-                        worktreeId?: string;
-                        claimIds?: string[];
-                        /** @description The claim pattern (default **\/*) */
-                        pattern?: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["MetagitNodeResult"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: task_graph_not_found, task_node_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: invalid_transition */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        put: operations["metagitBindAcl"];
         post?: never;
         delete?: never;
         options?: never;
@@ -7160,168 +1181,13 @@ export interface paths {
          * List tokens
          * @description Your tokens, newest first: every unrevoked one, and with `includeRevoked=true` also the latest revoked ones. Operators may (within their team) pass `principal` (a user or session id) to list another principal’s, or `principalKind=user` to list every operator’s (at most 1000, e.g. to find operators that earlier COORD_ADMIN_TOKEN values created); sessions may list only their own (`forbidden`). Secrets are never shown.
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description A user or session id (operators only; `not_found` if it is neither); default: you */
-                    principal?: string;
-                    /** @description `user`: every operator’s tokens (operators only; not with `principal`) */
-                    principalKind?: "user";
-                    /** @description Also list revoked tokens */
-                    includeRevoked?: "true" | "false";
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TokenList"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["tokensList"];
         put?: never;
         /**
          * Create a token
          * @description A new token for you (an operator or a session), with the same authority as the one you called with. `name` is unique among your unrevoked tokens (`token_name_taken`); you may hold 100 unrevoked tokens (`token_limit_reached`). With `expiresIn` it is refused from that long after the database’s `now()`. The secret is in this response only. A session’s tokens all stop working when the session stops.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description e.g. `ci`, `laptop` */
-                        name: string;
-                        expiresIn?: string | null;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TokenWithSecret"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, token_limit_reached, token_name_taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["tokensCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7341,91 +1207,7 @@ export interface paths {
          * Rotate a token
          * @description A new secret for one of your own unrevoked tokens (same id and name). The old secret is refused at once on every replica, and event streams opened with it end. `expiresIn` sets a new expiry from the database’s `now()`, `null` removes it, and omitting it keeps the current one (an expired token needs a new one: `invalid_transition`). Another principal’s token is `token_not_found`, operators included: rotating hands out the secret. An expiry for the last operator token without one is `last_operator_token`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        expiresIn?: string | null;
-                    } | null;
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TokenWithSecret"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: token_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, last_operator_token */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["tokensRotate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7446,82 +1228,7 @@ export interface paths {
          * Revoke a token
          * @description Refused at once on every replica, and event streams opened with it end; the record stays so that what it did stays attributable. Sessions revoke their own tokens, operators anyone’s in their team (another’s is `token_not_found` to a session, another team’s to everyone). Idempotent. A team’s last operator token without an expiry cannot be revoked (`last_operator_token`): create another without `expiresIn` first. A session left without a live token can do nothing more: stop it and register a new one.
          */
-        delete: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["Token"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: token_not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: last_operator_token */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        delete: operations["tokensRevoke"];
         options?: never;
         head?: never;
         patch?: never;
@@ -7538,89 +1245,7 @@ export interface paths {
          * Page through who did what
          * @description Every change Coord writes an event for, newest first, with the principal that made it (kind, id and the name of its token): the events of every topic, plus `audit:tokens` (token-created, token-rotated, token-revoked), `audit:sessions` (session-created, session-stopped), `audit:agents` (agent-registered) and `audit:teams` (team-created, operator-created) and `audit:intents` (intent-created). Filters combine with AND: `actorKind`, `actorId`, `actorToken`, `subjectId` (the object), `topic`, `since` (inclusive) and `until` (exclusive). Pass `nextCursor` back as `cursor` for the next page (null on the last). Kept as long as events are (`COORD_EVENT_RETENTION`). An entry appears once every transaction that began before it has finished. Operators only (a session gets `forbidden`).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs) */
-                    actorKind?: "user" | "session" | "system";
-                    /** @description A user or session id, or a system job (`sweep:lease`) */
-                    actorId?: string;
-                    /** @description A token name */
-                    actorToken?: string;
-                    /** @description An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
-                    subjectId?: string;
-                    /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams`, `audit:intents` */
-                    topic?: string;
-                    /** @description ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive */
-                    since?: string;
-                    /** @description ISO 8601 with offset; exclusive */
-                    until?: string;
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AuditPage"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["auditList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7640,78 +1265,7 @@ export interface paths {
          * List what is stuck, why, and the next step
          * @description The work of the caller’s team that needs an operator, oldest condition first: claims past their lease nobody took over (`expired-claim`), sessions silent past their heartbeat interval that still hold work (`silent-holder`), unfinished items reserved for a stopped or deleted session (`reserved-for-gone`), items their owner blocked, with the note (`manual-block`), Task Graph v1 subtasks FAILED, STOPPED or BLOCKED (`graph-subtask-ended`), blocked metagit nodes (`metagit-node-blocked`) and members of unfinished scenarios waiting on upstream work (`scenario-member-waiting`). Each entry names the session concerned and lists the requests that resolve it (`actions`). `kind` filters; keyset-paginated (`nextCursor`, null on the last page; `limit` ≤ list_limit, also the default). Operators only (a session gets `forbidden`).
          */
-        get: {
-            parameters: {
-                query?: {
-                    /** @description Only entries of this kind */
-                    kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked" | "scenario-member-waiting";
-                    /** @description Page size, capped at list_limit (also the default) */
-                    limit?: number;
-                    /** @description `nextCursor` of the previous page */
-                    cursor?: string;
-                };
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["AttentionPage"];
-                    };
-                };
-                /** @description Problem codes: invalid_cursor, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["attentionList"];
         put?: never;
         post?: never;
         delete?: never;
@@ -7731,165 +1285,13 @@ export interface paths {
          * List teams
          * @description The teams you may see, oldest first, each with its number of operators: every team for the server administrator, your own for any other operator. Sessions get `forbidden`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TeamList"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["teamsList"];
         put?: never;
         /**
          * Create a team
          * @description A new team (`tm-…`) with its first operator (role `operator`) and that operator’s `default` token, all in one transaction. Answers 201 `{team, operator, token, secret}`; the secret is in this response only: hand it to the team’s operator, who can add more operators (POST /v1/teams/{id}/operators) and make more tokens. Team names are unique on the server (`team_name_taken`). The server administrator only (an operator with role `admin`: the one the first start or COORD_ADMIN_TOKEN made); other operators and sessions get `forbidden`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path?: never;
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description Unique on the server, e.g. `platform` */
-                        name: string;
-                        /** @description The team’s first operator */
-                        operator: {
-                            /** @description e.g. `alice`; need not be unique */
-                            name: string;
-                        };
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["CreatedTeam"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, team_name_taken */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["teamsCreate"];
         delete?: never;
         options?: never;
         head?: never;
@@ -7907,82 +1309,7 @@ export interface paths {
          * Read a team
          * @description One team with its operators (id, name, role, createdAt; never a token). The server administrator reads any team, an operator its own; another team’s id is `not_found`, exactly as an id that does not exist. Sessions get `forbidden`.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["TeamDetail"];
-                    };
-                };
-                /** @description Problem codes: validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["teamsGet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8004,101 +1331,7 @@ export interface paths {
          * Add an operator to a team
          * @description A new operator (role `operator`) of the team, with its `default` token: 201 `{operator, token, secret}`, the secret in this response only. The server administrator adds to any team, an operator to its own; another team’s id is `not_found`, exactly as an id that does not exist. Sessions get `forbidden`.
          */
-        post: {
-            parameters: {
-                query?: never;
-                header?: {
-                    /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
-                    "idempotency-key"?: string;
-                };
-                path: {
-                    id: string;
-                };
-                cookie?: never;
-            };
-            requestBody: {
-                content: {
-                    "application/json": {
-                        /** @description e.g. `alice`; need not be unique */
-                        name: string;
-                    };
-                };
-            };
-            responses: {
-                /** @description Default Response */
-                201: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["OperatorWithSecret"];
-                    };
-                };
-                /** @description Problem codes: invalid_idempotency_key, validation_failed */
-                400: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: unauthorized */
-                401: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: forbidden */
-                403: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: not_found */
-                404: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
-                409: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: rate_limited */
-                429: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-                /** @description Problem codes: busy, database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        post: operations["teamsAddOperator"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8113,29 +1346,7 @@ export interface paths {
             cookie?: never;
         };
         /** Liveness: the process answers */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": {
-                            /** @enum {string} */
-                            status: "ok";
-                        };
-                    };
-                };
-            };
-        };
+        get: operations["healthz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8155,35 +1366,7 @@ export interface paths {
          * Readiness: database reachable and migrated; the fleet’s sweep health
          * @description 503 `database_unavailable` when the database is unreachable or not migrated: take this replica out of the load balancer. Otherwise 200, with `status: degraded` when a sweep step (lease, retention, …) has not succeeded on any replica within 3 × sweep_interval. Degraded stays 200 on purpose: every replica reports the same fleet-wide fact, and a 503 would take the whole fleet out of service for a background job; alert on it instead (`coord_sweep_stale` in /metrics).
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": components["schemas"]["ServiceReadiness"];
-                    };
-                };
-                /** @description Problem codes: database_unavailable */
-                503: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/problem+json": components["schemas"]["Problem"];
-                    };
-                };
-            };
-        };
+        get: operations["readyz"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8203,26 +1386,7 @@ export interface paths {
          * Prometheus metrics
          * @description Prometheus text format; docs/operations.md lists every series.
          */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content: {
-                        "application/json": string;
-                    };
-                };
-            };
-        };
+        get: operations["metrics"];
         put?: never;
         post?: never;
         delete?: never;
@@ -8237,18 +1401,6 @@ export interface components {
     schemas: {
         /** @description Who made a change (the audit) */
         Actor: {
-            /**
-             * @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)
-             * @enum {string}
-             */
-            kind: "user" | "session" | "system";
-            /** @description The user or session id, or the system job (`sweep:lease`, `sweep:retention`, `on-session-stopped`, …) */
-            id: string;
-            /** @description The name of the token the request used (`default`, `ci`, …); null for `system` */
-            token: string | null;
-        };
-        /** @description Who made a change (the audit) */
-        ActorInput: {
             /**
              * @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs)
              * @enum {string}
@@ -8279,37 +1431,11 @@ export interface components {
             /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
             parentRef?: string;
         };
-        AddManyTodoItemInput: {
-            /** @description Trimmed; 1..max_title bytes (default 500) */
-            title: string;
-            /** @description ≤ max_note bytes (default 2000); not trimmed */
-            note?: string;
-            /** @description Trimmed, de-duplicated, sorted */
-            tags?: string[];
-            /** @description Makes this a sub-item (one level deep, same scope) */
-            parentId?: string;
-            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
-            assignee?: string;
-            /** @description Each entry is an existing item id (`td-…`, same scope) or the `ref` of another item of this request; duplicates fold */
-            dependsOn?: string[];
-            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
-            priority?: number;
-            /** @description A name for this item, unique within the request, that `parentRef` and `dependsOn` of the other items can use; must not start with `td-` (that prefix marks an existing item id) nor begin or end with whitespace */
-            ref?: string;
-            /** @description Makes this a sub-item of the item of this request with that `ref` (instead of `parentId`; one level deep) */
-            parentRef?: string;
-        };
         AddManyTodos: {
             /** @description Default: the caller’s subtree root scope */
             scope?: string;
             /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
             items: components["schemas"]["AddManyTodoItem"][];
-        };
-        AddManyTodosInput: {
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description At most `list_limit` items (default 2000; more is 422 too_many_items), added in this order */
-            items: components["schemas"]["AddManyTodoItemInput"][];
         };
         AddManyTodosResult: {
             /** @description The new items, in request order */
@@ -8319,33 +1445,7 @@ export interface components {
                 [key: string]: string;
             };
         };
-        AddManyTodosResultInput: {
-            /** @description The new items, in request order */
-            items: components["schemas"]["TodoItemInput"][];
-            /** @description Each `ref` of the request → the id of its item */
-            refs: {
-                [key: string]: string;
-            };
-        };
         AddTodo: {
-            /** @description Trimmed; 1..max_title bytes (default 500) */
-            title: string;
-            /** @description ≤ max_note bytes (default 2000); not trimmed */
-            note?: string;
-            /** @description Trimmed, de-duplicated, sorted */
-            tags?: string[];
-            /** @description Makes this a sub-item (one level deep, same scope) */
-            parentId?: string;
-            /** @description Reserve for a session that may claim in the scope (else 422 invalid_assignee); another session than yourself needs override authority */
-            assignee?: string;
-            /** @description Dependency ids in the same scope; duplicates fold */
-            dependsOn?: string[];
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description −32768..32767, higher is claimed first by `next`; default 0 */
-            priority?: number;
-        };
-        AddTodoInput: {
             /** @description Trimmed; 1..max_title bytes (default 500) */
             title: string;
             /** @description ≤ max_note bytes (default 2000); not trimmed */
@@ -8371,40 +1471,12 @@ export interface components {
             createdBy: string;
             createdAt: string;
         };
-        /** @description A configured Agent (Task Graph v1: every planner, reviewer and implementer must be one). */
-        AgentInput: {
-            id: string;
-            adapter: string | null;
-            command: string | null;
-            createdBy: string;
-            createdAt: string;
-        };
         AgentList: {
             agents: components["schemas"]["Agent"][];
             nextCursor: string | null;
         };
-        AgentListInput: {
-            agents: components["schemas"]["AgentInput"][];
-            nextCursor: string | null;
-        };
         /** @description A legitimate next step, as the request that takes it */
         AttentionAction: {
-            /**
-             * @description What it does: reopen the item (or the metagit node), reassign it, stop the session, resume the graph subtask
-             * @enum {string}
-             */
-            action: "reopen" | "assign" | "stop" | "resume";
-            /** @enum {string} */
-            method: "POST" | "PUT";
-            /** @description The route to call, ids filled in */
-            path: string;
-            /** @description The body to send (for `assign`, replace `assignee` with the session to reserve it for, or null) */
-            body?: {
-                [key: string]: unknown;
-            };
-        };
-        /** @description A legitimate next step, as the request that takes it */
-        AttentionActionInput: {
             /**
              * @description What it does: reopen the item (or the metagit node), reassign it, stop the session, resume the graph subtask
              * @enum {string}
@@ -8445,40 +1517,9 @@ export interface components {
             /** @description The legitimate next steps, as requests an operator may send; empty where a contract recovers by itself */
             actions: components["schemas"]["AttentionAction"][];
         };
-        /** @description Something stuck, why, and what to do about it */
-        AttentionEntryInput: {
-            /**
-             * @description Why it needs an operator: `expired-claim` (in progress past its lease, nobody took it over yet), `silent-holder` (a session silent past its heartbeat interval that still holds work), `reserved-for-gone` (an unfinished item assigned to a stopped or deleted session: only the list’s override authority may claim it), `manual-block` (blocked by its owner, with the note), `graph-subtask-ended` (a Task Graph v1 subtask FAILED, STOPPED or BLOCKED), `metagit-node-blocked` (a metagit node blocked, with its reason), `scenario-member-waiting` (a member of an unfinished scenario whose task waits on upstream members’ unfinished work: nothing to do on it, the upstream entries say why)
-             * @enum {string}
-             */
-            kind: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked" | "scenario-member-waiting";
-            /** @description The item (`td-…`) or, for `silent-holder`, the session (`s-…`) */
-            subjectId: string;
-            /** @description The item’s scope; null for `silent-holder` */
-            scope: string | null;
-            /** @description The item’s title, or the session’s name */
-            title: string;
-            /** @description The session concerned: the claim’s owner, the silent session, the session the item is reserved for, the blocker, the subtask’s session */
-            session: {
-                id: string;
-                /** @description null when the session row is gone */
-                name: string | null;
-            } | null;
-            /** @description When the condition began (ISO 8601, database clock): the lease deadline, the heartbeat deadline, the block, the outcome */
-            since: string;
-            /** @description What else to know: the block note, the subtask’s outcome and reason, how many items a silent session holds, the reserved session’s state */
-            detail: string | null;
-            /** @description The legitimate next steps, as requests an operator may send; empty where a contract recovers by itself */
-            actions: components["schemas"]["AttentionActionInput"][];
-        };
         AttentionPage: {
             /** @description Oldest condition first */
             entries: components["schemas"]["AttentionEntry"][];
-            nextCursor: string | null;
-        };
-        AttentionPageInput: {
-            /** @description Oldest condition first */
-            entries: components["schemas"]["AttentionEntryInput"][];
             nextCursor: string | null;
         };
         /** @description One stored change and who made it */
@@ -8500,31 +1541,8 @@ export interface components {
             /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
             subjectId: string | null;
         };
-        /** @description One stored change and who made it */
-        AuditEntryInput: {
-            /** @description The event sequence number; the SSE `id:` and the resume cursor */
-            seq: number;
-            /** @description `todo:<scope>`, `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams` or `audit:intents` */
-            topic: string;
-            /** @description The event name: the seeds’ (added, claimed, done, TaskStarted, …) or token-created, token-rotated, token-revoked, session-created, session-stopped, agent-registered, team-created, operator-created */
-            event: string;
-            /** @description Database time of the change (ISO 8601) */
-            at: string;
-            /** @description Who made the change; null for events written before the audit existed */
-            actor: components["schemas"]["ActorInput"] | null;
-            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
-            data: {
-                [key: string]: unknown;
-            };
-            /** @description The object changed: an item (also a Task Graph subtask’s item), scenario, graph, metagit node (`<graph>/<node>`), token, session, Agent, team or operator id */
-            subjectId: string | null;
-        };
         AuditPage: {
             entries: components["schemas"]["AuditEntry"][];
-            nextCursor: string | null;
-        };
-        AuditPageInput: {
-            entries: components["schemas"]["AuditEntryInput"][];
             nextCursor: string | null;
         };
         /** @description `{claimed:false}` when nothing is eligible: not an error */
@@ -8538,32 +1556,7 @@ export interface components {
             /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
             reason?: string;
         };
-        /** @description `{claimed:false}` when nothing is eligible: not an error */
-        ClaimResultInput: {
-            claimed: boolean;
-            item?: components["schemas"]["TodoItemInput"];
-            /** @description Scope `graph:<id>` only: the Task Graph dispatch record (`TaskGraphDispatch`: session token, worktree, base) */
-            dispatch?: {
-                [key: string]: unknown;
-            };
-            /** @description Scope `graph:<id>` only, `claimed:false`: why nothing could be claimed */
-            reason?: string;
-        };
         CreateMetagitGraph: {
-            /** @description Default: 12 random hex */
-            graphId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
-        CreateMetagitGraphInput: {
             /** @description Default: 12 random hex */
             graphId?: string;
             /** @description Trimmed; required */
@@ -8590,42 +1583,14 @@ export interface components {
             objectiveId?: string;
             handoffId?: string;
         };
-        CreateMetagitIntentInput: {
-            intentId?: string;
-            /** @description Trimmed; required */
-            title: string;
-            /** @description Trimmed; required */
-            goal: string;
-            /** @description Acceptance criteria */
-            acceptance?: string[];
-            project?: string;
-            repos?: string[];
-            objectiveId?: string;
-            handoffId?: string;
-        };
         CreateScenario: {
             name: string;
             /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
             orchestrator?: string;
             members: components["schemas"]["NewScenarioMember"][];
         };
-        CreateScenarioInput: {
-            name: string;
-            /** @description An existing session. Default: the calling session; for a user, a new `orchestrator` system session (token returned once) */
-            orchestrator?: string;
-            members: components["schemas"]["NewScenarioMemberInput"][];
-        };
         CreatedScenario: {
             scenario: components["schemas"]["Scenario"];
-            /** @description Bearer token of the orchestrator session created for the scenario; shown once */
-            orchestratorToken?: string;
-            /** @description Bearer tokens of the sessions created for members, by member name; shown once */
-            tokens: {
-                [key: string]: string;
-            };
-        };
-        CreatedScenarioInput: {
-            scenario: components["schemas"]["ScenarioInput"];
             /** @description Bearer token of the orchestrator session created for the scenario; shown once */
             orchestratorToken?: string;
             /** @description Bearer tokens of the sessions created for members, by member name; shown once */
@@ -8641,27 +1606,11 @@ export interface components {
             /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
-        /** @description A new team, its first operator, and that operator’s first token (`default`) with its secret, shown once */
-        CreatedTeamInput: {
-            team: components["schemas"]["TeamInput"];
-            operator: components["schemas"]["TeamOperatorInput"];
-            token: components["schemas"]["TokenInput"];
-            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
-        };
         DependencyResult: {
             id: string;
             title: string;
             /** @description Effective status, as the item reads */
             status: components["schemas"]["TodoStatus"];
-            /** @description The dependency’s `done` result, when it is done with one */
-            result?: unknown;
-        };
-        DependencyResultInput: {
-            id: string;
-            title: string;
-            /** @description Effective status, as the item reads */
-            status: components["schemas"]["TodoStatusInput"];
             /** @description The dependency’s `done` result, when it is done with one */
             result?: unknown;
         };
@@ -8671,21 +1620,10 @@ export interface components {
             /** @description Every dependency, in sorted id order */
             dependencies: components["schemas"]["DependencyResult"][];
         };
-        DependencyResultsInput: {
-            /** @description The item whose dependencies these are */
-            id: string;
-            /** @description Every dependency, in sorted id order */
-            dependencies: components["schemas"]["DependencyResultInput"][];
-        };
         DoneResult: {
             item: components["schemas"]["TodoItem"];
             /** @description Present when the request asked for `next`: the claim made after the completion */
             next?: components["schemas"]["ClaimResult"];
-        };
-        DoneResultInput: {
-            item: components["schemas"]["TodoItemInput"];
-            /** @description Present when the request asked for `next`: the claim made after the completion */
-            next?: components["schemas"]["ClaimResultInput"];
         };
         DoneTodo: {
             /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
@@ -8693,24 +1631,7 @@ export interface components {
             /** @description Claim the next item in the same request, after the completion: what `POST /v1/todos/next` takes (`{}` for the caller’s scope without filters; `waitMs` allowed). Means exactly a `done` followed by a `next` of the same session; the `next` is checked before the `done`, so an invalid one refuses the whole request and completes nothing. The answer then carries `next`. */
             next?: components["schemas"]["NextRequest"];
         };
-        DoneTodoInput: {
-            /** @description What this item hands on to its dependents: a string (stored as a JSON string) or any JSON value; `null` or absent: none. At most `[todo] max_result` bytes (default 16384) of its UTF-8 JSON serialisation (a string’s quotes and escapes count), else 422 result_too_large */
-            result?: unknown;
-            /** @description Claim the next item in the same request, after the completion: what `POST /v1/todos/next` takes (`{}` for the caller’s scope without filters; `waitMs` allowed). Means exactly a `done` followed by a `next` of the same session; the `next` is checked before the `done`, so an invalid one refuses the whole request and completes nothing. The answer then carries `next`. */
-            next?: components["schemas"]["NextRequestInput"];
-        };
         EditTodo: {
-            title?: string;
-            /** @description `""` clears the note */
-            note?: string;
-            tags?: string[];
-            position?: number;
-            /** @description −32768..32767, higher is claimed first by `next` */
-            priority?: number;
-            /** @description Absent = unchanged; `[]` clears */
-            dependsOn?: string[];
-        };
-        EditTodoInput: {
             title?: string;
             /** @description `""` clears the note */
             note?: string;
@@ -8736,35 +1657,7 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        EventInput: {
-            /** @description The event sequence number; the SSE `id:` and the resume cursor */
-            seq: number;
-            topic: string;
-            /** @description Seed event name: added, claimed, done, blocked, todo, dependency-blocked, unblocked, updated, assigned, removed, … */
-            event: string;
-            /** @description Database time of the change (ISO 8601) */
-            at: string;
-            /** @description Who made the change; null for events written before the audit existed */
-            actor: components["schemas"]["ActorInput"] | null;
-            /** @description The payload: {event, id, scope, status, owner?, blockedBy?, revision, …} */
-            data: {
-                [key: string]: unknown;
-            };
-        };
         ExpandMetagitGraph: {
-            outline: string | {
-                title: string;
-                nodeId?: string;
-                /** @description The RFC spelling of nodeId; give one of the two */
-                node_id?: string;
-                dependsOn?: string[];
-                /** @description The RFC spelling of dependsOn; give one of the two */
-                depends_on?: string[];
-                project?: string;
-                repository?: string;
-            }[];
-        };
-        ExpandMetagitGraphInput: {
             outline: string | {
                 title: string;
                 nodeId?: string;
@@ -8789,18 +1682,6 @@ export interface components {
                 writeIntent: string[] | null;
             }[];
         };
-        IntentCoverageInput: {
-            available: boolean;
-            schemaVersion: 1 | null;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                subtaskId: string;
-                /** @enum {string} */
-                coverage: "unavailable" | "explicit-empty" | "declared";
-                writeIntent: string[] | null;
-            }[];
-        };
         /** @description Normalised Intent Map: declarations by id, patterns sorted. */
         IntentMapNormalized: {
             /** @constant */
@@ -8814,41 +1695,12 @@ export interface components {
                 writeIntent: string[];
             }[];
         };
-        /** @description Normalised Intent Map: declarations by id, patterns sorted. */
-        IntentMapNormalizedInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"];
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                writeIntent: string[];
-            }[];
-        };
         /** @enum {string} */
         IntentMapScopePolicy: "observe" | "warn" | "strict";
         /** @enum {string} */
         IntentMapScopePolicyInput: "observe" | "warn" | "strict";
         /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
         IntentMapV1: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            /** @description Defaults to warn. */
-            scopePolicy?: components["schemas"]["IntentMapScopePolicy"];
-            /** @description Every graph subtask exactly once. */
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Repository-relative path/glob patterns; [] is explicit-empty coverage. */
-                writeIntent: string[];
-            }[];
-        };
-        /** @description Intent Map v1 (≤ 1 MiB, ≤ 4096 patterns, each ≤ 4096 UTF-8 bytes). Failures are TASK_GRAPH_INVALID with stage intent-map-validation. */
-        IntentMapV1Input: {
             /** @constant */
             schemaVersion: 1;
             /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
@@ -8885,28 +1737,6 @@ export interface components {
             updatedAt: string;
             revision: number;
         };
-        MetagitGraphInput: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /**
-             * @description completed when every node is completed; cancelled after a cancel
-             * @enum {string}
-             */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description By position (expand order) */
-            nodes: components["schemas"]["MetagitNodeInput"][];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
         MetagitGraphSummaryAfterWrite: {
             graphId: string;
             title: string;
@@ -8926,39 +1756,7 @@ export interface components {
             updatedAt: string;
             revision: number;
         };
-        MetagitGraphSummaryAfterWriteInput: {
-            graphId: string;
-            title: string;
-            rootIntentId: string;
-            objectiveId: string | null;
-            handoffId: string | null;
-            /** @enum {string} */
-            status: "active" | "completed" | "cancelled";
-            scope: string;
-            counts: {
-                [key: string]: number;
-            };
-            /** @description The ready node ids after this change */
-            readyNow: string[];
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            revision: number;
-        };
         MetagitIntent: {
-            intentId: string;
-            title: string;
-            goal: string;
-            acceptance: string[];
-            project: string | null;
-            repos: string[];
-            objectiveId: string | null;
-            handoffId: string | null;
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-        };
-        MetagitIntentInput: {
             intentId: string;
             title: string;
             goal: string;
@@ -9000,60 +1798,13 @@ export interface components {
             createdAt: string;
             updatedAt: string;
         };
-        MetagitNodeInput: {
-            graphId: string;
-            nodeId: string;
-            title: string;
-            /** @description A view of the engine row (docs/seeds/metagit.md §3) */
-            status: components["schemas"]["MetagitNodeStatusInput"];
-            dependsOn: string[];
-            /** @description pending: the unfinished dependencies */
-            waitingOn: {
-                nodeId: string;
-                status: components["schemas"]["MetagitNodeStatusInput"];
-            }[];
-            /** @description blocked: the reason; pending on a cancelled dependency: names it */
-            blockerReason: string | null;
-            /** @description running/blocked: the session that started or blocked it */
-            owner: string | null;
-            intentId: string | null;
-            project: string | null;
-            repository: string | null;
-            agentId: string | null;
-            /** @description The ACL binding (bind-acl), or null */
-            acl: unknown;
-            priority: number;
-            /** @description The engine row in scope metagit:<graphId> */
-            todoId: string;
-            revision: number;
-            createdAt: string;
-            updatedAt: string;
-        };
         MetagitNodeResult: {
             node: components["schemas"]["MetagitNode"];
             graph: components["schemas"]["MetagitGraphSummaryAfterWrite"];
         };
-        MetagitNodeResultInput: {
-            node: components["schemas"]["MetagitNodeInput"];
-            graph: components["schemas"]["MetagitGraphSummaryAfterWriteInput"];
-        };
         /** @enum {string} */
         MetagitNodeStatus: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
-        /** @enum {string} */
-        MetagitNodeStatusInput: "pending" | "ready" | "blocked" | "running" | "completed" | "cancelled";
         NewScenarioMember: {
-            /** @description Unique in the scenario; other members’ `dependsOn` use it */
-            name: string;
-            /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
-            session?: string;
-            /** @description Title of the member’s seed item (trimmed, ≤ max_title bytes). Absent: a prompt-only member without a seed */
-            task?: string;
-            /** @description Member names whose seeds this member’s seed waits for */
-            dependsOn?: string[];
-            /** @description The member completes only after publishing a result */
-            requiresResult?: boolean;
-        };
-        NewScenarioMemberInput: {
             /** @description Unique in the scenario; other members’ `dependsOn` use it */
             name: string;
             /** @description An existing session: a shared member. Absent: a session is created for the member (its token is returned once) */
@@ -9079,31 +1830,10 @@ export interface components {
             /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
             waitMs?: number;
         };
-        NextRequestInput: {
-            /** @description Default: the caller’s subtree root scope */
-            scope?: string;
-            /** @description Only items with every one of these tags */
-            tags?: string[];
-            /** @description Only items with at least one of these tags */
-            anyTags?: string[];
-            /** @description Only items with priority ≥ this */
-            minPriority?: number;
-            /** @description Only items assigned to the caller */
-            assignedToMe?: boolean;
-            /** @description Wait up to this many ms for an eligible item; 0 = answer at once */
-            waitMs?: number;
-        };
         /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
         OperatorWithSecret: {
             operator: components["schemas"]["TeamOperator"];
             token: components["schemas"]["Token"];
-            /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
-        };
-        /** @description A new operator with its first token (`default`) and that token’s secret, shown once */
-        OperatorWithSecretInput: {
-            operator: components["schemas"]["TeamOperatorInput"];
-            token: components["schemas"]["TokenInput"];
             /** @description The operator’s `default` bearer token. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
@@ -9123,36 +1853,12 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        ProblemInput: {
-            /** @description A URI naming the problem type: `https://coord.dev/problems/<code>` */
-            type: string;
-            title: string;
-            status: number;
-            detail?: string;
-            instance?: string;
-            /** @description Stable machine code from the error catalogue (docs/errors.md) */
-            code: string;
-            errors?: {
-                path: string;
-                message: string;
-            }[];
-        } & {
-            [key: string]: unknown;
-        };
         PublishResult: {
-            /** @description Any JSON value */
-            result: unknown;
-        };
-        PublishResultInput: {
             /** @description Any JSON value */
             result: unknown;
         };
         PublishedResult: {
             member: components["schemas"]["ScenarioMember"];
-            scenarioComplete: boolean;
-        };
-        PublishedResultInput: {
-            member: components["schemas"]["ScenarioMemberInput"];
             scenarioComplete: boolean;
         };
         Readiness: {
@@ -9168,28 +1874,7 @@ export interface components {
                 ids?: string[];
             }[];
         };
-        ReadinessInput: {
-            id: string;
-            /** @description The claim predicate: stored todo, unowned, every dependency done */
-            ready: boolean;
-            /** @description Ready, not reserved for another assignee, and the caller is a session */
-            claimable: boolean;
-            status: components["schemas"]["TodoStatusInput"];
-            reasons: {
-                code: string;
-                message: string;
-                ids?: string[];
-            }[];
-        };
         RegisterAgent: {
-            /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
-            id: string;
-            /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
-            adapter?: string;
-            /** @description The effective configured command (a fact for Graph Preflight) */
-            command?: string;
-        };
-        RegisterAgentInput: {
             /** @description The exact Agent identity graphs name as planner, reviewer or implementer; never trimmed */
             id: string;
             /** @description The Adapter this Agent runs through (a fact for Graph Preflight) */
@@ -9211,44 +1896,12 @@ export interface components {
             revision: number;
             members: components["schemas"]["ScenarioMember"][];
         };
-        ScenarioInput: {
-            /** @description `sc-` + 16 hex */
-            id: string;
-            name: string;
-            /** @description `scenario:<id>`; events on topic `todo:scenario:<id>` */
-            scope: string;
-            orchestratorId: string;
-            createdBy: string;
-            createdAt: string;
-            /** @description When derived completion first held */
-            completedAt?: string;
-            revision: number;
-            members: components["schemas"]["ScenarioMemberInput"][];
-        };
         ScenarioList: {
             /** @description In name order */
             scenarios: components["schemas"]["ScenarioSummary"][];
             nextCursor: string | null;
         };
-        ScenarioListInput: {
-            /** @description In name order */
-            scenarios: components["schemas"]["ScenarioSummaryInput"][];
-            nextCursor: string | null;
-        };
         ScenarioMember: {
-            name: string;
-            sessionId: string;
-            /** @description An existing session granted access (true) or one created for the scenario (false) */
-            shared: boolean;
-            task?: string;
-            dependsOn: string[];
-            requiresResult: boolean;
-            /** @description The original seed item; member-name dependencies keep pointing at it after a reassignment */
-            seedId?: string;
-            result?: unknown;
-            resultAt?: string;
-        };
-        ScenarioMemberInput: {
             name: string;
             sessionId: string;
             /** @description An existing session granted access (true) or one created for the scenario (false) */
@@ -9285,30 +1938,6 @@ export interface components {
             /** @description The original seed’s note when its owner blocked it (`seedStatus` blocked by a block, not a dependency) */
             blockNote?: string;
         };
-        ScenarioMemberStatusInput: {
-            name: string;
-            sessionId: string;
-            shared: boolean;
-            /** @description Has assigned items in the scope or a required result */
-            tracked: boolean;
-            done: number;
-            /** @description Items in the scope assigned to the member’s session, sub-items included */
-            total: number;
-            /** @description `done/total`, or `—` for no tracked work */
-            progress: string;
-            requiresResult: boolean;
-            resultPublished: boolean;
-            complete: boolean;
-            /** @description WAITING ON: upstream members whose original seed is not done */
-            waitingOn: string[];
-            /** @description The seed’s JSON name for WAITING ON */
-            blockedBy: string[];
-            seedId?: string;
-            /** @description Effective status of the original seed */
-            seedStatus?: components["schemas"]["TodoStatusInput"];
-            /** @description The original seed’s note when its owner blocked it (`seedStatus` blocked by a block, not a dependency) */
-            blockNote?: string;
-        };
         ScenarioStatus: {
             scenario: {
                 id: string;
@@ -9325,46 +1954,8 @@ export interface components {
             total: number;
             members: components["schemas"]["ScenarioMemberStatus"][];
         };
-        ScenarioStatusInput: {
-            scenario: {
-                id: string;
-                name: string;
-                scope: string;
-                orchestratorId: string;
-                completedAt?: string;
-            };
-            /** @description At least one tracked member, and every tracked member complete */
-            complete: boolean;
-            /** @description Done items in the whole scope */
-            done: number;
-            /** @description Items in the whole scope, sub-items included */
-            total: number;
-            members: components["schemas"]["ScenarioMemberStatusInput"][];
-        };
         /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
         ScenarioSummary: {
-            /** @description `sc-` + 16 hex */
-            id: string;
-            name: string;
-            /** @description `scenario:<id>` */
-            scope: string;
-            orchestratorId: string;
-            createdBy: string;
-            createdAt: string;
-            /** @description When derived completion first held */
-            completedAt?: string;
-            revision: number;
-            /** @description How many members it has (`GET /v1/scenarios/{name}` lists them) */
-            members: number;
-            /** @description Done items in the whole scope, sub-items included */
-            done: number;
-            /** @description Items in the whole scope */
-            total: number;
-            /** @description Derived completion now (as `…/status`): at least one tracked member, and every tracked member complete */
-            complete: boolean;
-        };
-        /** @description A scenario as `GET /v1/scenarios` lists it: the record without its members, with derived progress */
-        ScenarioSummaryInput: {
             /** @description `sc-` + 16 hex */
             id: string;
             name: string;
@@ -9390,36 +1981,8 @@ export interface components {
             scopes: components["schemas"]["ScopeSummary"][];
             nextCursor: string | null;
         };
-        ScopeListInput: {
-            /** @description In scope order */
-            scopes: components["schemas"]["ScopeSummaryInput"][];
-            nextCursor: string | null;
-        };
         /** @description A list the caller may read, with stored-status counts */
         ScopeSummary: {
-            /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
-            scope: string;
-            /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
-            kind: string;
-            /** @description A scenario’s name; otherwise the part after the colon */
-            name: string;
-            /** @description Items in the scope, sub-items included */
-            total: number;
-            /** @description Stored `done` */
-            done: number;
-            /** @description Stored `in-progress` (claimed): an expired claim counts here until it is taken over or the lease sweep reopens it, while reads of the item already show it `todo` */
-            inProgress: number;
-            /** @description Stored `blocked` (set by an owner; items waiting on a dependency count as `todo`) */
-            blocked: number;
-            /** @description Stored `todo`: ready, or waiting on a dependency */
-            todo: number;
-            /** @description Of `todo`, the items waiting on an unfinished dependency (`todo - waiting` are ready or taken over from an expired claim) */
-            waiting: number;
-            /** @description Whether the caller holds override authority here: may reopen, assign and block others’ items (seed 000) */
-            override: boolean;
-        };
-        /** @description A list the caller may read, with stored-status counts */
-        ScopeSummaryInput: {
             /** @description The canonical scope: `session:<root>`, `scenario:<id>`, `graph:<id>` or `metagit:<id>` */
             scope: string;
             /** @description The part before the colon: `session`, `scenario`, `graph` or `metagit` */
@@ -9456,22 +2019,6 @@ export interface components {
             /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
             runsSweeps: boolean;
             sweeps: components["schemas"]["SweepHealth"][];
-        };
-        ServiceReadinessInput: {
-            /**
-             * @description `degraded`: a sweep is stale; the replica still serves requests, so the answer stays 200
-             * @enum {string}
-             */
-            status: "ready" | "degraded";
-            /** @description What is degraded and what to check */
-            detail?: string;
-            /** @description `[todo] sweep_interval` of this replica, in ms */
-            sweepIntervalMs: number;
-            /** @description 3 × sweepIntervalMs */
-            staleAfterMs: number;
-            /** @description Whether this replica runs the sweep job (COORD_SWEEPS); one that does not still depends on another that does */
-            runsSweeps: boolean;
-            sweeps: components["schemas"]["SweepHealthInput"][];
         };
         Session: {
             id: string;
@@ -9527,14 +2074,6 @@ export interface components {
             /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
             autoStopAfter?: string;
         };
-        SessionHeartbeatInput: {
-            sessionId: string;
-            /** @description Now, on the database clock */
-            lastSeenAt: string;
-            heartbeatIntervalMs?: number;
-            /** @description With an interval: `lastSeenAt + heartbeatIntervalMs`; silent past it, the next sweep stops the session */
-            autoStopAfter?: string;
-        };
         SessionHolding: {
             /** @description How many in-progress items the session owns (exact) */
             count: number;
@@ -9547,82 +2086,7 @@ export interface components {
                 since: string;
             }[];
         };
-        SessionHoldingInput: {
-            /** @description How many in-progress items the session owns (exact) */
-            count: number;
-            /** @description The first 5 of them, longest held first */
-            items: {
-                id: string;
-                scope: string;
-                title: string;
-                /** @description When this claim began (the item went in-progress, or changed owner while in it) */
-                since: string;
-            }[];
-        };
-        SessionInput: {
-            id: string;
-            name: string;
-            parentId?: string;
-            /** @description Subtree root (seed 000 “Scoping”) */
-            rootId: string;
-            /** @description Default scope: `session:<rootId>` */
-            scope: string;
-            systemKind?: string;
-            /** @description The configured Agent this session acts as (Task Graph v1 implementer or reviewer) */
-            agentId?: string;
-            /** @description A subtask session: the parent task id of the graph whose dispatch created it */
-            graphId?: string;
-            /** @description A subtask session: the subtask it was dispatched for */
-            subtaskId?: string;
-            /** @enum {string} */
-            status: "active" | "stopped" | "deleted";
-            createdBy: string;
-            createdAt: string;
-            stoppedAt?: string;
-            /**
-             * @description Why it stopped: `requested` (stop or delete), `silent` (auto-stopped after its heartbeat interval), `ancestor` (an ancestor’s stop took its subtree), `dispatch-ended` (a Task Graph dispatch’s session)
-             * @enum {string}
-             */
-            stopReason?: "requested" | "silent" | "ancestor" | "dispatch-ended";
-            revision: number;
-            /** @description Its last authenticated call (database clock), accurate to about a second; absent on sessions older than this field */
-            lastSeenAt?: string;
-            /** @description When set: silent (no authenticated call) for longer than this, the sweep stops the session */
-            heartbeatIntervalMs?: number;
-            /** @description `status` is active and, with a heartbeat interval, `lastSeenAt` is within it (database clock). Active but not alive: silent, stopped by the next sweep */
-            alive: boolean;
-            /** @description List and get: its in-progress items (count, and the longest held few) */
-            holding?: components["schemas"]["SessionHoldingInput"];
-            /** @description `wide=true` only: done/total of the session’s own subtree list, sub-items included */
-            progress?: {
-                done: number;
-                total: number;
-            };
-            /** @description `wide=true`, orchestrators only: done/total over the scenarios it orchestrates (not echoed onto members) */
-            scenarioProgress?: {
-                done: number;
-                total: number;
-                scenarios: number;
-            };
-        };
         SweepHealth: {
-            /**
-             * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys, scope-counts
-             * @enum {string}
-             */
-            sweep: "session-liveness" | "lease" | "graph-interruptions" | "metagit-stranded" | "retention" | "event-retention" | "scenario-completion" | "idempotency-keys" | "scope-counts";
-            /** @description Database time of its last success on any replica (ISO 8601); null until it first succeeded */
-            lastSuccessAt: string | null;
-            /** @description How long that success took, in ms */
-            durationMs: number | null;
-            /** @description Rows that success changed: items reopened, subtasks recorded interrupted, items or events deleted, scenarios completed */
-            changed: number | null;
-            /** @description Database time of its last failure on any replica; null when it never failed */
-            lastFailureAt: string | null;
-            /** @description No success within `staleAfterMs` (a step that never ran is not stale during the first `staleAfterMs` of this replica) */
-            stale: boolean;
-        };
-        SweepHealthInput: {
             /**
              * @description The sweep step, in run order: session-liveness, lease, graph-interruptions, metagit-stranded, retention, event-retention, scenario-completion, idempotency-keys, scope-counts
              * @enum {string}
@@ -9648,39 +2112,7 @@ export interface components {
             dispatch: components["schemas"]["TaskGraphDispatch"];
             graph: components["schemas"]["TaskGraphRecord"];
         };
-        TaskGraphClaimResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-dispatch";
-            parentTaskId: string;
-            dispatch: components["schemas"]["TaskGraphDispatchInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
         TaskGraphCleanupReport: {
-            /** @description Record only this subtask’s outcome */
-            subtaskId?: string;
-            /** @description The runner’s outcome of removing each owned worktree */
-            outcomes: {
-                subtaskId: string;
-                /** @enum {string} */
-                status: "CLEANED" | "FAILED" | "SKIPPED";
-                error?: {
-                    code: string;
-                    message: string;
-                };
-            }[];
-            /** @description The integration worktree’s outcome */
-            integration?: {
-                /** @enum {string} */
-                status: "CLEANED" | "FAILED" | "SKIPPED";
-                error?: {
-                    code: string;
-                    message: string;
-                };
-            };
-        };
-        TaskGraphCleanupReportInput: {
             /** @description Record only this subtask’s outcome */
             subtaskId?: string;
             /** @description The runner’s outcome of removing each owned worktree */
@@ -9736,39 +2168,6 @@ export interface components {
                 message: string;
             };
         };
-        TaskGraphCompleteResultInput: {
-            /** @description False when strict scope drift recorded FAILED */
-            ok: boolean;
-            /** @constant */
-            command: "task.graph-complete";
-            parentTaskId: string;
-            subtaskId: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            reason: string | null;
-            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskStateInput"];
-                to: components["schemas"]["TaskGraphSubtaskStateInput"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            /** @description The stored IMPLEMENTATION_DONE evidence */
-            evidence: unknown;
-            /** @description Scope Audit v1 evidence (docs/seeds/task-graph-v1.md §9); null without an Intent Map */
-            scopeEvidence: unknown;
-            error?: {
-                /** @constant */
-                code: "INTENT_SCOPE_DRIFT";
-                /** @constant */
-                stage: "scope-audit";
-                /** @constant */
-                recoverable: true;
-                message: string;
-            };
-        };
         /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
         TaskGraphCompletionEvidence: {
             /** @description The dispatch attempt this call is about; a stale one is 409 */
@@ -9791,32 +2190,8 @@ export interface components {
             /** @description A bounded human summary; never proof of completion */
             summary?: string;
         };
-        /** @description IMPLEMENTATION_DONE evidence reported by the runner. */
-        TaskGraphCompletionEvidenceInput: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-            /** @constant */
-            kind?: "IMPLEMENTATION_DONE";
-            /** @description The graph base the worktree was created at (must equal the dispatch’s) */
-            graphBaseCommit: string;
-            /** @description The new commit at the worktree HEAD, descending from the base */
-            implementationCommit: string;
-            /** @description `git diff --name-status -M -z <base> <commit>`, parsed */
-            committedChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
-            /** @description The runner cut its list (more than it reports) */
-            committedChangesTruncated?: boolean;
-            /** @description `git status --porcelain=v1 -z --untracked-files=all` in the worktree, parsed */
-            dirtyChanges: components["schemas"]["TaskGraphReportedChangeInput"][];
-            dirtyChangesTruncated?: boolean;
-            /** @description False when the runner could not inspect the worktree (then dirtyChanges is []) */
-            dirtyWorktreeAvailable: boolean;
-            /** @description A bounded human summary; never proof of completion */
-            summary?: string;
-        };
         /** @description A problem document; scheduling refusals add the contract’s error members. */
         TaskGraphConflictProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphSchedulingError"]) | components["schemas"]["Problem"];
-        /** @description A problem document; scheduling refusals add the contract’s error members. */
-        TaskGraphConflictProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphSchedulingErrorInput"]) | components["schemas"]["ProblemInput"];
         TaskGraphCreated: {
             /** @constant */
             ok: true;
@@ -9826,76 +2201,8 @@ export interface components {
             };
             graph: components["schemas"]["TaskGraphRecord"];
         };
-        TaskGraphCreatedInput: {
-            /** @constant */
-            ok: true;
-            validation: {
-                /** @constant */
-                sideEffects: true;
-            };
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
-        TaskGraphDerivedSubtaskState: {
-            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-            id: string;
-            state: components["schemas"]["TaskGraphSubtaskState"];
-            reason: string | null;
-            derived: boolean;
-            changed: boolean;
-            dependencies: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                state: components["schemas"]["TaskGraphSubtaskState"] | "MISSING";
-            }[];
-        };
-        TaskGraphDerivedSubtaskStateInput: {
-            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-            id: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            reason: string | null;
-            derived: boolean;
-            changed: boolean;
-            dependencies: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
-            }[];
-        };
         /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
         TaskGraphDispatch: {
-            parentTaskId: string;
-            subtaskId: string;
-            attempt: number;
-            implementer: string;
-            title: string | null;
-            spec: string;
-            dependsOn: string[];
-            /** @description Null: the graph has no Intent Map */
-            writeIntent: string[] | null;
-            scopePolicy: ("observe" | "warn" | "strict") | null;
-            /** @description The implementer’s session: give it COORD_TOKEN=<token> */
-            session: {
-                id: string;
-                /** @description Bearer token of the dispatch’s own session; shown once */
-                token: string;
-                agentId: string;
-                parentId: string | null;
-            };
-            /** @description Where the runner must run it */
-            worktree: {
-                path: string;
-                branch: string;
-                ref: string;
-                baseCommit: string;
-            };
-            todoId: string;
-            leaseExpiresAt: string | null;
-            claimLeaseMs: number;
-            sessionWaitMs: number | null;
-            dispatchedBy: string;
-        };
-        /** @description One dispatched subtask: what the runner on the agent’s machine needs to execute it. */
-        TaskGraphDispatchInput: {
             parentTaskId: string;
             subtaskId: string;
             attempt: number;
@@ -9938,17 +2245,6 @@ export interface components {
                 [key: string]: unknown;
             };
         };
-        TaskGraphEventInput: {
-            /** @description The event’s sequence number (SSE `id:`) */
-            seq: number;
-            /** @description `TASK_GRAPH_CREATED`, `TASK_GRAPH_SUBTASK_STATE_CHANGED`, `TASK_GRAPH_STATUS_CHANGED`, `TASK_GRAPH_INTEGRATION_RECORDED`, `TASK_GRAPH_REVIEW_RECORDED`, `TASK_GRAPH_CLEANUP_RECORDED` */
-            event: string;
-            /** @description ISO 8601, database clock */
-            at: string;
-            data: {
-                [key: string]: unknown;
-            };
-        };
         TaskGraphFailResult: {
             /** @constant */
             ok: true;
@@ -9970,41 +2266,7 @@ export interface components {
             graph: components["schemas"]["TaskGraphRecord"];
             changed: boolean;
         };
-        TaskGraphFailResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-fail";
-            parentTaskId: string;
-            subtaskId: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            reason: string | null;
-            /** @description The durable transitions this call made: the subtask first, then derived ones by id */
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskStateInput"];
-                to: components["schemas"]["TaskGraphSubtaskStateInput"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            changed: boolean;
-        };
         TaskGraphFailureReport: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-            /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
-            code: string;
-            message: string;
-            /** @description Default `completion` */
-            stage?: string;
-            exitCode?: number | null;
-            signal?: string | null;
-            /** @description Default true */
-            recoverable?: boolean;
-        };
-        TaskGraphFailureReportInput: {
             /** @description The dispatch attempt this call is about; a stale one is 409 */
             attempt?: number;
             /** @description The contract’s runtime error code: AGENT_EXIT_NONZERO, AGENT_TIMEOUT, AGENT_RUNTIME_ERROR, SPAWN_FAILED, EXECUTABLE_NOT_FOUND, WORKTREE_CONFLICT, … */
@@ -10035,42 +2297,11 @@ export interface components {
                 [key: string]: string | null;
             };
         };
-        /** @description Deterministic frontier; every list sorted by id in byte order. */
-        TaskGraphFrontierInput: {
-            ready: string[];
-            waiting: string[];
-            blocked: string[];
-            running: string[];
-            succeeded: string[];
-            failed: string[];
-            stopped: string[];
-            eligible: string[];
-            capacityLimited: string[];
-            maxConcurrency: number;
-            runningCount: number;
-            availableSlots: number;
-            reasons: {
-                [key: string]: string | null;
-            };
-        };
         TaskGraphHeartbeatRequest: {
             /** @description The dispatch attempt this call is about; a stale one is 409 */
             attempt?: number;
         };
-        TaskGraphHeartbeatRequestInput: {
-            /** @description The dispatch attempt this call is about; a stale one is 409 */
-            attempt?: number;
-        };
         TaskGraphHeartbeatResult: {
-            /** @constant */
-            ok: true;
-            parentTaskId: string;
-            subtaskId: string;
-            leaseExpiresAt: string | null;
-            attempt: number;
-            claimLeaseMs: number;
-        };
-        TaskGraphHeartbeatResultInput: {
             /** @constant */
             ok: true;
             parentTaskId: string;
@@ -10086,47 +2317,7 @@ export interface components {
             /** @description True when older lifecycle events were left out */
             eventsTruncated: boolean;
         };
-        TaskGraphInspectInput: {
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            /** @description The newest lifecycle events (at most 100), oldest first */
-            events: components["schemas"]["TaskGraphEventInput"][];
-            /** @description True when older lifecycle events were left out */
-            eventsTruncated: boolean;
-        };
         TaskGraphIntegrationReport: {
-            /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-            baseCommit: string;
-            /** @enum {string} */
-            status: "SUCCEEDED" | "CONFLICT" | "FAILED";
-            /** @description Every subtask, in byte order of id, on its Runtime branch at its verified commit */
-            sources: {
-                subtaskId: string;
-                branch: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-            }[];
-            /** @description The commits the cherry-picks created, in source order */
-            appliedRefs?: {
-                subtaskId: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-            }[];
-            /** @description SUCCEEDED: HEAD of the integration branch */
-            aggregateCommit?: string;
-            /** @description CONFLICT: the cherry-pick that stopped, left inspectable in the integration worktree */
-            conflict?: {
-                subtaskId: string;
-                /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
-                commit: string;
-                paths: string[];
-                message: string;
-            };
-            error?: {
-                code: string;
-                message: string;
-            };
-        };
-        TaskGraphIntegrationReportInput: {
             /** @description A full commit id: 40 (SHA-1) or 64 (SHA-256) hex digits */
             baseCommit: string;
             /** @enum {string} */
@@ -10170,33 +2361,7 @@ export interface components {
             state: components["schemas"]["TaskGraphState"];
             graph: components["schemas"]["TaskGraphRecord"];
         };
-        TaskGraphIntegrationResultInput: {
-            /** @description True for a SUCCEEDED integration */
-            ok: boolean;
-            /** @constant */
-            command: "task.graph-integrate";
-            parentTaskId: string;
-            changed: boolean;
-            integration: unknown;
-            state: components["schemas"]["TaskGraphStateInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
         TaskGraphInvalidError: {
-            /** @constant */
-            code: "TASK_GRAPH_INVALID";
-            /** @enum {string} */
-            stage: "graph-validation" | "intent-map-validation";
-            message: string;
-            /** @constant */
-            recoverable: false;
-            taskId: string | null;
-            details: {
-                parentTaskId: string | null;
-                subtaskId: string | null;
-                agent?: string;
-            };
-        };
-        TaskGraphInvalidErrorInput: {
             /** @constant */
             code: "TASK_GRAPH_INVALID";
             /** @enum {string} */
@@ -10213,159 +2378,10 @@ export interface components {
         };
         /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
         TaskGraphInvalidProblem: (components["schemas"]["Problem"] & components["schemas"]["TaskGraphInvalidError"]) | components["schemas"]["Problem"];
-        /** @description A problem document; TASK_GRAPH_INVALID adds the contract’s error members. */
-        TaskGraphInvalidProblemInput: (components["schemas"]["ProblemInput"] & components["schemas"]["TaskGraphInvalidErrorInput"]) | components["schemas"]["ProblemInput"];
         /** @description Newest update first (`updatedAt` descending, then id). */
         TaskGraphList: {
             graphs: components["schemas"]["TaskGraphSummary"][];
             nextCursor: string | null;
-        };
-        /** @description Newest update first (`updatedAt` descending, then id). */
-        TaskGraphListInput: {
-            graphs: components["schemas"]["TaskGraphSummaryInput"][];
-            nextCursor: string | null;
-        };
-        /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
-        TaskGraphNormalized: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            kind: "task-graph";
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            /** @constant */
-            state: "CREATED";
-            parentTask: {
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                id: string;
-                title: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                planner: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                reviewer: string;
-                spec?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer?: string;
-            };
-            maxConcurrency: number;
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                parentTaskId: string;
-                title?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer: string;
-                spec: string;
-                dependsOn: string[];
-                /** @constant */
-                state: "PENDING";
-            }[];
-            facts: {
-                parent: {
-                    /** @constant */
-                    kind: "parent-task";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    taskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    planner: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer?: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    reviewer: string;
-                    /** @constant */
-                    state: "CREATED";
-                    /** @constant */
-                    status: "CREATED";
-                    maxConcurrency: number;
-                };
-                subtasks: {
-                    /** @constant */
-                    kind: "subtask";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    parentTaskId: string;
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer: string;
-                    /** @constant */
-                    state: "PENDING";
-                    /** @constant */
-                    status: "PENDING";
-                    dependsOn: string[];
-                }[];
-            };
-        };
-        /** @description A validated Task Graph v1: subtasks and dependsOn sorted by id. */
-        TaskGraphNormalizedInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            kind: "task-graph";
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            /** @constant */
-            state: "CREATED";
-            parentTask: {
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                id: string;
-                title: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                planner: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                reviewer: string;
-                spec?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer?: string;
-            };
-            maxConcurrency: number;
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                parentTaskId: string;
-                title?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer: string;
-                spec: string;
-                dependsOn: string[];
-                /** @constant */
-                state: "PENDING";
-            }[];
-            facts: {
-                parent: {
-                    /** @constant */
-                    kind: "parent-task";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    taskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    planner: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer?: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    reviewer: string;
-                    /** @constant */
-                    state: "CREATED";
-                    /** @constant */
-                    status: "CREATED";
-                    maxConcurrency: number;
-                };
-                subtasks: {
-                    /** @constant */
-                    kind: "subtask";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    parentTaskId: string;
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer: string;
-                    /** @constant */
-                    state: "PENDING";
-                    /** @constant */
-                    status: "PENDING";
-                    dependsOn: string[];
-                }[];
-            };
         };
         /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
         TaskGraphPlan: {
@@ -10415,54 +2431,6 @@ export interface components {
             };
             conflict?: components["schemas"]["WriteIntentConflict"];
         };
-        TaskGraphPlanDecisionInput: {
-            /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-            subtaskId: string;
-            /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-            implementer: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @enum {string} */
-            decision: "ELIGIBLE" | "CAPACITY_LIMITED" | "WRITE_INTENT_CONFLICT" | "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
-            reason: string;
-            dependencies: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                state: components["schemas"]["TaskGraphSubtaskStateInput"] | "MISSING";
-            }[];
-            agent: {
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                id: string;
-                /** @description null when no agents registry was consulted. */
-                registered: boolean | null;
-                adapter: string | null;
-                command: string | null;
-                commandSource: ("project" | "user" | "adapter-default") | null;
-            };
-            conflict?: components["schemas"]["WriteIntentConflictInput"];
-        };
-        /** @description Read-only Graph Preflight: one deterministic, conflict-aware READY wave and a decision for every subtask. */
-        TaskGraphPlanInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            deterministic: true;
-            /** @constant */
-            sideEffects: false;
-            /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-            parentTaskId: string;
-            maxConcurrency: number;
-            runningCount: number;
-            availableSlots: number;
-            eligible: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            capacityLimited: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            conflictDeferred: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            conflicts: components["schemas"]["WriteIntentConflictInput"][];
-            wave: components["schemas"]["TaskGraphWaveInput"];
-            decisions: components["schemas"]["TaskGraphPlanDecisionInput"][];
-            intentCoverage: components["schemas"]["IntentCoverageInput"];
-            preflight: components["schemas"]["TaskGraphPreflightInput"];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-        };
         TaskGraphPreflight: {
             /** @constant */
             schemaVersion: 1;
@@ -10471,49 +2439,6 @@ export interface components {
             /** @constant */
             sideEffects: false;
             scopePolicy: components["schemas"]["IntentMapScopePolicy"] | null;
-            /** @enum {string} */
-            concurrentWriteSafety: "UNVERIFIED" | "DECLARED_NON_CONFLICTING";
-            estimates: {
-                /** @constant */
-                basis: "current-selected-wave";
-                selectedSubtaskCount: number;
-                worktreeCount: number;
-                branchCount: number;
-                busMessageCount: number;
-                sessionCount: number;
-                processCount: number;
-            };
-            risks: {
-                /** @enum {string} */
-                code: "INTENT_COVERAGE_UNAVAILABLE" | "WRITE_INTENT_CONFLICT" | "CAPACITY_LIMITED";
-                /** @enum {string} */
-                severity: "warning" | "info";
-                affectedSubtasks: string[];
-                message: string;
-            }[];
-            boundaries: {
-                /** @constant */
-                changesDependencies: false;
-                /** @constant */
-                dispatchesAgents: false;
-                /** @constant */
-                authorizesReview: false;
-                /** @constant */
-                authorizesRelease: false;
-                /** @constant */
-                requiresExplicitGraphRun: true;
-                /** @constant */
-                releaseApproval: "RELEASE_APPROVED";
-            };
-        };
-        TaskGraphPreflightInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            deterministic: true;
-            /** @constant */
-            sideEffects: false;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
             /** @enum {string} */
             concurrentWriteSafety: "UNVERIFIED" | "DECLARED_NON_CONFLICTING";
             estimates: {
@@ -10604,74 +2529,7 @@ export interface components {
             /** @description Bumped by every durable change; also the ETag */
             revision: number;
         };
-        /** @description A durable Task Graph with its derived frontier and intent coverage. */
-        TaskGraphRecordInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            kind: "task-graph";
-            id: string;
-            parentTaskId: string;
-            /** @description `graph:<parentTaskId>`: the todo scope holding the subtasks */
-            scope: string;
-            parentTask: {
-                id: string;
-                title: string;
-                planner: string;
-                reviewer: string;
-                spec?: string;
-                implementer?: string;
-                state: components["schemas"]["TaskGraphStateInput"];
-                status: components["schemas"]["TaskGraphStateInput"];
-                reason: string | null;
-                evidence: unknown;
-                /** @description ISO 8601, database clock */
-                createdAt: string;
-                /** @description ISO 8601, database clock */
-                updatedAt: string;
-            };
-            /** @description Derived from the subtask states (docs/seeds/task-graph-v1.md §3) */
-            state: components["schemas"]["TaskGraphStateInput"];
-            /** @description Always equal to `state` */
-            status: components["schemas"]["TaskGraphStateInput"];
-            reason: string | null;
-            evidence: unknown;
-            maxConcurrency: number;
-            /** @description Sorted by id in byte order */
-            subtasks: components["schemas"]["TaskGraphSubtaskRecordInput"][];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            /** @description The graph base commit fixed by the first run (lower-case hex), or null */
-            baseCommit: string | null;
-            /** @description One entry per subtask, by id (docs/seeds/task-graph-v1.md §10) */
-            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
-            /** @description The recorded integration (PUT /v1/graphs/{id}/integration), or null */
-            integration: unknown;
-            /** @description The latest review decision, or null */
-            review: unknown;
-            /** @description The persisted normalised Intent Map; null for a legacy graph */
-            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
-            intentCoverage: components["schemas"]["IntentCoverageInput"];
-            createdBy: string;
-            /** @description ISO 8601, database clock */
-            createdAt: string;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-            /** @description Bumped by every durable change; also the ETag */
-            revision: number;
-        };
         TaskGraphRecoverRequest: {
-            /** @description Recover one subtask; default every subtask */
-            subtaskId?: string;
-            /** @description What the runner sees on its machine; a RUNNING subtask reported dead is recorded FAILED `interrupted` */
-            observations?: {
-                subtaskId: string;
-                /** @description False: the runner found no live implementer process for the RUNNING dispatch */
-                processAlive?: boolean;
-                /** @description False: the dispatch’s worktree is gone */
-                worktreeExists?: boolean;
-            }[];
-        } | null;
-        TaskGraphRecoverRequestInput: {
             /** @description Recover one subtask; default every subtask */
             subtaskId?: string;
             /** @description What the runner sees on its machine; a RUNNING subtask reported dead is recorded FAILED `interrupted` */
@@ -10688,45 +2546,6 @@ export interface components {
             subtaskId: string;
             implementer: string;
             state: components["schemas"]["TaskGraphSubtaskState"];
-            /** @enum {string} */
-            classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
-            /** @description An explicit resume can move it on */
-            recoverable: boolean;
-            action: "resume" | null;
-            reason: string | null;
-            lastError: unknown;
-            implementationCommit: string | null;
-            /** @description Verified IMPLEMENTATION_DONE evidence is recorded */
-            completionEvidence: boolean;
-            attempt: number;
-            baseCommit: string | null;
-            worktree: {
-                path: string;
-                branch: string;
-                ref: string;
-                /** @description The runner’s fact: null here (the coordinator has no checkout) */
-                exists: boolean | null;
-                safe: boolean | null;
-                registered: boolean | null;
-                owned: boolean;
-                ownershipKnown: boolean;
-            } | null;
-            session: {
-                id: string;
-                agent: string;
-                state: string | null;
-                hostPid: number | null;
-                hostAlive: boolean | null;
-            } | null;
-            sessionOwned: boolean;
-            sessionHealthy: boolean;
-            cleanup: unknown;
-        };
-        TaskGraphRecoveryEntryInput: {
-            parentTaskId: string;
-            subtaskId: string;
-            implementer: string;
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
             /** @enum {string} */
             classification: "running" | "completed" | "completed-unverified" | "interrupted" | "failed" | "stopped" | "blocked" | "ready" | "waiting";
             /** @description An explicit resume can move it on */
@@ -10816,69 +2635,7 @@ export interface components {
             /** @constant */
             automaticRetry: false;
         };
-        /** @description The shared result of recover, resume, stop and cleanup (docs/seeds/task-graph-v1.md §10). */
-        TaskGraphRecoveryResultInput: {
-            /** @constant */
-            ok: true;
-            /** @enum {string} */
-            command: "task.graph-recover" | "task.graph-resume" | "task.graph-stop" | "task.graph-cleanup";
-            parentTaskId: string;
-            graphId: string;
-            graph: components["schemas"]["TaskGraphRecordInput"];
-            /** @description recover: the entries before it */
-            before?: components["schemas"]["TaskGraphRecoveryEntryInput"][];
-            recovery: components["schemas"]["TaskGraphRecoveryEntryInput"][];
-            outcomes: {
-                subtaskId: string;
-                state: components["schemas"]["TaskGraphSubtaskStateInput"];
-                status: components["schemas"]["TaskGraphSubtaskStateInput"];
-                classification: string;
-                /** @description recorded-failed, ready-for-explicit-dispatch, reused-healthy-session, stopped, cleanup-<status>, none */
-                action: string;
-                changed: boolean;
-                idempotent: boolean;
-                recoverable: boolean;
-                session: {
-                    id: string;
-                    state: string | null;
-                } | null;
-                worktree: {
-                    path: string;
-                    branch: string;
-                    ref: string;
-                };
-                error: {
-                    code: string;
-                    message: string;
-                } | null;
-                cleanup: unknown;
-            }[];
-            transitions: {
-                subtaskId: string;
-                from: components["schemas"]["TaskGraphSubtaskStateInput"];
-                to: components["schemas"]["TaskGraphSubtaskStateInput"];
-                reason: string | null;
-                derived: boolean;
-            }[];
-            /** @description resume: the subtask waits for an explicit run or claim */
-            dispatchRequired?: boolean;
-            /** @description stop: the recorded reason */
-            reason?: string;
-            integrationCleanup?: {
-                status: string;
-                idempotent: boolean;
-            } | null;
-            /** @constant */
-            automaticRetry: false;
-        };
         TaskGraphReportedChange: {
-            /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
-            status: string;
-            path: string;
-            /** @description Renames and copies only: the source path */
-            oldPath?: string;
-        };
-        TaskGraphReportedChangeInput: {
             /** @description Committed: git name-status `A|M|D|T|R<score>|C<score>`. Dirty: a porcelain v1 `XY` code (`??` untracked) */
             status: string;
             path: string;
@@ -10891,29 +2648,10 @@ export interface components {
             /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
             intentMap?: components["schemas"]["IntentMapV1"];
         };
-        /** @description A Task Graph v1 document with its optional Intent Map v1 companion. */
-        TaskGraphRequestInput: {
-            graph: components["schemas"]["TaskGraphV1Input"];
-            /** @description Optional Intent Map v1 companion; omit (or null) for a legacy graph */
-            intentMap?: components["schemas"]["IntentMapV1Input"];
-        };
         TaskGraphResumeRequest: {
             subtaskId: string;
         };
-        TaskGraphResumeRequestInput: {
-            subtaskId: string;
-        };
         TaskGraphReviewRequest: {
-            /** @enum {string} */
-            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
-            /** @description Bounded review notes */
-            feedback?: string;
-            /** @description The integration’s `sourceFingerprint` the reviewer looked at */
-            sourceFingerprint: string;
-            /** @description The integration’s `aggregateCommit` the reviewer looked at */
-            aggregateCommit: string;
-        };
-        TaskGraphReviewRequestInput: {
             /** @enum {string} */
             decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
             /** @description Bounded review notes */
@@ -10952,42 +2690,7 @@ export interface components {
             };
             graph: components["schemas"]["TaskGraphRecord"];
         };
-        TaskGraphReviewResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-review";
-            parentTaskId: string;
-            /** @enum {string} */
-            decision: "REVIEW_APPROVED" | "CHANGES_REQUESTED";
-            changed: boolean;
-            review: unknown;
-            state: components["schemas"]["TaskGraphStateInput"];
-            /** @description Review authorises nothing beyond the recorded decision */
-            authorizes: {
-                /** @constant */
-                merge: false;
-                /** @constant */
-                push: false;
-                /** @constant */
-                tag: false;
-                /** @constant */
-                publish: false;
-                /** @constant */
-                deploy: false;
-                /** @constant */
-                release: false;
-                note: string;
-            };
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
         TaskGraphRunRequest: {
-            /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
-            baseCommit?: string;
-            /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
-            sessionWaitMs?: number;
-        };
-        TaskGraphRunRequestInput: {
             /** @description The repository HEAD to run on. Required until the first dispatch fixes the graph base; afterwards it must equal it. */
             baseCommit?: string;
             /** @description The runner’s observation window per selected subtask, in ms (echoed in each dispatch; the coordinator waits for nothing) */
@@ -11009,22 +2712,6 @@ export interface components {
             state: components["schemas"]["TaskGraphState"];
             graph: components["schemas"]["TaskGraphRecord"];
         };
-        TaskGraphRunResultInput: {
-            /** @constant */
-            ok: true;
-            /** @constant */
-            command: "task.graph-run";
-            parentTaskId: string;
-            baseCommit: string | null;
-            /** @description The dispatched subtasks (the plan’s selected wave); [] when nothing was READY */
-            selected: string[];
-            /** @description The plan this run executed */
-            initialPlan: components["schemas"]["TaskGraphPlanInput"];
-            dispatches: components["schemas"]["TaskGraphDispatchInput"][];
-            frontier: components["schemas"]["TaskGraphFrontierInput"];
-            state: components["schemas"]["TaskGraphStateInput"];
-            graph: components["schemas"]["TaskGraphRecordInput"];
-        };
         TaskGraphSchedulingError: {
             /** @enum {string} */
             code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
@@ -11040,32 +2727,9 @@ export interface components {
                 conflict?: components["schemas"]["WriteIntentConflict"];
             };
         };
-        TaskGraphSchedulingErrorInput: {
-            /** @enum {string} */
-            code: "TASK_STATE_CONFLICT" | "TASK_ALREADY_RUNNING" | "TASK_NOT_FOUND" | "INVALID_AGENT_CONFIG";
-            /** @constant */
-            stage: "graph-scheduling";
-            message: string;
-            recoverable: boolean;
-            taskId: string | null;
-            details: {
-                parentTaskId: string | null;
-                subtaskId: string | null;
-                agent?: string;
-                conflict?: components["schemas"]["WriteIntentConflictInput"];
-            };
-        };
         /** @enum {string} */
         TaskGraphState: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
-        /** @enum {string} */
-        TaskGraphStateInput: "CREATED" | "RUNNING" | "REVIEWING" | "APPROVED" | "ERROR" | "STOPPED";
         TaskGraphStopRequest: {
-            /** @description Why; recorded on every stopped subtask */
-            reason: string;
-            /** @description Stop one subtask; default the whole graph */
-            subtaskId?: string;
-        };
-        TaskGraphStopRequestInput: {
             /** @description Why; recorded on every stopped subtask */
             reason: string;
             /** @description Stop one subtask; default the whole graph */
@@ -11122,61 +2786,8 @@ export interface components {
             /** @description ISO 8601, database clock */
             updatedAt: string;
         };
-        TaskGraphSubtaskRecordInput: {
-            id: string;
-            /** @description Same as `id` (the contract record carries both) */
-            subtaskId: string;
-            parentTaskId: string;
-            title?: string;
-            implementer: string;
-            spec: string;
-            /** @description Sorted in byte order */
-            dependsOn: string[];
-            /** @description Derived: READY/WAITING/BLOCKED re-derived from the dependencies on every read */
-            state: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @description Always equal to `state` */
-            status: components["schemas"]["TaskGraphSubtaskStateInput"];
-            /** @description Bounded to 8 KiB */
-            reason: string | null;
-            /** @description Verified IMPLEMENTATION_DONE evidence of the current attempt (bounded), or null */
-            evidence: unknown;
-            /** @description The engine row of this subtask in scope `graph:<parentTaskId>` */
-            todoId: string;
-            /**
-             * @description The engine row’s effective status
-             * @enum {string}
-             */
-            todoStatus: "todo" | "in-progress" | "done" | "blocked";
-            /** @description Dispatches so far (0 before the first) */
-            attempt: number;
-            /** @description The current dispatch’s own session */
-            sessionId: string | null;
-            /** @description The principal that dispatched it (run or claim) */
-            dispatchedBy: string | null;
-            dispatchedAt: string | null;
-            /** @description The Runtime-owned worktree, relative to the repository root: `.coord/worktrees/<parentTaskId>/<subtaskId>` */
-            worktreePath: string | null;
-            /** @description `coord/<parentTaskId>/<subtaskId>` */
-            branch: string | null;
-            /** @description `refs/heads/coord/<parentTaskId>/<subtaskId>` */
-            ref: string | null;
-            /** @description RUNNING: last progress + claim_lease */
-            leaseExpiresAt: string | null;
-            /** @description The verified implementation commit */
-            implementationCommit: string | null;
-            /** @description Scope Audit v1 evidence (graphs with an Intent Map), or null */
-            scopeEvidence: unknown;
-            /** @description The last runtime error `{code, message, stage, recoverable, classification, …}`, or null */
-            lastError: unknown;
-            /** @description The runner’s last cleanup outcome `{status, error, worktree, at}`, or null */
-            cleanup: unknown;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-        };
         /** @enum {string} */
         TaskGraphSubtaskState: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
-        /** @enum {string} */
-        TaskGraphSubtaskStateInput: "PENDING" | "READY" | "WAITING" | "RUNNING" | "SUCCEEDED" | "FAILED" | "BLOCKED" | "STOPPED";
         TaskGraphSummary: {
             id: string;
             parentTaskId: string;
@@ -11203,65 +2814,8 @@ export interface components {
             updatedAt: string;
             revision: number;
         };
-        TaskGraphSummaryInput: {
-            id: string;
-            parentTaskId: string;
-            scope: string;
-            title: string;
-            state: components["schemas"]["TaskGraphStateInput"];
-            maxConcurrency: number;
-            subtaskCount: number;
-            counts: {
-                ready: number;
-                waiting: number;
-                blocked: number;
-                running: number;
-                succeeded: number;
-                failed: number;
-                stopped: number;
-            };
-            intentCoverageAvailable: boolean;
-            scopePolicy: components["schemas"]["IntentMapScopePolicyInput"] | null;
-            createdBy: string;
-            /** @description ISO 8601, database clock */
-            createdAt: string;
-            /** @description ISO 8601, database clock */
-            updatedAt: string;
-            revision: number;
-        };
         /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
         TaskGraphV1: {
-            /** @constant */
-            schemaVersion: 1;
-            parentTask: {
-                /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                id: string;
-                /** @description Non-empty after trim; ≤ 1024 characters after trim. */
-                title: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                planner: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                reviewer: string;
-                /** @description Optional; non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
-                spec?: string;
-                /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                implementer?: string;
-            };
-            subtasks: {
-                /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                id: string;
-                /** @description Exact configured Implementer; never inferred from an executable. */
-                implementer: string;
-                /** @description Non-empty; ≤ 256 KiB (characters and UTF-8 bytes). */
-                spec: string;
-                title?: string;
-                /** @description Ids of subtasks in the same graph. Duplicate edges and self edges are rejected; the graph must be acyclic. */
-                dependsOn?: string[];
-            }[];
-            maxConcurrency: number;
-        };
-        /** @description Task Graph v1 input. Validated by the server in a fixed order; failures are TASK_GRAPH_INVALID with stage graph-validation. */
-        TaskGraphV1Input: {
             /** @constant */
             schemaVersion: 1;
             parentTask: {
@@ -11337,52 +2891,6 @@ export interface components {
             intentMap: components["schemas"]["IntentMapNormalized"] | null;
             intentCoverage: components["schemas"]["IntentCoverage"];
         };
-        /** @description Validation succeeded; nothing was written. */
-        TaskGraphValidationInput: {
-            /** @constant */
-            ok: true;
-            validation: {
-                /** @constant */
-                sideEffects: false;
-            };
-            /** @description The durable facts view: parent and subtask identities, implementers, sorted dependencies */
-            facts: {
-                parent: {
-                    /** @constant */
-                    kind: "parent-task";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    taskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    planner: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer?: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    reviewer: string;
-                    /** @constant */
-                    state: "CREATED";
-                    /** @constant */
-                    status: "CREATED";
-                    maxConcurrency: number;
-                };
-                subtasks: {
-                    /** @constant */
-                    kind: "subtask";
-                    /** @description Parent Task id: "task-" + one alphanumeric + 1–127 of [A-Za-z0-9_-]. */
-                    parentTaskId: string;
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    /** @description Configured Agent id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name. */
-                    implementer: string;
-                    /** @constant */
-                    state: "PENDING";
-                    /** @constant */
-                    status: "PENDING";
-                    dependsOn: string[];
-                }[];
-            };
-            intentMap: components["schemas"]["IntentMapNormalizedInput"] | null;
-            intentCoverage: components["schemas"]["IntentCoverageInput"];
-        };
         TaskGraphWave: {
             /** @constant */
             schemaVersion: 1;
@@ -11393,20 +2901,6 @@ export interface components {
             conflictDeferred: string[];
             capacityLimited: string[];
             conflicts: components["schemas"]["WriteIntentConflict"][];
-            reasons: {
-                [key: string]: string;
-            };
-        };
-        TaskGraphWaveInput: {
-            /** @constant */
-            schemaVersion: 1;
-            /** @constant */
-            deterministic: true;
-            intentCoverageAvailable: boolean;
-            selected: string[];
-            conflictDeferred: string[];
-            capacityLimited: string[];
-            conflicts: components["schemas"]["WriteIntentConflictInput"][];
             reasons: {
                 [key: string]: string;
             };
@@ -11435,52 +2929,11 @@ export interface components {
             /** @description Oldest first */
             operators: components["schemas"]["TeamOperator"][];
         };
-        /** @description A team with its operators */
-        TeamDetailInput: {
-            /** @description `tm-…`; the server administrator’s team is `tm-default` */
-            id: string;
-            name: string;
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
-            createdBy: string;
-            operatorCount: number;
-            /** @description Oldest first */
-            operators: components["schemas"]["TeamOperatorInput"][];
-        };
-        /** @description A team: its operators, sessions and everything they make belong to it */
-        TeamInput: {
-            /** @description `tm-…`; the server administrator’s team is `tm-default` */
-            id: string;
-            name: string;
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user id of the administrator that created it (`bootstrap` for `tm-default`) */
-            createdBy: string;
-            operatorCount: number;
-        };
         TeamList: {
             teams: components["schemas"]["Team"][];
         };
-        TeamListInput: {
-            teams: components["schemas"]["TeamInput"][];
-        };
         /** @description An operator of a team (never its tokens) */
         TeamOperator: {
-            /** @description `u-…` */
-            id: string;
-            name: string;
-            teamId: string;
-            /**
-             * @description `admin`: the server administrator (creates teams); `operator` otherwise
-             * @enum {string}
-             */
-            role: "operator" | "admin";
-            /** @description ISO 8601 */
-            createdAt: string;
-        };
-        /** @description An operator of a team (never its tokens) */
-        TeamOperatorInput: {
             /** @description `u-…` */
             id: string;
             name: string;
@@ -11531,50 +2984,8 @@ export interface components {
             /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
             result?: unknown;
         };
-        TodoItemInput: {
-            /** @description `td-` + 16 hex */
-            id: string;
-            /** @description `session:<root>`, `scenario:<id>` or `graph:<id>` */
-            scope: string;
-            title: string;
-            note?: string;
-            /** @description Effective status: a stored todo with an unfinished dependency reads `blocked` (ownerless, with `blockedBy`); a claim whose lease expired reads `todo` (or `blocked`) with no owner from its deadline on, since `claim` and `next` take it over */
-            status: components["schemas"]["TodoStatusInput"];
-            /** @description Claimable now: stored todo and unowned, or a claim whose lease expired (`leaseExpired`), with every dependency done: the claim predicate */
-            ready: boolean;
-            /** @description The session that claimed it */
-            owner?: string;
-            /** @description The session it is reserved for */
-            assignee?: string;
-            parentId?: string;
-            tags: string[];
-            /** @description Every dependency id, sorted */
-            dependsOn: string[];
-            /** @description The unfinished dependencies, sorted */
-            blockedBy: string[];
-            /** @description The seed’s WHY BLOCKED text: `dependencies: a,b` and the block note */
-            whyBlocked?: string;
-            /** @description Bumped by every mutation; also the ETag */
-            revision: number;
-            position: number;
-            /** @description Higher is claimed first by `next`, then (position, id); default 0 */
-            priority: number;
-            createdBy: string;
-            createdAt: string;
-            updatedAt: string;
-            /** @description Claimed items: last progress + claim_lease (database clock) */
-            leaseExpiresAt?: string;
-            /** @description True from the lease deadline on: the claim is free (it reads `todo` without owner), the former owner gets 409 lease_expired and may claim it again like anyone else (a `graph:` or `metagit:` item is never taken over: its contract records the dispatch interrupted) */
-            leaseExpired?: boolean;
-            /** @description What `done` handed on (`POST /v1/todos/{id}/done` with `result`): a string or any JSON value. Present only while the item is done with a result; reopening clears it */
-            result?: unknown;
-        };
         TodoList: {
             items: components["schemas"]["TodoItem"][];
-            nextCursor: string | null;
-        };
-        TodoListInput: {
-            items: components["schemas"]["TodoItemInput"][];
             nextCursor: string | null;
         };
         /** @enum {string} */
@@ -11610,73 +3021,15 @@ export interface components {
             /** @description Whether this request was made with this token */
             current: boolean;
         };
-        /** @description A bearer token, never its secret */
-        TokenInput: {
-            /** @description `tk-…` */
-            id: string;
-            /** @description Chosen by its owner; unique among the owner’s unrevoked tokens. `default` is the token a principal was created with */
-            name: string;
-            /** @description The owner: an operator or a session */
-            principal: {
-                /** @enum {string} */
-                kind: "user" | "session";
-                id: string;
-            };
-            /** @description ISO 8601 */
-            createdAt: string;
-            /** @description The user or session id that created it */
-            createdBy: string | null;
-            /** @description Last rotation (new secret, same id), ISO 8601 */
-            rotatedAt: string | null;
-            /** @description Refused from this instant, by the database clock; null = never */
-            expiresAt: string | null;
-            revokedAt: string | null;
-            /**
-             * @description By the database clock at the time of the read; `stopped`: its session has stopped, so it no longer authenticates
-             * @enum {string}
-             */
-            state: "active" | "expired" | "revoked" | "stopped";
-            /** @description Whether this request was made with this token */
-            current: boolean;
-        };
         TokenList: {
             tokens: components["schemas"]["Token"][];
-        };
-        TokenListInput: {
-            tokens: components["schemas"]["TokenInput"][];
         };
         TokenWithSecret: {
             token: components["schemas"]["Token"];
             /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
             secret: string;
         };
-        TokenWithSecretInput: {
-            token: components["schemas"]["TokenInput"];
-            /** @description The bearer token itself. Shown only in this response; Coord keeps only its sha256 */
-            secret: string;
-        };
         WriteIntentConflict: {
-            /** @constant */
-            code: "WRITE_INTENT_CONFLICT";
-            subtasks: [
-                string,
-                string
-            ];
-            patterns: [
-                {
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    pattern: string;
-                },
-                {
-                    /** @description Subtask id: 1–64 of [a-z0-9_-], starting with a lowercase letter; not a Windows device name; never trimmed. */
-                    subtaskId: string;
-                    pattern: string;
-                }
-            ];
-            conservative: boolean;
-        };
-        WriteIntentConflictInput: {
             /** @constant */
             code: "WRITE_INTENT_CONFLICT";
             subtasks: [
@@ -11705,4 +3058,6924 @@ export interface components {
     pathItems: never;
 }
 export type $defs = Record<string, never>;
-export type operations = Record<string, never>;
+export interface operations {
+    eventsFollow: {
+        parameters: {
+            query: {
+                /** @description `todo:<scope>`, e.g. `todo:session:s-…` */
+                topic: string;
+                /** @description Resume after this sequence number */
+                after?: string;
+            };
+            header?: {
+                "last-event-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable, too_many_streams */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    eventsLog: {
+        parameters: {
+            query: {
+                /** @description `todo:<scope>`, e.g. `todo:session:s-…` */
+                topic: string;
+                /** @description Sequence number to read after; default 0 */
+                after?: string;
+                limit?: number;
+                /** @description Only events about this item, graph or scenario id */
+                subjectId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        events: components["schemas"]["Event"][];
+                        nextAfter: number;
+                        resync: boolean;
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sessionsList: {
+        parameters: {
+            query?: {
+                status?: "active" | "stopped" | "deleted";
+                /** @description Only sessions that are (`true`) or are not (`false`) alive; see `Session.alive` */
+                alive?: "true" | "false";
+                limit?: number;
+                cursor?: string;
+                /** @description Add `progress` (and `scenarioProgress` on orchestrators); off by default */
+                wide?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sessions: components["schemas"]["Session"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sessionsCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    parentId?: string;
+                    /** @description Users only, e.g. `orchestrator`: children of a system session anchor to themselves */
+                    systemKind?: string;
+                    /** @description Bind the session to a registered Agent: it may then claim and act on that Agent’s graph subtasks. A session may bind a child only to its own Agent. */
+                    agentId?: string;
+                    /** @description Auto-stop, in ms (5000–86400000): with no authenticated call for longer than this, the sweep stops the session (and its subtree) as POST /v1/sessions/{id}/stop would. Any call counts; an idle agent calls POST /v1/sessions/me/heartbeat. Absent or null: never auto-stopped. */
+                    heartbeatIntervalMs?: number | null;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session: components["schemas"]["Session"];
+                        /** @description Bearer token; shown once */
+                        token: string;
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: session_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, session_not_active */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: agent_not_registered */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sessionsHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SessionHeartbeat"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sessionsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session: components["schemas"]["Session"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: session_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sessionsDelete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session: components["schemas"]["Session"];
+                        /** @description Items reopened from the claims of this session and of the descendants this stop stopped */
+                        reopened: string[];
+                        /** @description The active descendants (any depth) this stop stopped with it, in id order */
+                        stoppedDescendants: string[];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: session_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sessionsStop: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        session: components["schemas"]["Session"];
+                        /** @description Items reopened from the claims of this session and of the descendants this stop stopped */
+                        reopened: string[];
+                        /** @description The active descendants (any depth) this stop stopped with it, in id order */
+                        stoppedDescendants: string[];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: session_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    me: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        kind: "user" | "session";
+                        id: string;
+                        name: string;
+                        /** @description Your team (`tm-…`): a session’s is its creator’s. GET /v1/teams/{id} reads it (operators) */
+                        teamId: string;
+                        /**
+                         * @description Users only: `admin` is the server administrator (creates teams), `operator` otherwise
+                         * @enum {string}
+                         */
+                        role?: "operator" | "admin";
+                        /** @description Default scope (sessions only) */
+                        scope?: string;
+                        session?: components["schemas"]["Session"];
+                        /** @description The token this request was made with (manage it under /v1/tokens) */
+                        token?: {
+                            id: string;
+                            name: string;
+                        };
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosList: {
+        parameters: {
+            query?: {
+                scope?: string;
+                status?: components["schemas"]["TodoStatusInput"];
+                tag?: string;
+                /** @description A session id, or `me` */
+                owner?: string;
+                assignee?: string;
+                /** @description Every scope (users and orchestrator sessions only) */
+                all?: "true" | "false";
+                /** @description Page size, capped at list_limit */
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TodoList"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, invalid_scope, no_session_context, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scope_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosAdd: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddTodo"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scope_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: dependency_empty, dependency_not_found, dependency_scope_mismatch, hierarchy_too_deep, invalid_assignee, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosAddMany: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddManyTodos"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AddManyTodosResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, invalid_scope, malformed_json, no_session_context, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scope_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self, duplicate_ref, hierarchy_too_deep, invalid_assignee, invalid_ref, note_too_long, parent_not_found, parent_scope_mismatch, title_required, title_too_long, too_many_items, unknown_ref */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosRemove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        removed: string[];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: managed_by_graph, todo_referenced */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosEdit: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision you read (ETag), quoted or not; 412 when it moved on */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditTodo"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: lease_expired, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: revision_mismatch */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self, note_too_long, title_required, title_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosDependencyResults: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DependencyResults"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosSetDependencies: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision you read (ETag), quoted or not; 412 when it moved on */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    dependsOn: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: lease_expired, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: revision_mismatch */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: dependency_cycle, dependency_empty, dependency_not_found, dependency_scope_mismatch, dependency_self */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: claim_requires_session, forbidden, reserved_for_assignee */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosNext: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NextRequest"] | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ClaimResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: claim_requires_session, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scope_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: invalid_next_filter */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosDone: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DoneTodo"] | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DoneResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, invalid_scope, no_session_context, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: claim_requires_session, forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scope_not_found, todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: invalid_next_filter, note_too_long, result_too_large */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosBlock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    note?: string;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: note_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosReopen: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired, managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: note_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, lease_expired */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosAssign: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The revision you read (ETag), quoted or not; 412 when it moved on */
+                "if-match"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assignee: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        item: components["schemas"]["TodoItem"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: todo_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: managed_by_graph */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: revision_mismatch */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: invalid_assignee */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    adminConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        todo: {
+                            emit_events: string;
+                            claim_lease: string;
+                            retention: string;
+                            max_title: number;
+                            max_note: number;
+                            max_result: number;
+                            list_limit: number;
+                            sweep_interval: string;
+                            busy_timeout: string;
+                        };
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    adminReload: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        applied: {
+                            [key: string]: number;
+                        };
+                        restartRequired: string[];
+                        todo: {
+                            emit_events: string;
+                            claim_lease: string;
+                            retention: string;
+                            max_title: number;
+                            max_note: number;
+                            max_result: number;
+                            list_limit: number;
+                            sweep_interval: string;
+                            busy_timeout: string;
+                        };
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scenariosList: {
+        parameters: {
+            query?: {
+                /** @description Page size, capped at list_limit (also the default) */
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioList"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scenariosCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateScenario"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedScenario"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: session_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, scenario_name_taken, session_not_active */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scenario_dependency_cycle, scenario_dependency_without_task, scenario_dependent_without_task, scenario_member_duplicate, scenario_member_self_dependency, scenario_member_unknown, title_required, title_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scenariosGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Scenario name or id */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        scenario: components["schemas"]["Scenario"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scenario_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scenariosStatus: {
+        parameters: {
+            query?: {
+                format?: "json" | "text";
+            };
+            header?: never;
+            path: {
+                /** @description Scenario name or id */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status (JSON), or the table as text/plain with `format=text` */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScenarioStatus"];
+                    "text/plain": string;
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scenario_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scenariosPublishResult: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description Scenario name or id */
+                name: string;
+                member: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishResult"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublishedResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scenario_member_not_found, scenario_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    todosExport: {
+        parameters: {
+            query?: {
+                format?: "markdown" | "json";
+            };
+            header?: never;
+            path: {
+                scope: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, streamed (`Content-Disposition` names the seed’s file name) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/markdown": string;
+                    "application/json": components["schemas"]["TodoItem"][];
+                };
+            };
+            /** @description Problem codes: invalid_scope, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: scope_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    scopesList: {
+        parameters: {
+            query?: {
+                /** @description Page size, capped at list_limit (also the default) */
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScopeList"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    agentsList: {
+        parameters: {
+            query?: {
+                /** @description Page size, capped at list_limit */
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentList"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    agentsRegister: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterAgent"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        agent: components["schemas"]["Agent"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, malformed_json, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: agent_exists, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsValidate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphRequest"] | components["schemas"]["TaskGraphV1"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphValidation"];
+                };
+            };
+            /** @description Problem codes: TASK_GRAPH_INVALID, malformed_json, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphInvalidProblem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsList: {
+        parameters: {
+            query?: {
+                /** @description Page size (default 100), capped at list_limit */
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphList"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphRequest"] | components["schemas"]["TaskGraphV1"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphCreated"];
+                };
+            };
+            /** @description Problem codes: TASK_GRAPH_INVALID, invalid_idempotency_key, malformed_json, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphInvalidProblem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graph: components["schemas"]["TaskGraphRecord"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsInspect: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphInspect"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        plan: components["schemas"]["TaskGraphPlan"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_STATE_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphRunRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRunResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsClaim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+                /** @description The subtask id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphRunRequest"] | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphClaimResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: INVALID_AGENT_CONFIG, TASK_ALREADY_RUNNING, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsHeartbeat: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+                /** @description The subtask id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphHeartbeatRequest"] | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphHeartbeatResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsComplete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+                /** @description The subtask id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphCompletionEvidence"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphCompleteResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: AGENT_RUNTIME_ERROR */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsFail: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+                /** @description The subtask id */
+                sid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphFailureReport"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphFailResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: DISPATCH_INTERRUPTED, TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsRecover: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphRecoverRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsResume: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphResumeRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsStop: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphStopRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsCleanup: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphCleanupReport"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphRecoveryResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_NOT_FOUND, graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsRecordIntegration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphIntegrationReport"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphIntegrationResult"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    graphsReview: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The parent Task id (`task-…`) */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskGraphReviewRequest"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskGraphReviewResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: TASK_STATE_CONFLICT, idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["TaskGraphConflictProblem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    intentsList: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        intents: components["schemas"]["MetagitIntent"][];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    intentsCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMetagitIntent"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        intent: components["schemas"]["MetagitIntent"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    intentsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The graph id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        intent: components["schemas"]["MetagitIntent"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: intent_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitList: {
+        parameters: {
+            query?: {
+                status?: "active" | "completed" | "cancelled";
+                limit?: number;
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graphs: {
+                            graphId: string;
+                            title: string;
+                            status: string;
+                            rootIntentId: string;
+                            objectiveId: string | null;
+                            updatedAt: string;
+                            revision: number;
+                        }[];
+                        nextCursor: string | null;
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateMetagitGraph"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graph: components["schemas"]["MetagitGraph"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, intent_exists, task_graph_exists */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The graph id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graph: components["schemas"]["MetagitGraph"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitReady: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The graph id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graphId: string;
+                        nodes: components["schemas"]["MetagitNode"][];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitCancelGraph: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The graph id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graph: components["schemas"]["MetagitGraph"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitReopenGraph: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The graph id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        graph: components["schemas"]["MetagitGraph"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitExpand: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                /** @description The graph id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExpandMetagitGraph"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The new nodes, in outline order */
+                        added: components["schemas"]["MetagitNode"][];
+                        graph: components["schemas"]["MetagitGraphSummaryAfterWrite"];
+                    };
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, node_id_taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: payload_too_large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: dependency_cycle, dependency_not_found, title_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitNode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        node: components["schemas"]["MetagitNode"];
+                    };
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitStart: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetagitNodeResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: claim_requires_session */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitComplete: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetagitNodeResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: already_claimed, dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitCancel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetagitNodeResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitReopen: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never> | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetagitNodeResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitBlock: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetagitNodeResult"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: dependency_blocked, idempotency_key_in_progress, idempotency_key_reused, invalid_transition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: note_too_long */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metagitBindAcl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                nodeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    agentId: string;
+                    branch?: string;
+                    leaseId?: string;
+                    worktreeId?: string;
+                    claimIds?: string[];
+                    /** @description The claim pattern (default **\/*) */
+                    pattern?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MetagitNodeResult"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: task_graph_not_found, task_node_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: invalid_transition */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    tokensList: {
+        parameters: {
+            query?: {
+                /** @description A user or session id (operators only; `not_found` if it is neither); default: you */
+                principal?: string;
+                /** @description `user`: every operator’s tokens (operators only; not with `principal`) */
+                principalKind?: "user";
+                /** @description Also list revoked tokens */
+                includeRevoked?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenList"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    tokensCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. `ci`, `laptop` */
+                    name: string;
+                    expiresIn?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenWithSecret"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, token_limit_reached, token_name_taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    tokensRotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    expiresIn?: string | null;
+                } | null;
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenWithSecret"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: token_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, invalid_transition, last_operator_token */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    tokensRevoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Token"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: token_not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: last_operator_token */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    auditList: {
+        parameters: {
+            query?: {
+                /** @description `user` (an operator), `session`, or `system` (Coord’s own sweeps and jobs) */
+                actorKind?: "user" | "session" | "system";
+                /** @description A user or session id, or a system job (`sweep:lease`) */
+                actorId?: string;
+                /** @description A token name */
+                actorToken?: string;
+                /** @description An item, scenario, graph, metagit node (`<graph>/<node>`), token, session or Agent id */
+                subjectId?: string;
+                /** @description `todo:<scope>` (a scenario by name or id; a session’s topic is its root’s), `audit:tokens`, `audit:sessions`, `audit:agents`, `audit:teams`, `audit:intents` */
+                topic?: string;
+                /** @description ISO 8601 with offset, e.g. `2026-12-03T09:00:00Z`; inclusive */
+                since?: string;
+                /** @description ISO 8601 with offset; exclusive */
+                until?: string;
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    attentionList: {
+        parameters: {
+            query?: {
+                /** @description Only entries of this kind */
+                kind?: "expired-claim" | "silent-holder" | "reserved-for-gone" | "manual-block" | "graph-subtask-ended" | "metagit-node-blocked" | "scenario-member-waiting";
+                /** @description Page size, capped at list_limit (also the default) */
+                limit?: number;
+                /** @description `nextCursor` of the previous page */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttentionPage"];
+                };
+            };
+            /** @description Problem codes: invalid_cursor, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    teamsList: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamList"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    teamsCreate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Unique on the server, e.g. `platform` */
+                    name: string;
+                    /** @description The team’s first operator */
+                    operator: {
+                        /** @description e.g. `alice`; need not be unique */
+                        name: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedTeam"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused, team_name_taken */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    teamsGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TeamDetail"];
+                };
+            };
+            /** @description Problem codes: validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    teamsAddOperator: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description e.g. `alice`; need not be unique */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorWithSecret"];
+                };
+            };
+            /** @description Problem codes: invalid_idempotency_key, validation_failed */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: not_found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: idempotency_key_in_progress, idempotency_key_reused */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: rate_limited */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Problem codes: busy, database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    healthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        status: "ok";
+                    };
+                };
+            };
+        };
+    };
+    readyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceReadiness"];
+                };
+            };
+            /** @description Problem codes: database_unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    metrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+        };
+    };
+}

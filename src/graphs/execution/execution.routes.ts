@@ -66,6 +66,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsRun',
         summary: 'Run the next wave (locked wave claim)',
         description:
           'Under the graph lock: plans once (the Graph Preflight derivation) and claims its selected wave, rechecking READY, ' +
@@ -86,6 +87,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsClaim',
         summary: 'Claim one subtask (fleet claim / dispatch)',
         description:
           'The same locked claim as run, for one subtask: by the graph’s owners or a session bound to its implementer Agent. ' +
@@ -104,6 +106,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsHeartbeat',
         summary: 'Extend a dispatch’s lease',
         description:
           'Extends the claim lease (`claim_lease` after now). A dispatch whose lease expired, or whose session stopped, is FAILED ' +
@@ -122,6 +125,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
       bodyLimit: COMPLETE_BODY_LIMIT,
       schema: {
         tags,
+        operationId: 'graphsComplete',
         summary: 'Complete with IMPLEMENTATION_DONE evidence (and Scope Audit v1)',
         description:
           'Checks the report (full commit ids, the dispatch’s base, a commit that differs from it, bounded lists), then audits ' +
@@ -146,6 +150,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsFail',
         summary: 'Report a failed dispatch',
         description:
           'RUNNING → FAILED with the runner’s error (e.g. `AGENT_EXIT_NONZERO` with `exitCode`); siblings untouched, dependents ' +
@@ -163,6 +168,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsRecover',
         summary: 'Recover: reconcile stranded dispatches',
         description:
           'Records every RUNNING subtask whose session stopped, whose lease expired, or that the runner reports dead ' +
@@ -180,6 +186,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsResume',
         summary: 'Resume one subtask (clear the recovery gate)',
         description:
           'FAILED or STOPPED → READY (or WAITING), dependents re-derived; dispatch stays an explicit run or claim ' +
@@ -198,6 +205,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsStop',
         summary: 'Stop the graph or one subtask',
         description:
           'Active subtasks (RUNNING, READY, WAITING; a whole-graph stop also dependency-BLOCKED ones) → STOPPED with the reason; ' +
@@ -216,6 +224,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsCleanup',
         summary: 'Record the runner’s cleanup outcomes',
         description:
           'Records CLEANED / FAILED / SKIPPED per subtask (and for the integration worktree); a RUNNING subtask is recorded ' +
@@ -233,6 +242,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsRecordIntegration',
         summary: 'Record the integration result',
         description:
           'The runner’s ordered cherry-pick result: base, sources (every subtask in id order, on its Runtime branch at its verified ' +
@@ -251,6 +261,7 @@ export function executionRoutes(app: FastifyInstance, deps: { sql: Sql; config: 
     {
       schema: {
         tags,
+        operationId: 'graphsReview',
         summary: 'Record the aggregate review',
         description:
           '`REVIEW_APPROVED` or `CHANGES_REQUESTED` by a user or a session bound to the reviewer Agent, naming the integration’s ' +
