@@ -1,16 +1,28 @@
 /**
  * The MCP server of Coord's tools (tools.ts), on the official SDK's low-level `Server`: the tool
- * list with the routes' own JSON Schemas, and calls that go to a {@link Backend} — the server's
+ * list with the routes' own JSON Schemas (input and output), and calls that go to a {@link Backend} — the server's
  * routes through `app.inject` (`/mcp`), or the API over HTTP (`coord mcp`). Transport-agnostic: the
  * caller connects it to stdio or streamable HTTP.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { bindTools, DEFAULT_TOOL_SETS, INSTRUCTIONS, nextStep, OUTPUT_SCHEMA, TOOL_SETS, type JsonSchema, type ToolBinding, type ToolSet } from './tools.js';
+import {
+  bindTools,
+  DEFAULT_TOOL_SETS,
+  IDEMPOTENCY_ARG,
+  INSTRUCTIONS,
+  nextStep,
+  outputSchema,
+  TOOL_SETS,
+  type JsonSchema,
+  type ToolBinding,
+  type ToolSet,
+} from './tools.js';
 
 /** How an API tool reaches its route: one HTTP-shaped call. */
 export interface Backend {
-  call(method: string, path: string, body: unknown): Promise<{ status: number; body: unknown }>;
+  /** `idempotencyKey`: the caller's key for a POST, sent as the route's `Idempotency-Key`. */
+  call(method: string, path: string, body: unknown, idempotencyKey?: string): Promise<{ status: number; body: unknown }>;
 }
 
 /** A tool that runs here rather than on the coordinator (the runner's, in `coord mcp`). */
@@ -18,6 +30,8 @@ export interface LocalTool {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /** The schema of what `run` resolves with (the tool's `result`). */
+  resultSchema: JsonSchema;
   /** Resolves with the result, or rejects; `problemOf` turns the rejection into the error shape. */
   run(args: Record<string, unknown>): Promise<unknown>;
   problemOf(err: unknown): { code: string; status: number; message: string; stage?: string; details?: unknown } | undefined;
@@ -128,19 +142,23 @@ async function callApi(backend: Backend, b: ToolBinding, args: Record<string, un
   const url = qs.size ? `${path}?${qs}` : path;
   let body: unknown;
   if (b.body === 'flat') {
-    const skip = new Set([...b.path.map((p) => p.arg), ...b.query]);
+    const skip = new Set([...b.path.map((p) => p.arg), ...b.query, IDEMPOTENCY_ARG]);
     body = Object.fromEntries(Object.entries(args).filter(([k]) => !skip.has(k)));
   } else if (b.body === 'wrapped') {
     body = args.body;
   }
-  const r = await backend.call(b.tool.method, url, body);
+  const key = b.idempotent ? args[IDEMPOTENCY_ARG] : undefined;
+  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255)) {
+    return errorResult({ code: 'validation_failed', status: 400, message: `${IDEMPOTENCY_ARG} must be a string of 1–255 characters` });
+  }
+  const r = await backend.call(b.tool.method, url, body, key);
   if (r.status >= 200 && r.status < 300) return okResult(r.body ?? null);
   return errorResult(problemOf(r.status, r.body));
 }
 
 /**
  * Builds the MCP server: `tools/list` returns the chosen sets (API tools with the routes' input
- * schemas, then local tools), every tool with {@link OUTPUT_SCHEMA}; `tools/call` validates the
+ * schemas, then local tools), every tool with its output schema (`{result}` or `{error}`); `tools/call` validates the
  * arguments' names, then calls the route or the local tool. Unknown tools are a protocol error.
  */
 export function createMcpServer(opts: McpServerOptions): Server {
@@ -153,14 +171,14 @@ export function createMcpServer(opts: McpServerOptions): Server {
       name: b.tool.name,
       description: `${b.tool.description} (${b.tool.method} ${b.tool.path})`,
       inputSchema: b.inputSchema as Tool['inputSchema'],
-      outputSchema: OUTPUT_SCHEMA as Tool['outputSchema'],
+      outputSchema: b.outputSchema as Tool['outputSchema'],
       ...(b.tool.readOnly ? { annotations: { readOnlyHint: true } } : {}),
     })),
     ...[...local.values()].map((l) => ({
       name: l.name,
       description: l.description,
       inputSchema: l.inputSchema as Tool['inputSchema'],
-      outputSchema: OUTPUT_SCHEMA as Tool['outputSchema'],
+      outputSchema: outputSchema(l.resultSchema) as Tool['outputSchema'],
     })),
   ];
   const server = new Server({ name: 'coord', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });

@@ -259,6 +259,7 @@ interface OpenApiDocument {
       {
         parameters?: { name: string; in: string; required?: boolean; schema?: JsonSchema; description?: string }[];
         requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+        responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }>;
       }
     >
   >;
@@ -295,14 +296,72 @@ function inline(doc: OpenApiDocument, schema: unknown, seen: string[] = []): unk
   return out;
 }
 
+/** How deep an output schema describes a result: deeper objects and arrays are only typed. */
+export const OUTPUT_SCHEMA_DEPTH = 2;
+
+/**
+ * A route's success answer as a self-contained schema for validation: references inlined,
+ * descriptions, titles and zod's safe-integer bounds dropped (the input schema carries the words),
+ * and below {@link OUTPUT_SCHEMA_DEPTH} levels of properties an object or array is only typed, so
+ * that a graph's record does not cost every client 10 KB per tool. What it declares, it checks.
+ */
+function resultSchema(doc: OpenApiDocument, schema: unknown, depth = 0, seen: string[] = []): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => resultSchema(doc, s, depth, seen));
+  if (!schema || typeof schema !== 'object') return schema;
+  const ref = (schema as { $ref?: string }).$ref;
+  if (typeof ref === 'string') {
+    const name = ref.replace('#/components/schemas/', '');
+    return seen.includes(name) ? {} : resultSchema(doc, doc.components?.schemas?.[name] ?? {}, depth, [...seen, name]);
+  }
+  const node = schema as JsonSchema;
+  if (depth >= OUTPUT_SCHEMA_DEPTH && (node.properties || node.items || node.anyOf || node.oneOf || node.allOf)) {
+    const type = node.type ?? (node.properties ? 'object' : node.items ? 'array' : undefined);
+    return type ? { type } : {};
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'description' || k === 'title' || k === 'examples' || k === '$schema' || k === 'id') continue;
+    if ((k === 'minimum' || k === 'maximum') && Math.abs(v as number) === Number.MAX_SAFE_INTEGER) continue;
+    if (k === 'properties') {
+      out[k] = Object.fromEntries(Object.entries(v as object).map(([p, ps]) => [p, resultSchema(doc, ps, depth + 1, seen)]));
+    } else if (k === 'items' || k === 'additionalProperties') {
+      out[k] = resultSchema(doc, v, depth + 1, seen);
+    } else {
+      out[k] = resultSchema(doc, v, depth, seen);
+    }
+  }
+  return out;
+}
+
+/**
+ * The `error` of a failed call (errorResult in server.ts): its members are named once, in the
+ * server's instructions (`{code, status, message, recoverable, stage?, details?, next}`), not
+ * typed again in every tool, to keep the list small.
+ */
+export const ERROR_SCHEMA: JsonSchema = { type: 'object', required: ['code', 'status', 'message', 'recoverable', 'next'] };
+
+/**
+ * A tool's output schema: exactly one of `result` (the given schema) and `error` (ERROR_SCHEMA).
+ */
+export function outputSchema(result: JsonSchema): JsonSchema {
+  return { type: 'object', properties: { result, error: ERROR_SCHEMA }, minProperties: 1, maxProperties: 1, additionalProperties: false };
+}
+
+/** The tool argument that becomes the route's `Idempotency-Key` header (README "Safe retries"). */
+export const IDEMPOTENCY_ARG = 'idempotencyKey';
+
 /** How a tool's arguments map onto its route: path and query parameters, and the body. */
 export interface ToolBinding {
   tool: ApiTool;
   inputSchema: JsonSchema;
+  /** `{result}` as the route's success answer, or `{error}` (outputSchema). */
+  outputSchema: JsonSchema;
   path: { name: string; arg: string }[];
   query: string[];
   /** `flat`: the body's properties are top-level arguments; `wrapped`: the body is the `body` argument; null: no body. */
   body: 'flat' | 'wrapped' | null;
+  /** The route takes an `Idempotency-Key`: the tool takes it as IDEMPOTENCY_ARG. */
+  idempotent: boolean;
 }
 
 /**
@@ -352,27 +411,30 @@ export function bindTools(document: unknown, tools: readonly ApiTool[] = API_TOO
         required.push('body');
       }
     }
+    const idempotent = (op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key');
+    if (idempotent) {
+      if (IDEMPOTENCY_ARG in properties) throw new Error(`MCP tool ${tool.name}: ${IDEMPOTENCY_ARG} collides with a parameter`);
+      properties[IDEMPOTENCY_ARG] = {
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        description: 'Optional. Send the same key when you retry this call: the first answer comes back and nothing is done twice.',
+      };
+    }
     const inputSchema = compact({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }) as JsonSchema;
-    return { tool, inputSchema, path, query, body };
+    const success = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status))?.[1];
+    const answer = success?.content?.['application/json']?.schema;
+    return { tool, inputSchema, outputSchema: outputSchema(answer ? (resultSchema(doc, answer) as JsonSchema) : {}), path, query, body, idempotent };
   });
 }
-
-/**
- * The output schema every tool shares: the route's JSON as `result`, or a problem as `error`
- * (`{code, status, message, recoverable, stage?, details?, next}`, described once in the server's
- * instructions rather than in every tool, to keep the tool list small).
- */
-export const OUTPUT_SCHEMA: JsonSchema = {
-  type: 'object',
-  properties: { result: {}, error: { type: 'object', required: ['code', 'status', 'message', 'next'] } },
-};
 
 /** What every client is told once (the MCP `instructions`). */
 export const INSTRUCTIONS =
   'Coord: todo lists, claims and Task Graphs for fleets of coding agents. Every tool returns structuredContent ' +
   "{result} (the REST route's JSON; shapes in /openapi.json) or, with isError, {error: {code, status, message, " +
   'recoverable, stage?, details?, next}}: `next` is the legitimate next step. Lists are paginated: pass nextCursor ' +
-  'back as cursor. Claims are atomic: losing a race is an error with code already_claimed, not a fault.';
+  'back as cursor. Claims are atomic: losing a race is an error with code already_claimed, not a fault. A write tool ' +
+  'takes idempotencyKey: retry with the same key and the first answer comes back, nothing done twice.';
 
 /** The legitimate next step after a problem `code`, for an agent reading the error. */
 export function nextStep(code: string, status: number): string {

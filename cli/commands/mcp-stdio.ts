@@ -18,6 +18,18 @@ import { RunnerError } from '../runner/worktrees.js';
 const id = { type: 'string', description: 'The parent task id (task-…)' };
 const subtaskId = { type: 'string', description: 'The subtask id' };
 const schema = (properties: Record<string, unknown>, required: string[]): JsonSchema => ({ type: 'object', properties, required, additionalProperties: false });
+/**
+ * A runner report's schema: the fields every report of that command carries (the rest are the
+ * coordinator's answers it passes on, as `coord graph … --json` prints them).
+ */
+const report = (command: string | null, fields: Record<string, JsonSchema>): JsonSchema => {
+  const properties: Record<string, JsonSchema> = { root: { type: 'string' }, ...(command ? { command: { const: command } } : {}), ...fields };
+  return { type: 'object', properties, required: Object.keys(properties) };
+};
+const list: JsonSchema = { type: 'array' };
+const object: JsonSchema = { type: 'object' };
+const ok: JsonSchema = { type: 'boolean' };
+const text: JsonSchema = { type: 'string' };
 
 /** A runner failure or a coordinator refusal as the tool error shape. */
 function problemOf(err: unknown) {
@@ -31,10 +43,17 @@ function problemOf(err: unknown) {
 
 /** The runner's tools (seed 002 names), bound to this process's repository and token. */
 function runnerTools(ctx: () => Promise<RunnerContext>): LocalTool[] {
-  const tool = (name: string, description: string, input: JsonSchema, run: (r: RunnerContext, a: Record<string, any>) => Promise<unknown>): LocalTool => ({
+  const tool = (
+    name: string,
+    description: string,
+    input: JsonSchema,
+    resultSchema: JsonSchema,
+    run: (r: RunnerContext, a: Record<string, any>) => Promise<unknown>,
+  ): LocalTool => ({
     name,
     description: `${description} Runs here, in the repository coord mcp was started for.`,
     inputSchema: input,
+    resultSchema,
     run: async (a) => run(await ctx(), a),
     problemOf,
   });
@@ -43,45 +62,56 @@ function runnerTools(ctx: () => Promise<RunnerContext>): LocalTool[] {
       'coordinate_agents_task_graph_run',
       'Run the next wave: claim it and execute each subtask in its own git worktree; report the evidence.',
       schema({ id, sessionWaitMs: { type: 'integer', minimum: 0 } }, ['id']),
+      report('task.graph-run', { ok, parentTaskId: text, outcomes: list, frontier: object, state: text }),
       (r, a) => runWave({ ...r, sessionWaitMs: a.sessionWaitMs ?? null }, a.id),
     ),
     tool(
       'coordinate_agents_task_graph_advance',
       'Run up to maxWaves (1–32) freshly planned waves; stops with the contract’s stop code.',
       schema({ id, maxWaves: { type: 'integer', minimum: 1, maximum: 32 }, sessionWaitMs: { type: 'integer', minimum: 0 } }, ['id', 'maxWaves']),
+      report('task.graph-advance', { ok, graphId: text, wavesExecuted: { type: 'integer' }, waves: list, stop: object, graph: object }),
       (r, a) => advance({ ...r, sessionWaitMs: a.sessionWaitMs ?? null }, a.id, a.maxWaves),
     ),
-    tool('coordinate_agents_task_graph_dispatch', 'Claim one READY subtask and execute it here.', schema({ id, subtaskId }, ['id', 'subtaskId']), (r, a) =>
-      dispatchOne(r, a.id, a.subtaskId),
+    tool(
+      'coordinate_agents_task_graph_dispatch',
+      'Claim one READY subtask and execute it here.',
+      schema({ id, subtaskId }, ['id', 'subtaskId']),
+      report('task.graph-dispatch', { ok, parentTaskId: text, outcome: object }),
+      (r, a) => dispatchOne(r, a.id, a.subtaskId),
     ),
     tool(
       'coordinate_agents_task_graph_recover',
       'Report this machine’s dead dispatches; the coordinator records them FAILED interrupted.',
       schema({ id, subtaskId }, ['id']),
+      report(null, { observations: list }),
       (r, a) => recover(r, a.id, a.subtaskId),
     ),
     tool(
       'coordinate_agents_task_graph_stop',
       'Stop the graph or one subtask; local implementers end, their worktrees are removed (branches kept).',
       schema({ id, subtaskId, reason: { type: 'string', minLength: 1 } }, ['id', 'reason']),
+      report(null, { outcomes: list, cleanup: list }),
       (r, a) => stop(r, a.id, a.reason, a.subtaskId),
     ),
     tool(
       'coordinate_agents_task_graph_cleanup',
       'Remove finished subtasks’ worktrees (RUNNING ones skipped) and record the outcomes.',
       schema({ id, subtaskId }, ['id']),
+      report(null, { ok, outcomes: list }),
       (r, a) => cleanup(r, a.id, a.subtaskId),
     ),
     tool(
       'coordinate_agents_task_graph_integrate',
       'Cherry-pick the verified commits in subtask-id order into the integration worktree and record it.',
       schema({ id }, ['id']),
+      report(null, {}),
       (r, a) => integrate(r, a.id),
     ),
     tool(
       'coordinate_agents_task_graph_review',
       'Re-check the aggregate worktree and record REVIEW_APPROVED or CHANGES_REQUESTED; authorises nothing else.',
       schema({ id, decision: { enum: ['REVIEW_APPROVED', 'CHANGES_REQUESTED'] }, feedback: { type: 'string' } }, ['id', 'decision']),
+      report(null, {}),
       (r, a) => review(r, a.id, a.decision, a.feedback),
     ),
   ];
@@ -106,10 +136,14 @@ export async function serveStdio(ctx: Ctx<{ tools?: string; root?: string }>, op
   // with it on a dropped connection, 503, 429 or 409 idempotency_key_in_progress (README "Safe retries").
   const send = retryingFetch(fetch);
   const backend: Backend = {
-    async call(method, path, body) {
+    async call(method, path, body, idempotencyKey) {
       const r = await send(url + path, {
         method,
-        headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: {
+          ...headers,
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       const text = await r.text();

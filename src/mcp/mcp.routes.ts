@@ -10,6 +10,7 @@
 import type { FastifyInstance } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpServer, parseToolSets, type Backend } from '../../mcp/server.js';
+import { IDEMPOTENCY_HEADER } from '../idempotency/idempotency.plugin.js';
 
 /** Registers `POST /mcp` (and 405 for GET/DELETE: stateless, no server-initiated stream). */
 export function mcpRoutes(app: FastifyInstance): void {
@@ -18,12 +19,20 @@ export function mcpRoutes(app: FastifyInstance): void {
   app.delete('/mcp', { schema: { hide: true } }, async (_req, reply) => reply.status(405).header('allow', 'POST').send(methodNotAllowed));
   app.post('/mcp', { schema: { hide: true } }, async (req, reply) => {
     const authorization = req.headers.authorization!;
+    // A client that retries a tools/call may send the same Idempotency-Key on its POST to /mcp; the
+    // tool's own idempotencyKey argument wins over it.
+    const forwarded = typeof req.headers[IDEMPOTENCY_HEADER] === 'string' ? req.headers[IDEMPOTENCY_HEADER] : undefined;
     const backend: Backend = {
-      async call(method, url, body) {
+      async call(method, url, body, idempotencyKey) {
+        const key = method === 'POST' ? (idempotencyKey ?? forwarded) : undefined;
         const r = await app.inject({
           method: method as 'GET',
           url,
-          headers: { authorization, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+          headers: {
+            authorization,
+            ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+            ...(key ? { [IDEMPOTENCY_HEADER]: key } : {}),
+          },
           ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
         });
         let parsed: unknown;

@@ -175,13 +175,67 @@ describe.each(transports)('over %s', (_name, connect) => {
 });
 
 describe('the tool list', () => {
-  it('stays small: the default sets fit in 26 KiB of JSON (about 6.5k tokens)', async () => {
+  it('stays small: what a model reads of the default sets (names, descriptions, inputs) fits in 26 KiB, the whole list in 64 KiB', async () => {
     const s = await t.session({ name: 'size' });
     const c = await httpClient(t.base, s.token);
-    const bytes = JSON.stringify(await c.listTools()).length;
+    const list = await c.listTools();
     await c.close();
-    console.log(`MCP default tool list: ${bytes} bytes`);
-    expect(bytes).toBeLessThan(26 * 1024);
+    const bytes = JSON.stringify(list).length;
+    const read = JSON.stringify(list.tools.map(({ outputSchema: _, ...rest }) => rest)).length;
+    console.log(`MCP default tool list: ${bytes} bytes, ${read} without output schemas`);
+    expect(read).toBeLessThan(26 * 1024);
+    expect(bytes).toBeLessThan(64 * 1024);
+  });
+
+  it('declares each tool’s result: the route’s success answer, two levels of properties deep', async () => {
+    const s = await t.session({ name: 'schemas' });
+    const c = await httpClient(t.base, s.token, 'all');
+    const tools = (await c.listTools()).tools;
+    await c.close();
+    for (const tool of tools) {
+      const out = tool.outputSchema as unknown as { properties: { result: { type?: string; properties?: object }; error: { required: string[] } } };
+      expect([tool.name, out.properties.error.required]).toEqual([tool.name, ['code', 'status', 'message', 'recoverable', 'next']]);
+      expect([tool.name, out.properties.result.type, Object.keys(out.properties.result.properties ?? {}).length > 0]).toEqual([tool.name, 'object', true]);
+    }
+    const next = tools.find((x) => x.name === 'todo_next')!.outputSchema as any;
+    expect(next.properties.result.required).toContain('claimed');
+    expect(next.properties.result.properties.item.properties.status.enum).toContain('in-progress');
+  });
+
+  it('replays a retried write that carries the same idempotencyKey (tool argument, or the /mcp request’s Idempotency-Key header)', async () => {
+    const s = await t.session({ name: 'retry' });
+    const count = async () => (await s.client.get(`/v1/todos?scope=session:${s.id}`)).body.items.length;
+    for (const c of [await httpClient(t.base, s.token), await stdioClient(t.base, s.token)]) {
+      try {
+        const key = `retry-${Math.random()}`;
+        const first = await call(c, 'todo_add', { title: 'once', idempotencyKey: key });
+        const again = await call(c, 'todo_add', { title: 'once', idempotencyKey: key });
+        expect(again.result.item.id).toBe(first.result.item.id);
+        const other = await call(c, 'todo_add', { title: 'another body', idempotencyKey: key });
+        expect([other.isError, other.error.code]).toEqual([true, 'idempotency_key_reused']);
+        expect((await call(c, 'todo_add', { title: 'x', idempotencyKey: '' })).error.code).toBe('validation_failed');
+      } finally {
+        await c.close();
+      }
+    }
+    expect(await count()).toBe(2);
+    // Over HTTP, a client that retries the whole POST /mcp with its header gets the first answer.
+    const header = `hdr-${Math.random()}`;
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'todo_add', arguments: { title: 'by header' } } };
+    const post = () =>
+      fetch(`${t.base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${s.token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'idempotency-key': header,
+        },
+        body: JSON.stringify(body),
+      }).then((r) => r.json());
+    const [a, b] = [await post(), await post()];
+    expect(b.result.structuredContent.result.item.id).toBe(a.result.structuredContent.result.item.id);
+    expect(await count()).toBe(3);
   });
 
   it('offers only the chosen sets', async () => {
