@@ -1,33 +1,18 @@
 #!/usr/bin/env node
-// The `coord` CLI (package.json "bin"). tsx, a runtime dependency, runs the TypeScript sources
-// directly, so a plain `npm install` / `npm ci` is all it needs: no build step.
-import { register } from 'tsx/esm/api';
+// The `coord` CLI (package.json "bin"): the compiled CLI (dist/node/coord.mjs, which `npm install`
+// builds and `npm run build` rebuilds), or, when a source is newer than that build (a checkout
+// being edited), the TypeScript sources through tsx (a dev dependency). scripts/build.mjs decides.
+import { pathToFileURL } from 'node:url';
+import { isFresh, outputs } from '../scripts/build.mjs';
 
-register();
-// `coord todo list | head`: a closed pipe is the reader's choice, not an error.
-for (const stream of [process.stdout, process.stderr]) {
-  stream.on('error', (err) => {
-    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
-    throw err;
+process.setSourceMapsEnabled(true);
+if (isFresh()) {
+  await import(pathToFileURL(outputs().coord).href);
+} else {
+  const { register } = await import('tsx/esm/api').catch(() => {
+    process.stderr.write('coord: the build in dist/node is missing or older than the sources, and tsx is not installed: run `npm run build`\n');
+    process.exit(1);
   });
+  register();
+  await import('../cli/bin.ts');
 }
-const { main } = await import('../cli/main.ts');
-const stop = new AbortController();
-// The first Ctrl-C ends a long-running command (events follow) cleanly; a second one kills it.
-const onSignal = () => {
-  // A second signal exits at once; implementers this process started are killed on the way out (cli/runner/execute.ts).
-  if (stop.signal.aborted) process.exit(130);
-  process.stderr.write('coord: interrupted; ending what is running (interrupt again to exit at once)\n');
-  stop.abort();
-};
-process.on('SIGINT', onSignal);
-process.on('SIGTERM', onSignal);
-const code = await main(
-  process.argv.slice(2),
-  { env: process.env, stdout: process.stdout, stderr: process.stderr, stdin: process.stdin },
-  { stop: stop.signal },
-);
-// Flush, then exit at once: idle keep-alive sockets would otherwise hold the process for seconds.
-await new Promise((resolve) => process.stdout.write('', resolve));
-await new Promise((resolve) => process.stderr.write('', resolve));
-process.exit(code);

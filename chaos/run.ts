@@ -34,6 +34,7 @@ import postgres from 'postgres';
 import { createClient } from '../sdk/src/index.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedHandle } from '../src/db/embedded.js';
 import { newToken } from '../src/lib/ids.js';
+import { ensureBuilt } from '../scripts/build.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -127,7 +128,7 @@ function replicaEnv(r: Replica): NodeJS.ProcessEnv {
 
 async function startReplica(r: Replica): Promise<void> {
   const out = createWriteStream(path.join(work, `replica-${r.index}.log`), { flags: 'a' });
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')], {
+  const child = spawn(process.execPath, ['--enable-source-maps', (await ensureBuilt()).server], {
     cwd: ROOT,
     env: replicaEnv(r),
     stdio: ['ignore', 'pipe', 'pipe'],

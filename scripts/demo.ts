@@ -14,6 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClient } from '@coord/sdk';
 import { advance, cleanup, integrate, review, type RunnerContext } from '../cli/runner/runner.js';
+import { ensureBuilt } from './build.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const keep = process.argv.includes('--keep');
@@ -44,7 +45,7 @@ async function main(): Promise<number> {
   const url = `http://127.0.0.1:${port}`;
   const adminToken = randomBytes(24).toString('base64url');
   say(`Coord demo in ${tmp}`);
-  const server = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src', 'server.ts')], {
+  const server = spawn(process.execPath, ['--enable-source-maps', (await ensureBuilt()).server], {
     cwd: ROOT,
     env: {
       ...withoutDatabaseUrl(process.env),

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
+import { ensureBuilt } from './build.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const out = path.join(root, 'docs/img');
@@ -24,7 +25,7 @@ const port = await new Promise<number>((resolve) => {
   });
 });
 const data = mkdtempSync(path.join(tmpdir(), 'coord-shots-'));
-const server = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+const server = spawn(process.execPath, ['--enable-source-maps', (await ensureBuilt()).server], {
   cwd: root,
   env: {
     PATH: process.env.PATH,

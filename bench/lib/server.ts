@@ -13,6 +13,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../src/db/embedded.js';
 import { newToken } from '../../src/lib/ids.js';
+import { build, ensureBuilt } from '../../scripts/build.mjs';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -66,8 +67,11 @@ export async function startCoordServer(opts: StartServerOptions): Promise<CoordS
     COORD_RATE_LIMIT: '0',
     ...(opts.env ?? {}),
   });
-  const args = ['--import', 'tsx', ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), 'src/server.ts'];
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: opts.root ?? REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // What production runs: the compiled server (scripts/build.mjs), of this checkout or the compared one.
+  const root = opts.root ?? REPO_ROOT;
+  const { server } = root === REPO_ROOT ? await ensureBuilt() : await build(path.join(root, 'dist', 'node'), root, ['server']);
+  const args = ['--enable-source-maps', ...(opts.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`] : []), server];
+  const child: ChildProcess = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tail: string[] = [];
   const keep = (chunk: Buffer) => {
     tail.push(...chunk.toString('utf8').split('\n').filter(Boolean));

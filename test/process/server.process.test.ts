@@ -1,13 +1,14 @@
 /**
- * The real process (`node --import tsx src/server.ts`) on its own embedded Postgres: one server
- * per data folder, and a Ctrl-C that reaches it twice (the process group plus a relaying wrapper)
- * still shuts down in order and leaves no Postgres behind.
+ * The real process (the compiled server, as `npm start` runs it) on its own embedded Postgres: one
+ * server per data folder, and a Ctrl-C that reaches it twice (the process group plus a relaying
+ * wrapper) still shuts down in order and leaves no Postgres behind. And `npm start` itself: it
+ * builds when the build is stale and serves compiled JavaScript with source maps.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../../src/db/embedded.js';
 import { REPO_ROOT } from '../helpers/process.js';
 
@@ -19,7 +20,7 @@ afterAll(() => {
 });
 
 function start(port: number) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, ['--enable-source-maps', inject('builtServer')], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), COORD_DATA_DIR: dataDir, COORD_LOG_LEVEL: 'warn', COORD_SWEEPS: 'off' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -76,5 +77,41 @@ describe('the server process', () => {
     for (let i = 0; i < 50 && alive(postmaster); i++) await new Promise((r) => setTimeout(r, 100));
     expect(alive(postmaster)).toBe(false);
     expect(existsSync(path.join(dataDir, 'coord.pid'))).toBe(false);
+  });
+
+  it('should build and serve compiled JavaScript through `npm start`', async () => {
+    const port = await freePort();
+    const home = mkdtempSync(path.join(os.tmpdir(), 'coord-start-'));
+    const child = spawn('npm', ['start'], {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH, HOME: home, PORT: String(port), COORD_DATA_DIR: path.join(home, 'data'), COORD_LOG_LEVEL: 'warn', COORD_SWEEPS: 'off' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.push(child);
+    let output = '';
+    child.stdout!.on('data', (d) => (output += d));
+    child.stderr!.on('data', (d) => (output += d));
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    try {
+      expect(await ready(port, 60_000), output).toBe(true);
+      // The process serving is node on dist/node/server.mjs with source maps, not tsx.
+      const servers = readdirSync('/proc')
+        .filter((p) => /^\d+$/.test(p))
+        .map((p) => {
+          try {
+            return readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0');
+          } catch {
+            return [];
+          }
+        })
+        .filter((argv) => argv.some((a) => a.endsWith(path.join('dist', 'node', 'server.mjs'))) && argv.includes(`--enable-source-maps`));
+      expect(servers.length, output).toBeGreaterThan(0);
+      expect(servers.flat().join(' ')).not.toContain('tsx');
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 });
