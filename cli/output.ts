@@ -23,9 +23,12 @@ export class Out {
     readonly json: boolean,
   ) {}
 
-  /** Prints `human` (text, or lines) in human mode, `machine` as indented JSON in JSON mode. */
+  /**
+   * Prints `human` (text, or lines) in human mode, `machine` as JSON in JSON mode: indented for a
+   * terminal, one compact line for a pipe or a file (what a program reads, at a fraction of the bytes).
+   */
   result(human: string | string[], machine: unknown): void {
-    if (this.json) this.io.stdout.write(`${JSON.stringify(machine, null, 2)}\n`);
+    if (this.json) this.io.stdout.write(`${JSON.stringify(machine, null, (this.io.stdout as { isTTY?: boolean }).isTTY ? 2 : undefined)}\n`);
     else this.line(human);
   }
 

@@ -66,10 +66,8 @@ cpSync(path.join(ROOT, 'sdk', 'README.md'), path.join(sdkDir, 'README.md'));
 const cliDir = path.join(OUT, 'pkg', 'cli');
 tsc([...compilerFlags, '--rootDir', '.', '--outDir', path.join(cliDir, 'dist'), ...listTs('cli'), ...listTs('mcp')]);
 mkdirSync(path.join(cliDir, 'bin'), { recursive: true });
-const bin = readFileSync(path.join(ROOT, 'bin', 'coord.mjs'), 'utf8')
-  .replace(/^\/\/ The `coord` CLI[\s\S]*?register\(\);\n/m, '// The `coord` CLI (@coord/cli): plain JavaScript, built by scripts/pack.mjs.\n')
-  .replace("await import('../cli/main.ts')", "await import('../dist/cli/main.js')");
-if (bin.includes('tsx') || !bin.includes('../dist/cli/main.js')) throw new Error('bin/coord.mjs changed shape: update scripts/pack.mjs');
+// The process around `main` is cli/bin.ts, compiled with the rest.
+const bin = "#!/usr/bin/env node\n// The `coord` CLI (@coord/cli): plain JavaScript, built by scripts/pack.mjs.\nawait import('../dist/cli/bin.js');\n";
 writeFileSync(path.join(cliDir, 'bin', 'coord.js'), bin, { mode: 0o755 });
 writeFileSync(
   path.join(cliDir, 'package.json'),

@@ -20,8 +20,10 @@ import {
   runWave,
   stop,
   work,
+  outcomeNote,
   type RunnerContext,
 } from '../runner/runner.js';
+import { progressOn, SILENT, type ProgressSink } from '../progress.js';
 import { RunnerError } from '../runner/worktrees.js';
 import type { Outcome } from '../runner/execute.js';
 
@@ -30,6 +32,8 @@ const examples = (lines: string[]) => `\nExamples:\n${lines.map((l) => `  $ ${l}
 interface RootOptions {
   root?: string;
   sessionWaitMs?: number;
+  /** No progress on stderr (the commands that run implementers or integrate). */
+  quiet?: boolean;
 }
 
 const int = (min: number, max: number) => (v: string) => {
@@ -38,10 +42,11 @@ const int = (min: number, max: number) => (v: string) => {
   return n;
 };
 
-async function runner(ctx: Ctx<RootOptions>, signal?: AbortSignal): Promise<RunnerContext> {
+async function runner(ctx: Ctx<RootOptions>, signal?: AbortSignal, progress?: ProgressSink): Promise<RunnerContext> {
   return {
     client: ctx.client(),
     signal,
+    onProgress: progress?.onProgress,
     url: ctx.config().url,
     root: await repositoryRoot(ctx.opts.root ?? ctx.io.cwd ?? process.cwd()),
     env: ctx.io.env,
@@ -49,19 +54,27 @@ async function runner(ctx: Ctx<RootOptions>, signal?: AbortSignal): Promise<Runn
   };
 }
 
+/** The outcomes table: NOTE is the error of a failure, or the warning of a success (scope drift under `warn` or `observe`). */
 function outcomeRows(outcomes: Outcome[]): string[] {
   if (outcomes.length === 0) return ['(nothing dispatched)'];
   return table(
-    ['SUBTASK', 'STATE', 'ATTEMPT', 'COMMIT', 'WORKTREE', 'ERROR'],
-    outcomes.map((o) => [
-      o.subtaskId,
-      o.state,
-      String(o.attempt),
-      o.implementationCommit?.slice(0, 12) ?? '-',
-      o.worktree.path,
-      o.error ? (o.error.message.startsWith(o.error.code) ? o.error.message : `${o.error.code}: ${o.error.message}`) : '-',
-    ]),
+    ['SUBTASK', 'STATE', 'ATTEMPT', 'COMMIT', 'WORKTREE', 'NOTE'],
+    outcomes.map((o) => [o.subtaskId, o.state, String(o.attempt), o.implementationCommit?.slice(0, 12) ?? '-', o.worktree.path, outcomeNote(o) ?? '-']),
   );
+}
+
+/** The commands that act on a result, for people: `Next: …` lines. */
+const nextLines = (next: string[]) => (next.length ? ['Next:', ...next.map((c) => `  ${c}`)] : []);
+
+/**
+ * After a wave: the failed outcomes' next steps (read why, clear the gate, run again), or the
+ * next wave; nothing when the graph has no more work.
+ */
+function afterWave(id: string, outcomes: Outcome[], state: string): string[] {
+  const failed = outcomes.filter((o) => !o.ok || o.state === 'FAILED').map((o) => o.subtaskId);
+  if (failed.length) return [`coord graph inspect ${id}`, ...failed.map((s) => `coord graph resume ${id} ${s}`), `coord graph run ${id}`];
+  if (outcomes.some((o) => o.state === 'RUNNING')) return [`coord graph status ${id}`, `coord graph recover ${id}`];
+  return state === 'SUCCEEDED' ? [`coord graph integrate ${id}`] : [`coord graph run ${id}`];
 }
 
 /** Runs a runner action: its result is printed, `ok` decides the exit code; a RunnerError is a refusal (exit 1). */
@@ -69,14 +82,17 @@ async function perform<T extends { ok: boolean }>(
   ctx: Ctx<RootOptions>,
   fn: (r: RunnerContext) => Promise<T>,
   human: (r: T) => string[],
-  opts: { compact?: boolean; signal?: AbortSignal } = {},
+  opts: { compact?: boolean; signal?: AbortSignal; progress?: boolean } = {},
 ): Promise<number> {
+  const progress = opts.progress && !ctx.opts.quiet ? progressOn(ctx.io.stderr) : SILENT;
   try {
-    const r = await fn(await runner(ctx, opts.signal ?? currentStop));
+    const r = await fn(await runner(ctx, opts.signal ?? currentStop, progress));
+    progress.close();
     if (opts.compact && ctx.out.json) ctx.out.jsonLine({ event: 'report', ...r });
     else ctx.out.result(human(r), r);
     return r.ok ? EXIT.ok : EXIT.error;
   } catch (err) {
+    progress.close();
     if (!(err instanceof RunnerError)) throw err;
     const error = { code: err.code, stage: err.stage, detail: err.message, ...err.facts };
     if (ctx.out.json) ctx.io.stderr.write(`${JSON.stringify({ error })}\n`);
@@ -94,7 +110,9 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
   const run = <O>(fn: (ctx: Ctx<O & RootOptions>, ...args: any[]) => Promise<number | void>) => act<O & RootOptions>(io, setExit, fn);
   const withRoot = (c: Command) => c.option('--root <repository>', 'the git repository to run in (default: the current directory)');
   const withWait = (c: Command) =>
-    c.option('--session-wait-ms <ms>', 'stop waiting for an implementer after this long and report it RUNNING', int(0, 86_400_000));
+    c
+      .option('--session-wait-ms <ms>', 'stop waiting for an implementer after this long and report it RUNNING', int(0, 86_400_000))
+      .option('--quiet', 'no progress lines on stderr');
 
   withWait(withRoot(graph.command('run')))
     .description('Run the next wave here: claim it on the coordinator, execute each subtask in its own worktree, report the evidence')
@@ -108,7 +126,9 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
           (x) => [
             `Wave of ${id} on base ${x.baseCommit.slice(0, 12)}: ${x.selected.join(', ') || 'nothing READY'}; graph ${x.state}`,
             ...outcomeRows(x.outcomes),
+            ...nextLines(afterWave(id, x.outcomes, x.state)),
           ],
+          { progress: true },
         ),
       ),
     );
@@ -126,7 +146,9 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
           (x) => [
             `Advanced ${id}: ${x.wavesExecuted} wave(s), stop ${x.stop.code}: ${x.stop.reason}`,
             ...x.waves.flatMap((w) => [`wave ${w.waveNumber}: ${w.selected.join(', ')}`, ...outcomeRows(w.outcomes).map((l) => `  ${l}`)]),
+            ...nextLines(x.next),
           ],
+          { progress: true },
         ),
       ),
     );
@@ -141,7 +163,12 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
         perform(
           ctx,
           (r) => dispatchOne(r, id, subtask),
-          (x) => [`Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`, ...outcomeRows([x.outcome])],
+          (x) => [
+            `Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`,
+            ...outcomeRows([x.outcome]),
+            ...nextLines(afterWave(id, [x.outcome], x.state)),
+          ],
+          { progress: true },
         ),
       ),
     );
@@ -237,6 +264,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
     );
 
   withRoot(graph.command('integrate'))
+    .option('--quiet', 'no progress lines on stderr')
     .description('Cherry-pick the verified commits in subtask-id order into the integration worktree and record the result')
     .argument('<id>', 'the parent task id (task-…)')
     .addHelpText('after', examples(['coord graph integrate task-product-slice']))
@@ -256,8 +284,14 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
               i.status === 'SUCCEEDED'
                 ? `Integrated ${id} into ${x.branch} at ${i.aggregateCommit} (${i.sourceFingerprint})`
                 : `Integration of ${id} ${i.status}: ${i.conflict?.message ?? ''}`,
+              ...nextLines(
+                i.status === 'SUCCEEDED'
+                  ? [`coord graph review ${id} --decision REVIEW_APPROVED|CHANGES_REQUESTED`]
+                  : [`coord graph inspect ${id}`, `coord graph cleanup ${id}`, `coord graph integrate ${id}`],
+              ),
             ];
           },
+          { progress: true },
         ),
       ),
     );
@@ -282,7 +316,14 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
         perform(
           ctx,
           (r) => review(r, id, ctx.opts.decision, ctx.opts.feedback),
-          (x) => [`Review of ${id}: ${x.decision}; graph ${x.state}. ${x.authorizes.note}`],
+          (x) =>
+            x.decision === 'REVIEW_APPROVED'
+              ? [`Review of ${id}: REVIEW_APPROVED; graph ${x.state}. ${x.authorizes.note}`]
+              : [
+                  `Review of ${id}: CHANGES_REQUESTED; graph ${x.state}.${ctx.opts.feedback ? ` Feedback: ${ctx.opts.feedback}` : ''}`,
+                  'This graph runs no more waves: its subtasks are SUCCEEDED and are not run again.',
+                  ...nextLines([`coord graph create <follow-up.json>   # the requested changes, as a new graph`, `coord graph status ${id}`]),
+                ],
         ),
       ),
     );
@@ -297,6 +338,7 @@ export function workerCommand(io: Io, setExit: (code: number) => void, opts: { s
     .option('--graph <id...>', 'only these graphs (default: every graph the session can see)')
     .option('--once', 'run what is claimable now, then exit')
     .option('--root <repository>', 'the git repository to run in (default: the current directory)')
+    .option('--quiet', 'no progress lines on stderr')
     .addHelpText(
       'after',
       examples([
@@ -323,7 +365,7 @@ export function workerCommand(io: Io, setExit: (code: number) => void, opts: { s
             return { ok: report.outcomes.every((o) => o.ok), command: 'coord.worker' as const, ...report };
           },
           (x) => [`Worker for ${x.agent} ran ${x.outcomes.length} subtask(s) on ${x.graphs.length} graph(s).`],
-          { compact: true, signal: opts.stop },
+          { compact: true, signal: opts.stop, progress: true },
         ),
       ),
     );

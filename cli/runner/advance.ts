@@ -102,6 +102,44 @@ export function stopAfterWave(outcomes: { subtaskId: string; ok: boolean; state:
   return null;
 }
 
+/**
+ * The commands that act on a stop, in order (Coord's addition to the advance result, `next`; the
+ * `stop` object itself keeps the contract's shape). Advance never takes these steps itself: each
+ * one is a decision the caller makes.
+ */
+export function nextCommands(stop: Stop, id: string, maxWaves: number): string[] {
+  const each = (verb: string) => stop.subtaskIds.map((s) => `coord graph ${verb} ${id} ${s}`);
+  const again = `coord graph advance ${id} --max-waves ${maxWaves}`;
+  switch (stop.code) {
+    case 'COMPLETED':
+      return [`coord graph integrate ${id}`, `coord graph review ${id} --decision REVIEW_APPROVED|CHANGES_REQUESTED`];
+    case 'MAX_WAVES_REACHED':
+      return [again];
+    case 'WRITE_INTENT_CONFLICT':
+      // `run` dispatches the plan's wave, which holds back the conflicting subtasks for a later one.
+      return [`coord graph plan ${id}`, `coord graph run ${id}`, again];
+    case 'WAVE_FAILED':
+    case 'SUBTASK_FAILED':
+    case 'SUBTASK_STOPPED':
+      // Read why (the outcome's log and error), clear the recovery gate, then go on.
+      return [`coord graph inspect ${id}`, ...each('resume'), again];
+    case 'SUBTASK_BLOCKED':
+      return [`coord graph inspect ${id}`];
+    case 'SUBTASKS_RUNNING':
+      // Still running somewhere; `recover` records a dispatch whose implementer died on this machine.
+      return [`coord graph status ${id}`, `coord graph recover ${id}`];
+    case 'GRAPH_STOPPED':
+      return [`coord graph status ${id}`];
+    case 'INTEGRATION_CONFLICT':
+    case 'INTEGRATION_FAILED':
+      return [`coord graph inspect ${id}`, `coord graph cleanup ${id}`, `coord graph integrate ${id}`];
+    case 'CHANGES_REQUESTED':
+      return [`coord graph status ${id}`, `coord graph create <follow-up.json>`];
+    case 'NO_ELIGIBLE_WORK':
+      return [`coord graph plan ${id}`];
+  }
+}
+
 /** What advance never does (the result says so; docs/seeds/task-graph-v1.md §8). */
 export const ADVANCE_BOUNDARIES = {
   automaticRetry: false,

@@ -38,6 +38,8 @@ export interface Outcome {
   exitCode: number | null;
   implementationCommit: string | null;
   error: { code: string; message: string; stage: string } | null;
+  /** A success's warning: the coordinator's reason (scope drift under `warn`), or drift it observed (`observe`). */
+  warning: string | null;
 }
 
 export interface ExecuteOptions {
@@ -202,6 +204,7 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     exitCode: null,
     implementationCommit: null,
     error: null,
+    warning: null,
   };
   /** The subtask's state as the coordinator records it now (after a refused report). */
   const currentState = async () => {
@@ -408,6 +411,10 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     outcome.ok = r.ok;
     outcome.implementationCommit = head;
     if (r.error) outcome.error = { code: r.error.code, message: r.error.message, stage: r.error.stage };
+    else if (r.state === 'SUCCEEDED') {
+      const drift = (r.scopeEvidence as { drift?: boolean; scopePolicy?: string } | null)?.drift === true;
+      outcome.warning = r.reason ?? (drift ? 'INTENT_SCOPE_DRIFT: changes outside the intent map (scope policy observe: recorded, not enforced)' : null);
+    }
     return outcome;
   } catch (err) {
     if (err instanceof CoordError) {

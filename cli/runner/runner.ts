@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { CoordError, type CoordClient, type TaskGraphDispatch, type TaskGraphRecord } from '@coord/sdk';
-import { ADVANCE_BOUNDARIES, stopAfterWave, stopBeforeWave, type Stop } from './advance.js';
+import { ADVANCE_BOUNDARIES, nextCommands, stopAfterWave, stopBeforeWave, type Stop } from './advance.js';
 import { endProcessGroup, executeDispatch, processAlive, readRunRecord, type Outcome } from './execute.js';
 import { git, gitOk, headCommit, isAncestor, topLevel, worktreeList } from './git.js';
 import { resolveImplementer } from './implementers.js';
@@ -27,6 +27,32 @@ export interface RunnerContext {
   env: NodeJS.ProcessEnv;
   sessionWaitMs?: number | null;
   heartbeatMs?: number;
+  /** Told of each step as it happens (the CLI's progress on stderr); never affects the result. */
+  onProgress?: (p: Progress) => void;
+}
+
+/**
+ * A step of a runner command, as it happens: a wave is claimed, a subtask starts or ends, an
+ * integration applies a source. `state` is the subtask's state on the coordinator after the step.
+ */
+export type Progress =
+  | { kind: 'wave'; parentTaskId: string; waveNumber: number | null; selected: string[] }
+  | {
+      kind: 'subtask';
+      parentTaskId: string;
+      subtaskId: string;
+      attempt: number;
+      state: string;
+      commit?: string | null;
+      /** A refusal or failure (`CODE: message`), or a warning on a success (scope drift under `warn`/`observe`). */
+      note?: string | null;
+    }
+  | { kind: 'integration'; parentTaskId: string; subtaskId: string; step: 'applied' | 'conflict'; commit: string };
+
+/** The note an outcome's table row and progress line show: its error, else its warning. */
+export function outcomeNote(o: Outcome): string | null {
+  if (o.error) return o.error.message.startsWith(o.error.code) ? o.error.message : `${o.error.code}: ${o.error.message}`;
+  return o.warning ? `warning: ${o.warning}` : null;
 }
 
 /** The repository root of `dir` (refuses a folder that is not inside a git repository). */
@@ -95,9 +121,11 @@ async function executeAll(
   dispatches: TaskGraphDispatch[],
   registry: Map<string, { adapter: string | null; command: string | null }>,
 ): Promise<Outcome[]> {
+  const tell = ctx.onProgress ?? (() => {});
   return Promise.all(
-    dispatches.map((d) =>
-      executeDispatch(d, {
+    dispatches.map(async (d) => {
+      tell({ kind: 'subtask', parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, attempt: d.attempt, state: 'RUNNING' });
+      const o = await executeDispatch(d, {
         client: ctx.client,
         signal: ctx.signal,
         root: ctx.root,
@@ -106,8 +134,18 @@ async function executeAll(
         registry: registry.get(d.implementer),
         sessionWaitMs: ctx.sessionWaitMs ?? d.sessionWaitMs ?? null,
         heartbeatMs: ctx.heartbeatMs,
-      }),
-    ),
+      });
+      tell({
+        kind: 'subtask',
+        parentTaskId: d.parentTaskId,
+        subtaskId: d.subtaskId,
+        attempt: d.attempt,
+        state: o.state === 'RUNNING' ? 'RUNNING (left running past the observation window)' : o.state,
+        commit: o.implementationCommit,
+        note: outcomeNote(o),
+      });
+      return o;
+    }),
   );
 }
 
@@ -125,7 +163,7 @@ function summary(outcomes: Outcome[]) {
  * launched here (before anything is claimed), claims the wave on the coordinator, then executes
  * the dispatches concurrently and reports each. Newly unlocked work waits for the next run.
  */
-export async function runWave(ctx: RunnerContext, id: string) {
+export async function runWave(ctx: RunnerContext, id: string, waveNumber: number | null = null) {
   const graph = await ctx.client.graphs.get(id);
   const base = await baseFor(ctx, graph);
   const registry = await registryOf(ctx);
@@ -133,6 +171,7 @@ export async function runWave(ctx: RunnerContext, id: string) {
   await preflightImplementers(ctx, graph, plan.wave.selected, registry, base);
   refuseIfInterrupted(ctx);
   const run = await ctx.client.graphs.run(id, { baseCommit: base, ...(ctx.sessionWaitMs != null ? { sessionWaitMs: ctx.sessionWaitMs } : {}) });
+  ctx.onProgress?.({ kind: 'wave', parentTaskId: id, waveNumber, selected: run.selected });
   const outcomes = await executeAll(ctx, run.dispatches, registry);
   const after = await ctx.client.graphs.get(id);
   return {
@@ -181,7 +220,7 @@ export async function advance(ctx: RunnerContext, id: string, maxWaves: number) 
     finalPlan = plan;
     stop = stopBeforeWave(graph, plan, n);
     if (stop) break;
-    const wave = await runWave(ctx, id);
+    const wave = await runWave(ctx, id, n);
     waves.push({ waveNumber: n, plan: wave.initialPlan, selected: wave.selected, outcomes: wave.outcomes, summary: wave.summary });
     stop = stopAfterWave(wave.outcomes, n, maxWaves, await ctx.client.graphs.get(id));
     if (stop) finalPlan = null;
@@ -198,6 +237,7 @@ export async function advance(ctx: RunnerContext, id: string, maxWaves: number) 
     waves,
     finalPlan,
     stop,
+    next: nextCommands(stop, id, maxWaves),
     graph,
     frontier: graph.frontier,
     boundaries: ADVANCE_BOUNDARIES,
@@ -344,6 +384,7 @@ export async function integrate(ctx: RunnerContext, id: string) {
     try {
       await git(w.abs, ['cherry-pick', '--allow-empty', '-x', s.commit], { env });
     } catch {
+      ctx.onProgress?.({ kind: 'integration', parentTaskId: id, subtaskId: s.subtaskId, step: 'conflict', commit: s.commit });
       const paths = (await git(w.abs, ['diff', '--name-only', '--diff-filter=U', '-z'], { allowExit: [1] })).split('\0').filter(Boolean);
       const r = await ctx.client.graphs.recordIntegration(id, {
         baseCommit: base,
@@ -360,6 +401,7 @@ export async function integrate(ctx: RunnerContext, id: string) {
       return { ...r, root: ctx.root, worktree: w.rel, branch: w.branch };
     }
     applied.push({ subtaskId: s.subtaskId, commit: await headCommit(w.abs) });
+    ctx.onProgress?.({ kind: 'integration', parentTaskId: id, subtaskId: s.subtaskId, step: 'applied', commit: applied.at(-1)!.commit });
   }
   const aggregate = await headCommit(w.abs);
   const r = await ctx.client.graphs.recordIntegration(id, { baseCommit: base, status: 'SUCCEEDED', sources, appliedRefs: applied, aggregateCommit: aggregate });
