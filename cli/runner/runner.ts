@@ -78,7 +78,11 @@ async function registryOf(ctx: RunnerContext): Promise<Map<string, { adapter: st
 async function baseFor(ctx: RunnerContext, graph: TaskGraphRecord): Promise<string> {
   if (graph.baseCommit) {
     if (!(await gitOk(ctx.root, ['cat-file', '-e', `${graph.baseCommit}^{commit}`]))) {
-      throw new RunnerError('WORKTREE_CONFLICT', `the graph base ${graph.baseCommit} is not in ${ctx.root}: run in the repository the graph started in (--root <repository>), or fetch that commit into this one (git fetch)`, 'worktree');
+      throw new RunnerError(
+        'WORKTREE_CONFLICT',
+        `the graph base ${graph.baseCommit} is not in ${ctx.root}: run in the repository the graph started in (--root <repository>), or fetch that commit into this one (git fetch)`,
+        'worktree',
+      );
     }
     return graph.baseCommit;
   }
@@ -420,7 +424,11 @@ export async function review(ctx: RunnerContext, id: string, decision: 'REVIEW_A
     throw new RunnerError('TASK_STATE_CONFLICT', `Task Graph ${id} has no successful integration to review; run \`coord graph integrate ${id}\``, 'review');
   const w = ownedWorktree(ctx.root, id, '__integration__');
   if (!existsSync(w.abs))
-    throw new RunnerError('TASK_STATE_CONFLICT', `the integration worktree ${w.rel} is missing: review needs the aggregate in place; run \`coord graph integrate ${id}\` to rebuild and record it, then review`, 'review');
+    throw new RunnerError(
+      'TASK_STATE_CONFLICT',
+      `the integration worktree ${w.rel} is missing: review needs the aggregate in place; run \`coord graph integrate ${id}\` to rebuild and record it, then review`,
+      'review',
+    );
   const head = await headCommit(w.abs);
   if (head !== integration.aggregateCommit)
     throw new RunnerError(
@@ -429,7 +437,12 @@ export async function review(ctx: RunnerContext, id: string, decision: 'REVIEW_A
       'review',
     );
   const dirty = (await git(w.abs, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])).length > 0;
-  if (dirty) throw new RunnerError('DIRTY_WORKTREE', `the aggregate worktree ${w.rel} has uncommitted changes: refusing to review a dirty aggregate; discard them (git -C ${w.rel} stash -u, or git -C ${w.rel} checkout -- . plus git -C ${w.rel} clean -fd), then review again`, 'review');
+  if (dirty)
+    throw new RunnerError(
+      'DIRTY_WORKTREE',
+      `the aggregate worktree ${w.rel} has uncommitted changes: refusing to review a dirty aggregate; discard them (git -C ${w.rel} stash -u, or git -C ${w.rel} checkout -- . plus git -C ${w.rel} clean -fd), then review again`,
+      'review',
+    );
   const r = await ctx.client.graphs.review(id, {
     decision,
     ...(feedback ? { feedback } : {}),
