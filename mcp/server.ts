@@ -6,23 +6,16 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import {
-  bindTools,
-  DEFAULT_TOOL_SETS,
-  IDEMPOTENCY_ARG,
-  INSTRUCTIONS,
-  nextStep,
-  outputSchema,
-  TOOL_SETS,
-  type JsonSchema,
-  type ToolBinding,
-  type ToolSet,
-} from './tools.js';
+import { bindTools, DEFAULT_TOOL_SETS, INSTRUCTIONS, nextStep, outputSchema, TOOL_SETS, type JsonSchema, type ToolBinding, type ToolSet } from './tools.js';
 
 /** How an API tool reaches its route: one HTTP-shaped call. */
 export interface Backend {
-  /** `idempotencyKey`: the caller's key for a POST, sent as the route's `Idempotency-Key`. */
-  call(method: string, path: string, body: unknown, idempotencyKey?: string): Promise<{ status: number; body: unknown }>;
+  /**
+   * `headers`: request headers from the tool's arguments (`idempotency-key`, `if-match`).
+   * `signal`: aborted when the MCP client cancels the call or goes away; the route then sees its
+   * client gone (a waiting `next` claims nothing).
+   */
+  call(method: string, path: string, body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<{ status: number; body: unknown }>;
 }
 
 /** A tool that runs here rather than on the coordinator (the runner's, in `coord mcp`). */
@@ -130,7 +123,7 @@ function checkArgs(schema: JsonSchema, args: Record<string, unknown>): string | 
   return null;
 }
 
-async function callApi(backend: Backend, b: ToolBinding, args: Record<string, unknown>): Promise<CallToolResult> {
+async function callApi(backend: Backend, b: ToolBinding, args: Record<string, unknown>, signal?: AbortSignal): Promise<CallToolResult> {
   let path = b.tool.path;
   for (const p of b.path) {
     const v = args[p.arg];
@@ -142,16 +135,26 @@ async function callApi(backend: Backend, b: ToolBinding, args: Record<string, un
   const url = qs.size ? `${path}?${qs}` : path;
   let body: unknown;
   if (b.body === 'flat') {
-    const skip = new Set([...b.path.map((p) => p.arg), ...b.query, IDEMPOTENCY_ARG]);
+    const skip = new Set([...b.path.map((p) => p.arg), ...b.query, ...b.headers.map((h) => h.arg)]);
     body = Object.fromEntries(Object.entries(args).filter(([k]) => !skip.has(k)));
   } else if (b.body === 'wrapped') {
     body = args.body;
   }
-  const key = b.idempotent ? args[IDEMPOTENCY_ARG] : undefined;
-  if (key !== undefined && (typeof key !== 'string' || key.length < 1 || key.length > 255)) {
-    return errorResult({ code: 'validation_failed', status: 400, message: `${IDEMPOTENCY_ARG} must be a string of 1–255 characters` });
+  const headers: Record<string, string> = {};
+  for (const h of b.headers) {
+    const v = args[h.arg];
+    if (v === undefined) continue;
+    const ok = h.arg === 'ifMatch' ? Number.isInteger(v) && (v as number) >= 0 : typeof v === 'string' && v.length >= 1 && v.length <= 255;
+    if (!ok)
+      return errorResult({
+        code: 'validation_failed',
+        status: 400,
+        message: `${h.arg} must be ${h.arg === 'ifMatch' ? 'a revision (an integer ≥ 0)' : 'a string of 1–255 characters'}`,
+      });
+    headers[h.name] = h.arg === 'ifMatch' ? `"${v}"` : (v as string);
   }
-  const r = await backend.call(b.tool.method, url, body, key);
+  // A cancelled call rejects here; the SDK sends no answer to a cancelled request (MCP spec).
+  const r = await backend.call(b.tool.method, url, body, headers, signal);
   if (r.status >= 200 && r.status < 300) return okResult(r.body ?? null);
   return errorResult(problemOf(r.status, r.body));
 }
@@ -183,7 +186,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
   ];
   const server = new Server({ name: 'coord', version: opts.version ?? '0.1.0' }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
-  server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
     const name = req.params.name;
     const args = (req.params.arguments ?? {}) as Record<string, unknown>;
     const l = local.get(name);
@@ -191,7 +194,7 @@ export function createMcpServer(opts: McpServerOptions): Server {
     if (!l && !b) throw new McpError(ErrorCode.InvalidParams, `unknown tool "${name}"; tools/list names the tools of the chosen sets`);
     const wrong = checkArgs(l ? l.inputSchema : b!.inputSchema, args);
     if (wrong) return errorResult({ code: 'validation_failed', status: 400, message: wrong });
-    if (b) return callApi(opts.backend, b, args);
+    if (b) return callApi(opts.backend, b, args, extra.signal);
     try {
       return okResult(await l!.run(args));
     } catch (err) {

@@ -347,8 +347,32 @@ export function outputSchema(result: JsonSchema): JsonSchema {
   return { type: 'object', properties: { result, error: ERROR_SCHEMA }, minProperties: 1, maxProperties: 1, additionalProperties: false };
 }
 
-/** The tool argument that becomes the route's `Idempotency-Key` header (README "Safe retries"). */
-export const IDEMPOTENCY_ARG = 'idempotencyKey';
+/**
+ * The request headers a tool takes as arguments, each where its route takes it: `idempotencyKey`
+ * (`Idempotency-Key`, on state-changing POSTs: a retry with the same key replays the first
+ * answer; README "Safe retries") and `ifMatch` (`If-Match`, on the item edits: the revision you
+ * read, so a retried or stale edit is refused with `revision_mismatch` instead of applied again).
+ */
+export const HEADER_ARGS: Record<string, { arg: string; schema: JsonSchema }> = {
+  'idempotency-key': {
+    arg: 'idempotencyKey',
+    schema: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 255,
+      description: 'Optional. Send the same key when you retry this call: the first answer comes back and nothing is done twice.',
+    },
+  },
+  'if-match': {
+    arg: 'ifMatch',
+    schema: {
+      type: 'integer',
+      minimum: 0,
+      description:
+        'Optional. The item’s revision you read: the change applies only if it is still current (else revision_mismatch), so a retry never applies twice.',
+    },
+  },
+};
 
 /** How a tool's arguments map onto its route: path and query parameters, and the body. */
 export interface ToolBinding {
@@ -360,8 +384,8 @@ export interface ToolBinding {
   query: string[];
   /** `flat`: the body's properties are top-level arguments; `wrapped`: the body is the `body` argument; null: no body. */
   body: 'flat' | 'wrapped' | null;
-  /** The route takes an `Idempotency-Key`: the tool takes it as IDEMPOTENCY_ARG. */
-  idempotent: boolean;
+  /** Request headers taken from arguments (HEADER_ARGS). */
+  headers: { name: string; arg: string }[];
 }
 
 /**
@@ -411,20 +435,18 @@ export function bindTools(document: unknown, tools: readonly ApiTool[] = API_TOO
         required.push('body');
       }
     }
-    const idempotent = (op.parameters ?? []).some((p) => p.in === 'header' && p.name === 'idempotency-key');
-    if (idempotent) {
-      if (IDEMPOTENCY_ARG in properties) throw new Error(`MCP tool ${tool.name}: ${IDEMPOTENCY_ARG} collides with a parameter`);
-      properties[IDEMPOTENCY_ARG] = {
-        type: 'string',
-        minLength: 1,
-        maxLength: 255,
-        description: 'Optional. Send the same key when you retry this call: the first answer comes back and nothing is done twice.',
-      };
+    const headers: ToolBinding['headers'] = [];
+    for (const p of op.parameters ?? []) {
+      const h = p.in === 'header' ? HEADER_ARGS[p.name] : undefined;
+      if (!h) continue;
+      if (h.arg in properties) throw new Error(`MCP tool ${tool.name}: ${h.arg} collides with a parameter`);
+      properties[h.arg] = h.schema;
+      headers.push({ name: p.name, arg: h.arg });
     }
     const inputSchema = compact({ type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false }) as JsonSchema;
     const success = Object.entries(op.responses ?? {}).find(([status]) => /^2\d\d$/.test(status))?.[1];
     const answer = success?.content?.['application/json']?.schema;
-    return { tool, inputSchema, outputSchema: outputSchema(answer ? (resultSchema(doc, answer) as JsonSchema) : {}), path, query, body, idempotent };
+    return { tool, inputSchema, outputSchema: outputSchema(answer ? (resultSchema(doc, answer) as JsonSchema) : {}), path, query, body, headers };
   });
 }
 

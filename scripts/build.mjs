@@ -109,7 +109,13 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
       process.exit(1);
     }
     const t0 = performance.now();
-    await build();
+    try {
+      await build();
+    } catch {
+      // esbuild has printed what it could not compile (file, line, message); the old build is not run.
+      console.error('coord: the build failed (above); dist/node was left as it was');
+      process.exit(1);
+    }
     console.error(`coord: built dist/node in ${Math.round(performance.now() - t0)} ms`);
   }
 }

@@ -66,17 +66,6 @@ function outcomeRows(outcomes: Outcome[]): string[] {
 /** The commands that act on a result, for people: `Next: …` lines. */
 const nextLines = (next: string[]) => (next.length ? ['Next:', ...next.map((c) => `  ${c}`)] : []);
 
-/**
- * After a wave: the failed outcomes' next steps (read why, clear the gate, run again), or the
- * next wave; nothing when the graph has no more work.
- */
-function afterWave(id: string, outcomes: Outcome[], state: string): string[] {
-  const failed = outcomes.filter((o) => !o.ok || o.state === 'FAILED').map((o) => o.subtaskId);
-  if (failed.length) return [`coord graph inspect ${id}`, ...failed.map((s) => `coord graph resume ${id} ${s}`), `coord graph run ${id}`];
-  if (outcomes.some((o) => o.state === 'RUNNING')) return [`coord graph status ${id}`, `coord graph recover ${id}`];
-  return state === 'SUCCEEDED' ? [`coord graph integrate ${id}`] : [`coord graph run ${id}`];
-}
-
 /** Runs a runner action: its result is printed, `ok` decides the exit code; a RunnerError is a refusal (exit 1). */
 async function perform<T extends { ok: boolean }>(
   ctx: Ctx<RootOptions>,
@@ -126,7 +115,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
           (x) => [
             `Wave of ${id} on base ${x.baseCommit.slice(0, 12)}: ${x.selected.join(', ') || 'nothing READY'}; graph ${x.state}`,
             ...outcomeRows(x.outcomes),
-            ...nextLines(afterWave(id, x.outcomes, x.state)),
+            ...nextLines(x.next),
           ],
           { progress: true },
         ),
@@ -163,11 +152,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
         perform(
           ctx,
           (r) => dispatchOne(r, id, subtask),
-          (x) => [
-            `Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`,
-            ...outcomeRows([x.outcome]),
-            ...nextLines(afterWave(id, [x.outcome], x.state)),
-          ],
+          (x) => [`Dispatched ${id}/${subtask}: ${x.outcome.state}; graph ${x.state}`, ...outcomeRows([x.outcome]), ...nextLines(x.next)],
           { progress: true },
         ),
       ),

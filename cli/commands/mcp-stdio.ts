@@ -136,14 +136,11 @@ export async function serveStdio(ctx: Ctx<{ tools?: string; root?: string }>, op
   // with it on a dropped connection, 503, 429 or 409 idempotency_key_in_progress (README "Safe retries").
   const send = retryingFetch(fetch);
   const backend: Backend = {
-    async call(method, path, body, idempotencyKey) {
+    async call(method, path, body, extraHeaders, signal) {
       const r = await send(url + path, {
         method,
-        headers: {
-          ...headers,
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
-        },
+        signal,
+        headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...extraHeaders },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       const text = await r.text();

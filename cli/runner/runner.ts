@@ -49,6 +49,22 @@ export type Progress =
     }
   | { kind: 'integration'; parentTaskId: string; subtaskId: string; step: 'applied' | 'conflict'; commit: string };
 
+/**
+ * The commands that act on a graph after `run` or `dispatch` (Coord's `next`): a FAILED or STOPPED
+ * subtask anywhere in the graph, from this wave or an earlier one, is read and resumed first;
+ * work still RUNNING is looked at or recovered; otherwise the next wave, or integration once
+ * every subtask SUCCEEDED.
+ */
+export function nextAfterRun(id: string, graph: { subtasks: { subtaskId: string; state: string }[] }): string[] {
+  const inState = (...states: string[]) => graph.subtasks.filter((s) => states.includes(s.state)).map((s) => s.subtaskId);
+  const gated = inState('FAILED', 'STOPPED');
+  if (gated.length) return [`coord graph inspect ${id}`, ...gated.map((s) => `coord graph resume ${id} ${s}`), `coord graph run ${id}`];
+  if (inState('RUNNING').length) return [`coord graph status ${id}`, `coord graph recover ${id}`];
+  if (graph.subtasks.length > 0 && graph.subtasks.every((s) => s.state === 'SUCCEEDED')) return [`coord graph integrate ${id}`];
+  if (inState('READY').length) return [`coord graph run ${id}`];
+  return [`coord graph inspect ${id}`];
+}
+
 /** The note an outcome's table row and progress line show: its error, else its warning. */
 export function outcomeNote(o: Outcome): string | null {
   if (o.error) return o.error.message.startsWith(o.error.code) ? o.error.message : `${o.error.code}: ${o.error.message}`;
@@ -190,6 +206,7 @@ export async function runWave(ctx: RunnerContext, id: string, waveNumber: number
     outcomes,
     frontier: after.frontier,
     state: after.state,
+    next: nextAfterRun(id, after),
   };
 }
 
@@ -203,7 +220,16 @@ export async function dispatchOne(ctx: RunnerContext, id: string, subtaskId: str
   const claim = await ctx.client.graphs.claim(id, subtaskId, { baseCommit: base, ...(ctx.sessionWaitMs != null ? { sessionWaitMs: ctx.sessionWaitMs } : {}) });
   const [outcome] = await executeAll(ctx, [claim.dispatch], registry);
   const after = await ctx.client.graphs.get(id);
-  return { ok: outcome.ok, command: 'task.graph-dispatch' as const, root: ctx.root, parentTaskId: id, outcome, frontier: after.frontier, state: after.state };
+  return {
+    ok: outcome.ok,
+    command: 'task.graph-dispatch' as const,
+    root: ctx.root,
+    parentTaskId: id,
+    outcome,
+    frontier: after.frontier,
+    state: after.state,
+    next: nextAfterRun(id, after),
+  };
 }
 
 /**

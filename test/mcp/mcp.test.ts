@@ -137,6 +137,37 @@ describe.each(transports)('over %s', (_name, connect) => {
     }
   });
 
+  it('a waiting todo_next the client gives up on (its timeout sends notifications/cancelled) claims nothing', async () => {
+    const s = await t.session({ name: 'gives-up' });
+    const c = await connect(s.token);
+    try {
+      const tag = `late-${Math.random().toString(36).slice(2)}`;
+      await expect(c.callTool({ name: 'todo_next', arguments: { waitMs: 20_000, tags: [tag] } }, undefined, { timeout: 1000 })).rejects.toThrow(/timed out/i);
+      await new Promise((r) => setTimeout(r, 300)); // the cancellation reaches the server
+      const item = (await s.client.post('/v1/todos', { title: 'arrives late', tags: [tag] })).body.item;
+      await new Promise((r) => setTimeout(r, 1000));
+      expect((await s.client.get(`/v1/todos/${item.id}`)).body.item).toMatchObject({ status: 'todo' });
+      expect((await s.client.get(`/v1/todos/${item.id}`)).body.item.owner).toBeUndefined();
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('an edit retried with the ifMatch it read is refused, not applied twice', async () => {
+    const s = await t.session({ name: 'edits' });
+    const c = await connect(s.token);
+    try {
+      const item = (await call(c, 'todo_add', { title: 'edit me' })).result.item;
+      const first = await call(c, 'todo_edit', { id: item.id, priority: 5, ifMatch: item.revision });
+      expect(first.result.item.revision).toBe(item.revision + 1);
+      const again = await call(c, 'todo_edit', { id: item.id, priority: 5, ifMatch: item.revision });
+      expect([again.isError, again.error.status]).toEqual([true, 412]);
+      expect((await s.client.get(`/v1/todos/${item.id}`)).body.item.revision).toBe(item.revision + 1);
+    } finally {
+      await c.close();
+    }
+  });
+
   it('an outsider’s token is refused through every tool that takes an id, as the route refuses it', async () => {
     const owner = await t.session({ name: 'owner' });
     const outsider = await t.session({ name: 'outsider' });
@@ -236,6 +267,25 @@ describe('the tool list', () => {
     const [a, b] = [await post(), await post()];
     expect(b.result.structuredContent.result.item.id).toBe(a.result.structuredContent.result.item.id);
     expect(await count()).toBe(3);
+  });
+
+  it('a waiting todo_next over POST /mcp whose caller closes the connection claims nothing', async () => {
+    const s = await t.session({ name: 'hangs-up' });
+    const tag = `late-${Math.random().toString(36).slice(2)}`;
+    const ac = new AbortController();
+    const pending = fetch(`${t.base}/mcp`, {
+      method: 'POST',
+      signal: ac.signal,
+      headers: { authorization: `Bearer ${s.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'todo_next', arguments: { waitMs: 20_000, tags: [tag] } } }),
+    }).catch(() => null);
+    await new Promise((r) => setTimeout(r, 500));
+    ac.abort();
+    await pending;
+    await new Promise((r) => setTimeout(r, 300));
+    const item = (await s.client.post('/v1/todos', { title: 'arrives late', tags: [tag] })).body.item;
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await s.client.get(`/v1/todos/${item.id}`)).body.item).toMatchObject({ status: 'todo' });
   });
 
   it('offers only the chosen sets', async () => {
