@@ -239,7 +239,8 @@ describe('a Postgres restart under load', () => {
       // its end) and holds the stately queue until it expires, 60 s (see SWEEP_EXPIRE_S).
       const since = new Date(windows.at(-1)!.up);
       let swept = false;
-      for (let i = 0; i < 100 && !swept; i++) {
+      // Up to 30 s: on two loaded cores pg-boss's first poll after its own reconnect can take a while.
+      for (let i = 0; i < 300 && !swept; i++) {
         const [row] = await db<
           { n: number }[]
         >`select count(*)::int as n from pgboss.job where name = 'coord.sweep' and state = 'completed' and completed_on > ${since}`;
