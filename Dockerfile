@@ -9,7 +9,7 @@
 # says so and exits. Built with EMBEDDED_POSTGRES=true, it starts the embedded Postgres in /data
 # (COORD_DATA_DIR) when DATABASE_URL is unset. The image carries the `coord` CLI too; its task
 # graph runner (coord graph run/advance/…) needs git and the repository, so it belongs on the
-# agents' machines (README "The runner"), not in this image.
+# agents' machines (docs/guides/runner.md), not in this image.
 
 # --- build: every dependency, then the bundle -----------------------------------------------------
 FROM node:24-bookworm-slim AS build
@@ -60,7 +60,7 @@ EXPOSE 3000
 
 # Liveness, not readiness: /healthz is 200 while the process serves; /readyz is 503 during a
 # database outage, and an orchestrator that restarts on it would restart every replica for an
-# outage a restart cannot fix (README "What a client sees during an outage"). Route on /readyz.
+# outage a restart cannot fix (docs/guides/outages.md). Route on /readyz.
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1)).catch(()=>process.exit(1))"
 

@@ -257,7 +257,7 @@ async function main(): Promise<void> {
   await migrateDatabase(coordUrl);
   if (opts.profile) return profile(pg, coordUrl);
   // Every server on this database gets the same COORD_ADMIN_TOKEN: a start with another value
-  // would revoke the token the servers already running were given (README "Tokens").
+  // would revoke the token the servers already running were given (docs/guides/teams-and-tokens.md "Tokens").
   const adminToken = newToken();
   server = await startCoordServer({ databaseUrl: coordUrl, root: serverRoot, adminToken });
   if (serverRoot) progress(`Coord server from ${serverRoot}`);

@@ -350,7 +350,7 @@ export function outputSchema(result: JsonSchema): JsonSchema {
 /**
  * The request headers a tool takes as arguments, each where its route takes it: `idempotencyKey`
  * (`Idempotency-Key`, on state-changing POSTs: a retry with the same key replays the first
- * answer; README "Safe retries") and `ifMatch` (`If-Match`, on the item edits: the revision you
+ * answer; docs/reference/http-api.md "Safe retries") and `ifMatch` (`If-Match`, on the item edits: the revision you
  * read, so a retried or stale edit is refused with `revision_mismatch` instead of applied again).
  */
 export const HEADER_ARGS: Record<string, { arg: string; schema: JsonSchema }> = {

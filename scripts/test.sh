@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The one test command (README "Development"; .ci/run calls it): typecheck, then the test tiers
+# The one test command (docs/guides/development.md; .ci/run calls it): typecheck, then the test tiers
 # (vitest.config.ts) on real Postgres clusters, one per worker (embedded in a temp folder, or
 # DATABASE_URL when set). Arguments go to vitest: `npm test -- --project unit`, a file, `-t name`.
 #

@@ -133,7 +133,7 @@ export async function serveStdio(ctx: Ctx<{ tools?: string; root?: string }>, op
     (err: Error) => Promise.reject(new Error(`cannot reach Coord at ${url}: ${err.message}`)),
   );
   // The SDK's retrying fetch: each POST a tool makes carries an Idempotency-Key and is retried
-  // with it on a dropped connection, 503, 429 or 409 idempotency_key_in_progress (README "Safe retries").
+  // with it on a dropped connection, 503, 429 or 409 idempotency_key_in_progress (docs/reference/http-api.md "Safe retries").
   const send = retryingFetch(fetch);
   const backend: Backend = {
     async call(method, path, body, extraHeaders, signal) {

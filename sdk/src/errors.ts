@@ -133,7 +133,7 @@ export class IdempotencyKeyReused extends Conflict {}
 /**
  * 409 `idempotency_key_in_progress`: the first request with this key has not answered yet
  * (`retryAfterMs`). The SDK retries it; thrown when it still is after `retries`. If it persists
- * until `expiresAt`, read the state (the first attempt's outcome is unknown; README "Safe retries").
+ * until `expiresAt`, read the state (the first attempt's outcome is unknown; docs/reference/http-api.md "Safe retries").
  */
 export class IdempotencyKeyInProgress extends Conflict {
   retryAfterMs?: number;

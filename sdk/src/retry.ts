@@ -5,7 +5,7 @@
  *
  * - the server could not be reached or the connection dropped before an answer (what the facade
  *   reports as `ConnectionFailed`): GET/HEAD, and POST (its key makes the repeat safe: the server
- *   replays the first answer instead of acting twice; README "Safe retries"). PUT, PATCH and
+ *   replays the first answer instead of acting twice; docs/reference/http-api.md "Safe retries"). PUT, PATCH and
  *   DELETE carry no key and are not retried on a dropped connection: the first attempt may have
  *   taken effect.
  * - 503 (`busy`, `database_unavailable`, `shutting_down`) and 429 `rate_limited`, any method: the

@@ -137,7 +137,7 @@ function toEntry(r: Row): AttentionEntry {
   };
 }
 
-/** The requests that resolve an entry (the routes' own paths; README "What needs attention"). */
+/** The requests that resolve an entry (the routes' own paths; docs/guides/dashboard.md "What needs attention"). */
 function actionsOf(r: Row): AttentionEntry['actions'] {
   const item = encodeURIComponent(r.subject_id);
   const reopen = { action: 'reopen' as const, method: 'POST' as const, path: `/v1/todos/${item}/reopen` };

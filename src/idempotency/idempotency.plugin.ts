@@ -72,7 +72,7 @@ export const IdempotencyKeyHeader = z
   .describe(
     'Optional. A client-chosen key (1–255 printable ASCII characters; a random UUID per logical call is ideal) that makes this POST safe to retry: ' +
       'a repeat with the same key and the same request replays the first answer (`Idempotent-Replayed: true`) and writes nothing. ' +
-      'Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See README “Safe retries”.',
+      'Keys are per caller and kept for COORD_IDEMPOTENCY_TTL (default 24 h). See docs/reference/http-api.md “Safe retries”.',
   );
 
 declare module 'fastify' {

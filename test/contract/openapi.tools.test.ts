@@ -17,7 +17,7 @@ const operations = Object.entries<Record<string, { operationId?: string }>>(spec
 const WITHOUT_SDK_METHOD = new Set(['healthz', 'readyz', 'metrics']);
 
 /**
- * Redocly's recommended ruleset, warnings left on purpose (README "API" → OpenAPI):
+ * Redocly's recommended ruleset, warnings left on purpose (docs/reference/http-api.md → OpenAPI):
  * - info-license: the project has not chosen a licence;
  * - operation-4xx-response on the probes and the scrape: they answer 200 or 503 and refuse nothing.
  */

@@ -26,7 +26,9 @@ describe('the README task graph walkthrough', () => {
       mkdirSync(path.join(dir, '.coord'));
       writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
       cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), { recursive: true });
-      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Task graphs')].join('\n').replaceAll('http://127.0.0.1:3000', t.base);
+      const script = [shBlockAfter('Walkthrough with curl', 'docs/tutorial/curl.md'), shBlockAfter('Task graphs', 'docs/tutorial/task-graphs.md')]
+        .join('\n')
+        .replaceAll('http://127.0.0.1:3000', t.base);
       const r = await bash(script, { cwd: dir });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
@@ -58,9 +60,11 @@ describe('the README task graph walkthrough', () => {
       mkdirSync(path.join(dir, '.coord'));
       writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
       cpSync(path.join(ROOT, 'examples'), path.join(dir, 'examples'), { recursive: true });
-      const setup = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Task graphs')].join('\n');
+      const setup = [shBlockAfter('Walkthrough with curl', 'docs/tutorial/curl.md'), shBlockAfter('Task graphs', 'docs/tutorial/task-graphs.md')].join('\n');
       const marker = 'echo ===RUN===';
-      const script = [setup, marker, shBlockAfter('Running a task graph')].join('\n').replaceAll('http://127.0.0.1:3000', t.base);
+      const script = [setup, marker, shBlockAfter('Running a task graph', 'docs/tutorial/task-graphs.md')]
+        .join('\n')
+        .replaceAll('http://127.0.0.1:3000', t.base);
       const r = await bash(script, { cwd: dir });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
@@ -73,11 +77,11 @@ describe('the README task graph walkthrough', () => {
   });
 });
 
-/** The README's plain ``` block after "It prints:" in section `heading`. */
+/** The tutorial's plain ``` block after "It prints:" in section `heading`. */
 function printedBlockAfter(heading: string): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  const m = /It prints:\n\n```\n([\s\S]*?)\n```/.exec(readme.slice(at));
-  if (!m) throw new Error(`README.md "## ${heading}" has no printed block`);
+  const text = readFileSync(path.join(ROOT, 'docs/tutorial/task-graphs.md'), 'utf8');
+  const at = text.indexOf(`\n## ${heading}\n`);
+  const m = /It prints:\n\n```\n([\s\S]*?)\n```/.exec(text.slice(at));
+  if (!m) throw new Error(`docs/tutorial/task-graphs.md "## ${heading}" has no printed block`);
   return m[1];
 }

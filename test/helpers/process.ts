@@ -5,13 +5,18 @@ import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 
-/** The first ```sh block after a `## <heading>` line of README.md. */
-export function shBlockAfter(heading: string): string {
-  const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
-  const at = readme.indexOf(`\n## ${heading}\n`);
-  if (at < 0) throw new Error(`README.md has no "## ${heading}" section`);
-  const m = /```sh\n([\s\S]*?)```/.exec(readme.slice(at));
-  if (!m) throw new Error(`README.md "## ${heading}" has no sh block`);
+/** A doc's text (`file` relative to the repository: README.md, docs/tutorial/curl.md, …). */
+export function docText(file: string): string {
+  return readFileSync(path.join(REPO_ROOT, file), 'utf8');
+}
+
+/** The first ```sh block after a `## <heading>` line of the doc `file`. */
+export function shBlockAfter(heading: string, file: string): string {
+  const text = docText(file);
+  const at = text.indexOf(`\n## ${heading}\n`);
+  if (at < 0) throw new Error(`${file} has no "## ${heading}" section`);
+  const m = /```sh\n([\s\S]*?)```/.exec(text.slice(at));
+  if (!m) throw new Error(`${file} "## ${heading}" has no sh block`);
   return m[1];
 }
 

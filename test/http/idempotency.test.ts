@@ -167,7 +167,7 @@ describe('conflicts', () => {
 
   it('should answer 409 idempotency_key_in_progress with Retry-After for a pending key, and run nothing', async () => {
     // A pending row is what a request still running leaves, or a replica that died between its
-    // commit and recording the answer (README "Safe retries").
+    // commit and recording the answer (docs/reference/http-api.md "Safe retries").
     const s = await t.session();
     const k = key();
     const fp = requestFingerprint('POST', '/v1/todos', { title: 'pending' });

@@ -2,7 +2,7 @@
  * An isolation test generated from the OpenAPI document (an outsider must
  * not learn that an object exists).
  *
- * The auth model it tests (src/auth, src/scopes, README "Concepts"): callers are users
+ * The auth model it tests (src/auth, src/scopes, docs/explanation/concepts.md): callers are users
  * (operators: in every scope, with override authority) or sessions (agents) with a subtree root;
  * a session reads the lists of its own subtree, the scenarios it orchestrates or is a member of,
  * the Task Graphs its subtree created or whose Agents it is bound to (a dispatch's own session:

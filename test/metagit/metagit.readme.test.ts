@@ -1,5 +1,5 @@
 /**
- * The README's metagit walkthrough (the RFC's CLI flow), run as written in bash against a
+ * The metagit walkthrough of docs/guides/metagit.md (the RFC's CLI flow), run as written in bash against a
  * listening server, with `npx coord` served by this checkout's bin. Only the URL is substituted;
  * the output must be the README's "It prints" block.
  */
@@ -17,9 +17,9 @@ beforeAll(async () => {
 afterAll(async () => t?.close());
 
 function blocks(): { script: string; printed: string } {
-  const readme = readFileSync(path.join(REPO, 'README.md'), 'utf8');
+  const readme = readFileSync(path.join(REPO, 'docs/guides/metagit.md'), 'utf8');
   const m = /<!-- metagit-walkthrough[^>]*-->\s*```sh\n([\s\S]*?)```\s*It prints:\s*```text\n([\s\S]*?)```/.exec(readme);
-  if (!m) throw new Error('README.md has no metagit walkthrough');
+  if (!m) throw new Error('docs/guides/metagit.md has no metagit walkthrough');
   return { script: m[1], printed: m[2] };
 }
 

