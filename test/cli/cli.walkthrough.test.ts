@@ -5,11 +5,11 @@
  * substituted. If the README and the CLI drift apart, this fails.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { builtCoord, REPO, runCoord, tempHome } from './helpers.js';
+import { REPO, readerShell, runCoord, tempHome } from './helpers.js';
 import { bash } from '../helpers/process.js';
 
 let t: TestApp;
@@ -28,22 +28,9 @@ export function walkthroughBlock(): string {
 
 describe('the README walkthrough', () => {
   it('should run as written: session, add, list, next, done, list, JSON', async () => {
-    const home = tempHome();
-    // The reader's checkout: the operator token where `npm start` writes it.
-    mkdirSync(path.join(home, 'repo', '.coord'), { recursive: true });
-    writeFileSync(path.join(home, 'repo', '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
-    // `npx coord` → this checkout's bin (what npx resolves inside the repository), without npx's start-up cost.
-    mkdirSync(path.join(home, 'bin'));
-    writeFileSync(
-      path.join(home, 'bin', 'npx'),
-      `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${builtCoord()}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`,
-    );
-    chmodSync(path.join(home, 'bin', 'npx'), 0o755);
+    const shell = readerShell(t.admin.token);
     const script = walkthroughBlock().replaceAll('http://127.0.0.1:3000', t.base);
-    const r = await bash(script, {
-      cwd: path.join(home, 'repo'),
-      env: { PATH: `${path.join(home, 'bin')}:${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home },
-    });
+    const r = await bash(script, shell);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');

@@ -3,12 +3,10 @@
  * block each opens with, then the rest, run as written in bash against a listening server (only
  * the URL substituted), from a folder holding `.coord/admin-token` as the checkout does.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { bash, docText } from '../helpers/process.js';
-import { tempHome } from './helpers.js';
+import { readerShell } from './helpers.js';
 
 let t: TestApp;
 beforeAll(async () => {
@@ -25,13 +23,7 @@ describe.each(PAGES)('%s', (file, expected) => {
   it('runs in order from a fresh shell', async () => {
     const blocks = [...docText(file).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]);
     expect(blocks.length).toBeGreaterThan(1);
-    const home = tempHome();
-    mkdirSync(path.join(home, 'repo', '.coord'), { recursive: true });
-    writeFileSync(path.join(home, 'repo', '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
-    const r = await bash(blocks.join('\n').replaceAll('http://127.0.0.1:3000', t.base), {
-      cwd: path.join(home, 'repo'),
-      env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home },
-    });
+    const r = await bash(blocks.join('\n').replaceAll('http://127.0.0.1:3000', t.base), readerShell(t.admin.token));
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(expected);

@@ -4,7 +4,7 @@
  * its `main` in this process; the binary itself is spawned where only it can answer.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, Writable } from 'node:stream';
@@ -118,4 +118,25 @@ export function spawnCoord(
 /** `runCoord` with only an environment (default: none at all), for help text and formatting. */
 export function runInProcess(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
   return runCoord(args, { env });
+}
+
+/**
+ * A reader's shell for running doc blocks as written: a checkout folder holding the operator token
+ * where `npm start` writes it (`.coord/admin-token`), and `npx coord` served by this run's build of
+ * the CLI (what npx resolves inside the repository, without npx's start-up cost). Returns the
+ * folder to run in and the environment (nothing of the test process's but PATH).
+ */
+export function readerShell(adminToken: string | undefined): { cwd: string; env: NodeJS.ProcessEnv; home: string } {
+  if (!adminToken) throw new Error('readerShell needs the operator token');
+  const home = tempHome();
+  const cwd = path.join(home, 'repo');
+  mkdirSync(path.join(cwd, '.coord'), { recursive: true });
+  writeFileSync(path.join(cwd, '.coord', 'admin-token'), `${adminToken}\n`, { mode: 0o600 });
+  mkdirSync(path.join(home, 'bin'));
+  writeFileSync(
+    path.join(home, 'bin', 'npx'),
+    `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${builtCoord()}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`,
+    { mode: 0o755 },
+  );
+  return { cwd, home, env: { PATH: `${path.join(home, 'bin')}:${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home, TMPDIR: home } };
 }

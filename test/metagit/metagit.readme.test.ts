@@ -3,11 +3,11 @@
  * listening server, with `npx coord` served by this checkout's bin. Only the URL is substituted;
  * the output must be the README's "It prints" block.
  */
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { builtCoord, REPO, tempHome } from '../cli/helpers.js';
+import { REPO, readerShell } from '../cli/helpers.js';
 import { bash } from '../helpers/process.js';
 
 let t: TestApp;
@@ -25,20 +25,9 @@ function blocks(): { script: string; printed: string } {
 
 describe('the README metagit walkthrough', () => {
   it('should run as written and print what the README says', async () => {
-    const home = tempHome();
-    mkdirSync(path.join(home, 'repo', '.coord'), { recursive: true });
-    writeFileSync(path.join(home, 'repo', '.coord', 'admin-token'), `${t.admin.token}\n`, { mode: 0o600 });
-    mkdirSync(path.join(home, 'bin'));
-    writeFileSync(
-      path.join(home, 'bin', 'npx'),
-      `#!/bin/sh\nif [ "$1" = coord ]; then shift; exec "${process.execPath}" "${builtCoord()}" "$@"; fi\necho "unexpected npx $*" >&2; exit 127\n`,
-    );
-    chmodSync(path.join(home, 'bin', 'npx'), 0o755);
+    const shell = readerShell(t.admin.token);
     const { script, printed } = blocks();
-    const r = await bash(script.replaceAll('http://127.0.0.1:3000', t.base), {
-      cwd: path.join(home, 'repo'),
-      env: { PATH: `${path.join(home, 'bin')}:${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: home },
-    });
+    const r = await bash(script.replaceAll('http://127.0.0.1:3000', t.base), shell);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(printed);
