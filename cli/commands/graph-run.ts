@@ -24,6 +24,7 @@ import {
   type RunnerContext,
 } from '../runner/runner.js';
 import { progressOn, SILENT, type ProgressSink } from '../progress.js';
+import { reviewCommands } from '../runner/advance.js';
 import { RunnerError } from '../runner/worktrees.js';
 import type { Outcome } from '../runner/execute.js';
 
@@ -270,9 +271,7 @@ export function addRunnerCommands(graph: Command, io: Io, setExit: (code: number
                 ? `Integrated ${id} into ${x.branch} at ${i.aggregateCommit} (${i.sourceFingerprint})`
                 : `Integration of ${id} ${i.status}: ${i.conflict?.message ?? ''}`,
               ...nextLines(
-                i.status === 'SUCCEEDED'
-                  ? [`coord graph review ${id} --decision REVIEW_APPROVED|CHANGES_REQUESTED`]
-                  : [`coord graph inspect ${id}`, `coord graph cleanup ${id}`, `coord graph integrate ${id}`],
+                i.status === 'SUCCEEDED' ? reviewCommands(id) : [`coord graph inspect ${id}`, `coord graph cleanup ${id}`, `coord graph integrate ${id}`],
               ),
             ];
           },

@@ -112,7 +112,7 @@ export function nextCommands(stop: Stop, id: string, maxWaves: number): string[]
   const again = `coord graph advance ${id} --max-waves ${maxWaves}`;
   switch (stop.code) {
     case 'COMPLETED':
-      return [`coord graph integrate ${id}`, `coord graph review ${id} --decision REVIEW_APPROVED|CHANGES_REQUESTED`];
+      return [`coord graph integrate ${id}`, ...reviewCommands(id)];
     case 'MAX_WAVES_REACHED':
       return [again];
     case 'WRITE_INTENT_CONFLICT':
@@ -138,6 +138,14 @@ export function nextCommands(stop: Stop, id: string, maxWaves: number): string[]
     case 'NO_ELIGIBLE_WORK':
       return [`coord graph plan ${id}`];
   }
+}
+
+/**
+ * The two review decisions as commands that run as written (one of them is the next step; a
+ * reviewer picks). Shared by advance's COMPLETED and integrate's success.
+ */
+export function reviewCommands(id: string): string[] {
+  return [`coord graph review ${id} --decision REVIEW_APPROVED`, `coord graph review ${id} --decision CHANGES_REQUESTED --feedback "<what to change>"`];
 }
 
 /** What advance never does (the result says so; docs/seeds/task-graph-v1.md §8). */

@@ -90,7 +90,11 @@ describe('runner progress', () => {
     expect(quiet.stdout.trim().split('\n')).toHaveLength(1);
     expect(JSON.parse(quiet.stdout)).toMatchObject({
       stop: { code: 'COMPLETED' },
-      next: [`coord graph integrate ${id}`, expect.stringContaining('coord graph review')],
+      next: [
+        `coord graph integrate ${id}`,
+        `coord graph review ${id} --decision REVIEW_APPROVED`,
+        `coord graph review ${id} --decision CHANGES_REQUESTED --feedback "<what to change>"`,
+      ],
     });
   });
 });
