@@ -168,9 +168,12 @@ describe('a Postgres restart under load', () => {
       // Recovery: the server was not restarted; give it up to the connect bound to come back.
       const until = Date.now() + ANSWER_BOUND_MS;
       while (Date.now() < until && ready.filter((o) => o.at > windows.at(-1)!.up).every((o) => o.status !== 200)) await pause(100);
-      await pause(2000);
+      // /readyz answers on one connection; the rest of the pool reconnects as calls need it, which
+      // on two loaded cores took longer than 2 s once in CI. The load runs 4 s past readiness.
+      await pause(4000);
     }
     running = false;
+    const stoppedAt = Date.now();
     await load;
 
     const summary = windows.map((w, i) => {
@@ -210,7 +213,7 @@ describe('a Postgres restart under load', () => {
       ).toBe(true);
     }
     // After the last restart, everything succeeds again (the last second of load).
-    const tail = outcomes.filter((o) => o.at > Date.now() - 1000 - 500 && o.at < Date.now() - 500);
+    const tail = outcomes.filter((o) => o.at > stoppedAt - 1000 && o.at < stoppedAt);
     expect(tail.length).toBeGreaterThan(0);
     expect(tail.filter((o) => o.status! >= 300)).toEqual([]);
 
