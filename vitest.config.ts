@@ -24,6 +24,7 @@ const UNIT = [
   'test/architecture/**/*.test.ts',
 ];
 const E2E = [
+  'test/agents/**/*.test.ts',
   'test/cli/**/*.test.ts',
   'test/process/**/*.test.ts',
   'test/runner/**/*.test.ts',

@@ -10,6 +10,10 @@
  * --name-status -M` base→HEAD and `git status --porcelain` (untracked included) to `complete`,
  * where the coordinator audits them. A non-zero exit is `AGENT_EXIT_NONZERO` with the exit code.
  *
+ * Ending. An implementer past its agents file's `timeoutMs` (`AGENT_TIMEOUT`), or running when the
+ * runner is interrupted (`RUNNER_INTERRUPTED`), is ended with every process it started
+ * (endProcessGroup), not only its process group.
+ *
  * Observation window. With `sessionWaitMs`, an implementer still running after that long is left
  * running and reported `RUNNING` (its pid is in `.coord/runs/<parent>/<subtask>.json`, so a later
  * `recover` can tell whether it is still alive); nothing is inferred from its files.
@@ -19,7 +23,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, 
 import path from 'node:path';
 import { CoordError, type CoordClient, type TaskGraphDispatch } from '@coord/sdk';
 import { committedChanges, dirtyChanges, git, headCommit, isAncestor, type Change } from './git.js';
-import { argvFor, promptFor, resolveImplementer, type LaunchPlan } from './implementers.js';
+import { promptFor, resolveImplementer, type LaunchPlan } from './implementers.js';
 import { assertNoLinks, ensureWorktree, ownedWorktree, RUNTIME_DIR, RunnerError } from './worktrees.js';
 
 /** At most this many changes per list go to the coordinator (its bound); the rest is flagged truncated. */
@@ -82,6 +86,40 @@ export function readRunRecord(root: string, parentTaskId: string, subtaskId: str
   }
 }
 
+/** One process as /proc tells it. */
+interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgrp: number;
+  state: string;
+  /** Start time in clock ticks since boot: with the pid, it names one process (pids are reused). */
+  start: string;
+}
+
+/** Every process from /proc (undefined where there is no /proc). */
+function processTable(): ProcessInfo[] | undefined {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return undefined;
+  }
+  const out: ProcessInfo[] = [];
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+    } catch {
+      continue; // gone meanwhile
+    }
+    // pid (comm) state ppid pgrp … starttime (field 22): comm may hold spaces and parentheses, so split after its last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.push({ pid: Number(e), state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]), start: fields[19] });
+  }
+  return out;
+}
+
 /**
  * Whether the process group of `pid` (an implementer spawned detached: its own group) has a live
  * process. A zombie is not alive: an implementer's child that outlived it is reparented, and where
@@ -96,32 +134,40 @@ export function processAlive(pid: number | null): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-  const members = groupMembers(pid);
-  return members === undefined || members.some((m) => m.state !== 'Z');
+  const table = processTable();
+  return table === undefined || table.some((p) => p.pgrp === pid && p.state !== 'Z');
 }
 
-/** The processes of group `pgid` with their states, from /proc (undefined where there is no /proc). */
-function groupMembers(pgid: number): { pid: number; state: string }[] | undefined {
-  let entries: string[];
-  try {
-    entries = readdirSync('/proc');
-  } catch {
-    return undefined;
-  }
-  const out: { pid: number; state: string }[] = [];
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
+/**
+ * The live descendants of `pid` outside its process group. Agent CLIs run their tools' commands in
+ * sessions of their own (Claude Code's and Codex's shells do), which a signal to the group never
+ * reaches; they are found by parentage, while it still links them to the agent.
+ */
+function descendantsOutsideGroup(pid: number): ProcessInfo[] {
+  const children = new Map<number, ProcessInfo[]>();
+  for (const p of processTable() ?? []) children.set(p.ppid, [...(children.get(p.ppid) ?? []), p]);
+  const out: ProcessInfo[] = [];
+  const walk = (parent: number) => {
+    for (const c of children.get(parent) ?? []) {
+      if (c.pgrp !== pid && c.state !== 'Z') out.push(c);
+      walk(c.pid);
     }
-    // pid (comm) state ppid pgrp …: comm may hold spaces and parentheses, so split after its last ')'.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(fields[2]) === pgid) out.push({ pid: Number(e), state: fields[0] });
-  }
+  };
+  walk(pid);
   return out;
+}
+
+/** SIGKILLs each process of `list` that is still the same process (same pid and start time). */
+function killExact(list: ProcessInfo[]): void {
+  const now = new Map((processTable() ?? []).map((p) => [p.pid, p.start]));
+  for (const p of list) {
+    if (now.get(p.pid) !== p.start) continue;
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 /**
@@ -148,9 +194,14 @@ function trackImplementer(pid: number): () => void {
   return () => liveImplementers.delete(pid);
 }
 
-/** Ends the process group of `pid`: SIGTERM, then SIGKILL after `graceMs` for what ignored it. */
+/**
+ * Ends the implementer `pid` and everything it started: SIGTERM to its process group (an agent CLI
+ * ends its own tools' processes on it), then, after `graceMs`, SIGKILL to the group and to every
+ * descendant in a session of its own (seen before the SIGTERM, or still linked then).
+ */
 export async function endProcessGroup(pid: number | null, graceMs = 2000): Promise<void> {
   if (!pid || !processAlive(pid)) return;
+  const strays = descendantsOutsideGroup(pid);
   try {
     process.kill(-pid, 'SIGTERM');
   } catch {
@@ -159,12 +210,14 @@ export async function endProcessGroup(pid: number | null, graceMs = 2000): Promi
   const end = Date.now() + graceMs;
   while (Date.now() < end && processAlive(pid)) await new Promise((r) => setTimeout(r, 50));
   if (processAlive(pid)) {
+    strays.push(...descendantsOutsideGroup(pid));
     try {
       process.kill(-pid, 'SIGKILL');
     } catch {
       /* gone */
     }
   }
+  killExact(strays);
 }
 
 /** A file of the runner's under `.coord/`, refused when a symlink is anywhere on its path. */
@@ -176,7 +229,7 @@ function runtimeFile(root: string, rel: string): string {
   return abs;
 }
 
-/** The largest spec passed in the environment and as an argument (Linux caps one string at 128 KiB). */
+/** The largest spec passed in the environment (Linux caps one string at 128 KiB); stdin always has it whole. */
 export const INLINE_SPEC_BYTES = 64 * 1024;
 
 function cap(changes: Change[]): { list: Change[]; truncated: boolean } {
@@ -267,14 +320,13 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   if (opts.signal?.aborted) return interruptedBefore('worktree');
   const prompt = promptFor(d.spec, { parentTaskId: d.parentTaskId, subtaskId: d.subtaskId, writeIntent: d.writeIntent ?? null });
   writeFileSync(specFile, prompt);
-  // A long spec goes by file: one argument or environment string is capped at 128 KiB on Linux.
+  // A long spec is left out of the environment (one string is capped at 128 KiB on Linux): stdin and the file have it.
   const inline = Buffer.byteLength(prompt) <= INLINE_SPEC_BYTES;
-  const argPrompt = inline ? prompt : `Your task is in the file ${specFile}; read it first and do what it says.`;
   const program = !path.isAbsolute(launch.executable) && launch.executable.includes('/') ? path.resolve(worktreeAbs, launch.executable) : launch.executable;
   const fd = openSync(logAbs, 'a');
   let child: ReturnType<typeof spawn>;
   try {
-    child = spawn(program, argvFor(launch, argPrompt), {
+    child = spawn(program, launch.argv, {
       cwd: worktreeAbs,
       env: {
         ...opts.env,
@@ -303,7 +355,7 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
   const untrack = child.pid ? trackImplementer(child.pid) : () => false;
   // An implementer that exits (or never reads stdin) before the prompt is written closes the pipe: not an error.
   child.stdin?.on('error', () => undefined);
-  child.stdin?.end(launch.adapter === 'shell' || launch.adapter === 'exec' ? prompt : '');
+  child.stdin?.end(prompt);
   const record: RunRecord = {
     parentTaskId: d.parentTaskId,
     subtaskId: d.subtaskId,
@@ -329,8 +381,22 @@ export async function executeDispatch(d: TaskGraphDispatch, opts: ExecuteOptions
     if (opts.signal?.aborted) resolve('interrupted');
     else opts.signal?.addEventListener('abort', () => resolve('interrupted'), { once: true });
   });
-  const first = await Promise.race([exited, interrupted, ...(timer ? [timer] : [])]);
+  // The agents file's timeoutMs, enforced while this runner watches (not past an observation window).
+  let deadline: NodeJS.Timeout | undefined;
+  const timedOut =
+    launch.timeoutMs === null ? null : new Promise<'timeout'>((resolve) => (deadline = setTimeout(() => resolve('timeout'), launch.timeoutMs as number)));
+  const first = await Promise.race([exited, interrupted, ...(timer ? [timer] : []), ...(timedOut ? [timedOut] : [])]);
   clearInterval(beat);
+  clearTimeout(deadline);
+  if (first === 'timeout') {
+    await endProcessGroup(child.pid ?? null);
+    untrack();
+    return fail(
+      'AGENT_TIMEOUT',
+      `the implementer ran past its timeoutMs (${launch.timeoutMs} ms) and was ended with every process it started (log: ${logRel})`,
+      'agent-launch',
+    );
+  }
   if (first === 'interrupted') {
     await endProcessGroup(child.pid ?? null);
     untrack();

@@ -7,10 +7,22 @@
  * 2. user: `$XDG_CONFIG_HOME/coord/agents.json` (default `~/.config/coord/agents.json`);
  * 3. adapter-default: the Agent's registry facts on the coordinator (`adapter`, `command`).
  *
- * Each file is `{"agents": {"<agent-id>": {"adapter": "...", "command": "...", "args": [...]}}}`.
- * Adapters: `shell` (`sh -c <command>`), `exec` (`<command> <args…>`, no shell), `claude-code`
- * (Claude Code's non-interactive `-p` mode), `codex` (`codex exec`). The executable must exist on
- * PATH (or at its path) before any worktree is created; otherwise EXECUTABLE_NOT_FOUND.
+ * Each file is `{"agents": {"<agent-id>": {"adapter": "...", "command": "...", "args": [...],
+ * "timeoutMs": N}}}`. Adapters: `shell` (`sh -c <command>`), `exec` (`<command> <args…>`, no
+ * shell), `claude-code` and `codex` (below). The executable must exist on PATH (or at its path)
+ * before any worktree is created; otherwise EXECUTABLE_NOT_FOUND. Every adapter gets the prompt on
+ * stdin (no argument-length cap); `args` come after the adapter's own flags.
+ *
+ * The agent adapters run the real CLIs unattended, and an implementer must commit (the commit is
+ * the evidence), so each is given what that takes and no more than its CLI offers for it (tested
+ * with @anthropic-ai/claude-code 2.1.332 and @openai/codex 0.171.0, test/agents/):
+ * - `claude-code`: `claude -p --permission-mode acceptEdits --allowedTools Bash`. `acceptEdits`
+ *   alone lets it edit files but denies `git commit` in `-p` mode (it exits 0 with nothing
+ *   committed), and `bypassPermissions` refuses to start as root.
+ * - `codex`: `codex exec --sandbox danger-full-access -`. Its `workspace-write` sandbox keeps every
+ *   `.git` read-only, so no commit can be made in a worktree (`index.lock: Read-only file
+ *   system`); `exec` never asks for approval. `--full-auto` no longer exists.
+ * The worktree isolates the work from the user's checkout; it is not a security sandbox.
  */
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -32,13 +44,19 @@ export interface LaunchPlan {
   commandSource: CommandSource;
   /** A human form of the effective command, for results and logs. */
   effectiveCommand: string;
+  /** The agents file's `timeoutMs`: past it the implementer's processes are ended (AGENT_TIMEOUT); null = no limit. */
+  timeoutMs: number | null;
 }
 
 interface AgentEntry {
   adapter?: string;
   command?: string;
   args?: string[];
+  timeoutMs?: number;
 }
+
+/** The longest `timeoutMs` an agents file may set: one day. */
+export const MAX_AGENT_TIMEOUT_MS = 86_400_000;
 
 /** Reads an agents file, or undefined when it does not exist. Malformed → INVALID_AGENT_CONFIG. */
 function readAgents(file: string): Record<string, AgentEntry> | undefined {
@@ -97,6 +115,15 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
   if (entry.args !== undefined && (!Array.isArray(entry.args) || entry.args.some((a) => typeof a !== 'string'))) {
     throw new RunnerError('INVALID_AGENT_CONFIG', `Agent "${agent}" (${where}): args must be an array of strings`, 'agent-resolution', { agent });
   }
+  const timeoutMs = entry.timeoutMs ?? null;
+  if (timeoutMs !== null && (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_AGENT_TIMEOUT_MS)) {
+    throw new RunnerError(
+      'INVALID_AGENT_CONFIG',
+      `Agent "${agent}" (${where}): timeoutMs must be an integer from 1 to ${MAX_AGENT_TIMEOUT_MS} (milliseconds)`,
+      'agent-resolution',
+      { agent },
+    );
+  }
   const args = entry.args ?? [];
   let program: string;
   let argv: string[];
@@ -115,11 +142,11 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
       break;
     case 'claude-code':
       program = entry.command ?? 'claude';
-      argv = ['-p', '--permission-mode', 'acceptEdits', ...args];
+      argv = ['-p', '--permission-mode', 'acceptEdits', '--allowedTools', 'Bash', ...args];
       break;
     case 'codex':
       program = entry.command ?? 'codex';
-      argv = ['exec', '--full-auto', ...args];
+      argv = ['exec', '--sandbox', 'danger-full-access', ...args, '-'];
       break;
   }
   // A relative path (`./scripts/impl.sh`) is the repository's: checked at the root, run in the worktree.
@@ -138,7 +165,7 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
       },
     );
   }
-  return { agent, adapter, executable, argv, commandSource: source, effectiveCommand: [program, ...argv].join(' ') };
+  return { agent, adapter, executable, argv, commandSource: source, effectiveCommand: [program, ...argv].join(' '), timeoutMs };
 }
 
 /**
@@ -181,9 +208,4 @@ export function promptFor(spec: string, subtask: { parentTaskId: string; subtask
       ? ''
       : `\nWrite only paths matching: ${subtask.writeIntent.length ? subtask.writeIntent.join(', ') : '(nothing: this subtask declares no writes)'}.`;
   return `${spec}\n\n(Coord ${subtask.parentTaskId}/${subtask.subtaskId}: work in the current directory, a git worktree. When done, commit your changes with git; the commit is the evidence.${scope})`;
-}
-
-/** The arguments for one run: agent adapters take the prompt as their last argument. */
-export function argvFor(p: LaunchPlan, prompt: string): string[] {
-  return p.adapter === 'claude-code' || p.adapter === 'codex' ? [...p.argv, prompt] : p.argv;
 }

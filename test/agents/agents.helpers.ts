@@ -1,0 +1,62 @@
+/**
+ * The real coding agents' CLIs, as the tests run them: `claude` (@anthropic-ai/claude-code) and
+ * `codex` (@openai/codex) from this checkout's node_modules, each pointed at a scripted model
+ * server on 127.0.0.1 (test/helpers/model-servers.ts; the model is the only stand-in) through its
+ * own documented setting: Claude Code's `ANTHROPIC_BASE_URL`, and a Codex model provider's
+ * `base_url` in `$CODEX_HOME/config.toml`.
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from '../helpers/process.js';
+import type { ScriptedModel } from '../helpers/model-servers.js';
+
+/** The agents' binaries (installed by `npm ci`: pinned devDependencies). */
+export const AGENT_BIN = path.join(REPO_ROOT, 'node_modules', '.bin');
+
+/** The agent versions the tests run, from the installed packages. */
+export function agentVersions(): { claude: string; codex: string } {
+  const version = (pkg: string) => JSON.parse(readFileSync(path.join(REPO_ROOT, 'node_modules', pkg, 'package.json'), 'utf8')).version as string;
+  return { claude: version('@anthropic-ai/claude-code'), codex: version('@openai/codex') };
+}
+
+/**
+ * The environment, under `home`, in which `claude` and `codex` run (on PATH) against the scripted
+ * models: Claude Code's base URL and key; Codex's config with a model provider at the other
+ * server. No vendor is reached; neither agent has any other model configured.
+ */
+export function agentEnv(home: string, models: { anthropic: ScriptedModel; openai: ScriptedModel }, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const codexHome = path.join(home, '.codex');
+  mkdirSync(codexHome, { recursive: true });
+  writeFileSync(
+    path.join(codexHome, 'config.toml'),
+    [
+      'model = "scripted-model"',
+      'model_provider = "scripted"',
+      '',
+      '[model_providers.scripted]',
+      'name = "Scripted model (test stand-in)"',
+      `base_url = "${models.openai.url}/v1"`,
+      'wire_api = "responses"',
+      'env_key = "SCRIPTED_MODEL_KEY"',
+      '',
+    ].join('\n'),
+  );
+  return {
+    PATH: `${AGENT_BIN}:${path.dirname(process.execPath)}:${process.env.PATH}`,
+    HOME: home,
+    LANG: 'C.UTF-8',
+    ANTHROPIC_BASE_URL: models.anthropic.url,
+    ANTHROPIC_API_KEY: 'sk-scripted-test-key',
+    SCRIPTED_MODEL_KEY: 'scripted-test-key',
+    // Nothing either CLI would fetch besides the model is reachable here; say so instead of retrying.
+    DISABLE_AUTOUPDATER: '1',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    ...extra,
+  };
+}
+
+/** The task graph and subtask a runner prompt names: `(Coord <parent>/<subtask>: …`. */
+export function subtaskOf(text: string): { parentTaskId: string; subtaskId: string } | null {
+  const m = /\(Coord ([\w.-]+)\/([\w.-]+):/.exec(text);
+  return m ? { parentTaskId: m[1], subtaskId: m[2] } : null;
+}
