@@ -19,7 +19,8 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { anthropicModel, byTurn, openaiModel, type Script, type ScriptedModel } from '../helpers/model-servers.js';
 import { runCoord, spawnCoord, tempHome } from '../cli/helpers.js';
 import { checkoutFingerprint, git, userRepo } from '../runner/runner.helpers.js';
-import { agentEnv, subtaskOf } from './agents.helpers.js';
+import { docText } from '../helpers/process.js';
+import { agentEnv, agentVersions, subtaskOf } from './agents.helpers.js';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<TestApp['session']>>;
@@ -54,11 +55,15 @@ const implementer =
     ])(req);
   };
 
+/** The runner guide's `coord.agents.json` for the two agents (the README shows the same block). */
+const GUIDE_AGENTS: Record<string, { adapter: string; timeoutMs?: number }> = JSON.parse(
+  /## Claude Code and Codex as implementers\n[\s\S]*?```json\n([\s\S]*?)```/.exec(docText('docs/guides/runner.md'))?.[1] ?? 'null',
+).agents;
 const AGENTS = {
-  claude: { adapter: 'claude-code' },
-  codex: { adapter: 'codex' },
+  ...GUIDE_AGENTS,
   'claude-limited': { adapter: 'claude-code', timeoutMs: 6000 },
   'codex-limited': { adapter: 'codex', timeoutMs: 6000 },
+  'codex-unbounded': { adapter: 'codex', timeoutMs: 0 },
 };
 
 beforeAll(async () => {
@@ -242,6 +247,16 @@ describe('an agent that fails is reported with the contract’s codes', () => {
     ]);
   });
 
+  it('an agents file whose timeoutMs is not 1 ms to one day is refused before anything is claimed: INVALID_AGENT_CONFIG', async () => {
+    const { repo, id } = await graphOf([{ id: 'never-launched', implementer: 'codex-unbounded' }]);
+    const r = await coord(['graph', 'run', id, '--root', repo], repo);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stderr).error).toMatchObject({ code: 'INVALID_AGENT_CONFIG', stage: 'agent-resolution' });
+    expect(JSON.parse(r.stderr).error.detail).toContain('timeoutMs must be an integer from 1 to 86400000');
+    expect((await subtasksOf(id))[0]).toMatchObject({ state: 'READY', attempt: 0 });
+    expect(models.openai.agentTurns().some((q) => subtaskOf(q.text)?.parentTaskId === id)).toBe(false);
+  });
+
   it('past its timeoutMs the agent is ended with the command its tool ran → AGENT_TIMEOUT', async () => {
     const { repo, id } = await graphOf([
       { id: 'stuck-timeout-c', implementer: 'claude-limited' },
@@ -270,5 +285,21 @@ describe('an agent that fails is reported with the contract’s codes', () => {
     expect(await runner.exited).toBe(1);
     for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect((await subtasksOf(id)).map((s) => s.lastError?.code)).toEqual(['RUNNER_INTERRUPTED', 'RUNNER_INTERRUPTED']);
+  });
+});
+
+describe('the docs show what was tested', () => {
+  it('the README’s agents file is the runner guide’s, and both name the versions installed here', () => {
+    const readme = docText('README.md');
+    const block = (text: string) => /```json\n(\{ "agents": \{\n {4}"claude"[\s\S]*?)```/.exec(text)?.[1];
+    expect(block(readme)).toBeDefined();
+    expect(block(readme)).toBe(block(docText('docs/guides/runner.md')));
+    expect(Object.keys(GUIDE_AGENTS)).toEqual(['claude', 'codex']);
+    const v = agentVersions();
+    for (const doc of ['README.md', 'docs/guides/runner.md', 'docs/guides/mcp.md']) {
+      const prose = docText(doc).replace(/\s+/g, ' ');
+      expect(prose, doc).toContain(`Claude Code ${v.claude}`);
+      expect(prose, doc).toContain(`Codex ${v.codex}`);
+    }
   });
 });

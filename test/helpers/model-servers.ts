@@ -57,6 +57,8 @@ export interface ScriptedModel {
   url: string;
   /** Every request, in arrival order. */
   requests: ModelRequest[];
+  /** Why the script could not answer a request (each got an API error 400). */
+  scriptErrors: string[];
   /** The requests of agent turns (those that offered tools). */
   agentTurns(): ModelRequest[];
   close(): Promise<void>;
@@ -81,6 +83,7 @@ interface Vendor {
 
 async function serve(vendor: Vendor, script: Script): Promise<ScriptedModel> {
   const requests: ModelRequest[] = [];
+  const scriptErrors: string[] = [];
   const hanging = new Set<http.ServerResponse>();
   let n = 0;
   const server = http.createServer((req, res) => {
@@ -102,16 +105,24 @@ async function serve(vendor: Vendor, script: Script): Promise<ScriptedModel> {
         res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"type":"not_found_error","message":"not scripted"}}');
         return;
       }
-      // A request that offers no tools is the agent's own housekeeping (a title, a quota probe): a short text.
-      const turn: Turn = request.tools.length ? script(request) : { text: 'ok' };
       n += 1;
-      if ('hang' in turn) {
-        hanging.add(res);
-        res.on('close', () => hanging.delete(res));
-        return;
+      try {
+        // A request that offers no tools is the agent's own housekeeping (a title, a quota probe): a short text.
+        const turn: Turn = request.tools.length ? script(request) : { text: 'ok' };
+        if ('hang' in turn) {
+          hanging.add(res);
+          res.on('close', () => hanging.delete(res));
+          return;
+        }
+        if ('error' in turn) vendor.error(res, turn.error.status, turn.error.message);
+        else vendor.answer(res, turn, body, n);
+      } catch (err) {
+        // The script could not answer (the agent sent what it did not expect): the agent gets an
+        // API error and stops, and the test reads why in scriptErrors.
+        scriptErrors.push((err as Error).message);
+        if (!res.headersSent) vendor.error(res, 400, `scripted model: ${(err as Error).message}`);
+        else res.end();
       }
-      if ('error' in turn) vendor.error(res, turn.error.status, turn.error.message);
-      else vendor.answer(res, turn, body, n);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -119,6 +130,7 @@ async function serve(vendor: Vendor, script: Script): Promise<ScriptedModel> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    scriptErrors,
     agentTurns: () => requests.filter((r) => r.tools.length > 0),
     close: () =>
       new Promise<void>((resolve) => {
@@ -232,11 +244,19 @@ export function openaiModel(script: Script): Promise<ScriptedModel> {
           const tools: string[] = (body.tools ?? []).flatMap((t: any) =>
             t.type === 'namespace' ? (t.tools ?? []).map((x: any) => ({ ns: t.name, name: x.name })) : [{ name: t.name }],
           );
-          const [name, args] =
+          const [tool, args] =
             command !== null
-              ? ['exec_command', { cmd: command, yield_time_ms: 60_000 }]
-              : [mcpToolName(tools as any, (turn as { mcp: { server: string; tool: string } }).mcp), (turn as { mcp: { args: unknown } }).mcp.args];
-          item = { type: 'function_call', id: `fc_scripted_${n}`, status: 'completed', call_id: `call_scripted_${n}`, name, arguments: JSON.stringify(args) };
+              ? [{ name: 'exec_command' }, { cmd: command, yield_time_ms: 60_000 }]
+              : [mcpTool(tools as any, (turn as { mcp: { server: string; tool: string } }).mcp), (turn as { mcp: { args: unknown } }).mcp.args];
+          item = {
+            type: 'function_call',
+            id: `fc_scripted_${n}`,
+            status: 'completed',
+            call_id: `call_scripted_${n}`,
+            name: tool.name,
+            ...(tool.ns ? { namespace: tool.ns } : {}),
+            arguments: JSON.stringify(args),
+          };
           ev('response.output_item.added', { output_index: 0, item: { ...item, arguments: '' } });
           for (const p of pieces(item.arguments as string)) ev('response.function_call_arguments.delta', { output_index: 0, item_id: item.id, delta: p });
         }
@@ -260,12 +280,14 @@ export function openaiModel(script: Script): Promise<ScriptedModel> {
   );
 }
 
-/** The name Codex offered for MCP tool `tool` of `server` (it spells it `mcp__<server>__<tool>`). */
-function mcpToolName(tools: { ns?: string; name: string }[], mcp: { server: string; tool: string }): string {
+/** The tool Codex offered for MCP tool `tool` of `server`: `tool` in the namespace `mcp__<server>`. */
+function mcpTool(tools: { ns?: string; name: string }[], mcp: { server: string; tool: string }): { ns?: string; name: string } {
   const wanted = `mcp__${mcp.server}__${mcp.tool}`;
   const hit =
     tools.find((t) => `${t.ns ?? ''}${t.name}` === wanted || t.name === wanted) ?? tools.find((t) => t.name === mcp.tool && t.ns?.includes(mcp.server));
-  return hit ? hit.name : wanted;
+  if (!hit)
+    throw new Error(`Codex offered no tool ${mcp.tool} of MCP server ${mcp.server}; it offered ${tools.map((t) => `${t.ns ?? ''}${t.name}`).join(', ')}`);
+  return hit;
 }
 
 /** A shell command that writes `content` to `path` exactly. */
