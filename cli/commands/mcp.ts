@@ -17,7 +17,7 @@ export function mcpCommand(io: Io, setExit: (code: number) => void, opts: { stop
     .addHelpText(
       'after',
       examples([
-        'claude mcp add coord -e COORD_URL=http://127.0.0.1:3000 -e COORD_TOKEN=$TOKEN -- npx coord mcp',
+        'claude mcp add --scope user coord -- coord mcp   # COORD_URL, COORD_TOKEN: read from Claude Code’s environment',
         'coord mcp --tools todo,graph --root ~/src/project',
       ]),
     )

@@ -42,7 +42,7 @@ export interface LaunchPlan {
   /** Arguments after the executable; the spec is appended or passed as the adapter says. */
   argv: string[];
   commandSource: CommandSource;
-  /** A human form of the effective command, for results and logs. */
+  /** The effective command as one shell line (each word quoted where it must be), for results and logs. */
   effectiveCommand: string;
   /** The agents file's `timeoutMs`: past it the implementer's processes are ended (AGENT_TIMEOUT); null = no limit. */
   timeoutMs: number | null;
@@ -165,7 +165,12 @@ function plan(root: string, agent: string, entry: AgentEntry, source: CommandSou
       },
     );
   }
-  return { agent, adapter, executable, argv, commandSource: source, effectiveCommand: [program, ...argv].join(' '), timeoutMs };
+  return { agent, adapter, executable, argv, commandSource: source, effectiveCommand: [program, ...argv].map(shellWord).join(' '), timeoutMs };
+}
+
+/** `word` as a POSIX shell reads it back: bare when it is plain, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

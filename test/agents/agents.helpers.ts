@@ -5,9 +5,9 @@
  * own documented setting: Claude Code's `ANTHROPIC_BASE_URL`, and a Codex model provider's
  * `base_url` in `$CODEX_HOME/config.toml`.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from '../helpers/process.js';
+import { bash, docText, REPO_ROOT } from '../helpers/process.js';
 import type { ScriptedModel } from '../helpers/model-servers.js';
 
 /** The agents' binaries (installed by `npm ci`: pinned devDependencies). */
@@ -59,4 +59,35 @@ export function agentEnv(home: string, models: { anthropic: ScriptedModel; opena
 export function subtaskOf(text: string): { parentTaskId: string; subtaskId: string } | null {
   const m = /\(Coord ([\w.-]+)\/([\w.-]+):/.exec(text);
   return m ? { parentTaskId: m[1], subtaskId: m[2] } : null;
+}
+
+export const MCP_GUIDE = 'docs/guides/mcp.md';
+
+/** The MCP guide's section on the two agents. */
+export const mcpGuideSection = (): string => /## Claude Code and Codex\n([\s\S]*?)\n## /.exec(docText(MCP_GUIDE))?.[1] ?? '';
+
+/**
+ * Configures Coord's MCP server for `agent` over `transport` exactly as the MCP guide says, with
+ * the guide's address replaced by `base`: Claude Code's `mcp add` line, run in a shell with `env`
+ * in `cwd`, or Codex's `[mcp_servers.coord]` block, appended to `home`'s ~/.codex/config.toml.
+ */
+export async function configureCoordMcp(
+  agent: 'claude' | 'codex',
+  transport: 'http' | 'stdio',
+  base: string,
+  at: { home: string; cwd: string; env: NodeJS.ProcessEnv },
+): Promise<void> {
+  const local = (text: string) => text.replaceAll('http://127.0.0.1:3000', base);
+  if (agent === 'claude') {
+    const lines = (/```sh\n([\s\S]*?)```/.exec(mcpGuideSection())?.[1] ?? '').split('\n').filter((l) => l.startsWith('claude mcp add '));
+    const line = lines.find((l) => l.includes('--transport http') === (transport === 'http'));
+    if (!line) throw new Error(`${MCP_GUIDE} has no Claude Code ${transport} line`);
+    const r = await bash(local(line), { cwd: at.cwd, env: at.env });
+    if (r.code !== 0) throw new Error(`${line}: exit ${r.code}: ${r.stderr}${r.stdout}`);
+    return;
+  }
+  const blocks = [...mcpGuideSection().matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  const block = blocks.find((b) => b.includes('url = ') === (transport === 'http'));
+  if (!block) throw new Error(`${MCP_GUIDE} has no Codex ${transport} block`);
+  appendFileSync(path.join(at.home, '.codex', 'config.toml'), `\n${local(block)}`);
 }

@@ -10,16 +10,15 @@
  * Real: the agents and their MCP clients, `coord mcp`, the server, Postgres. Stand-in: the model
  * only (test/helpers/model-servers.ts).
  */
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { anthropicModel, openaiModel, type ModelRequest, type Script, type ScriptedModel } from '../helpers/model-servers.js';
 import { bash, docText } from '../helpers/process.js';
-import { readerShell } from '../cli/helpers.js';
-import { AGENT_BIN, agentEnv } from './agents.helpers.js';
+import { builtCoord, readerShell } from '../cli/helpers.js';
+import { AGENT_BIN, agentEnv, configureCoordMcp, MCP_GUIDE as GUIDE, mcpGuideSection as section } from './agents.helpers.js';
 
-const GUIDE = 'docs/guides/mcp.md';
 let t: TestApp;
 let models: { anthropic: ScriptedModel; openai: ScriptedModel };
 const cleanups: string[] = [];
@@ -70,19 +69,9 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The guide's `mcp add` line of `agent` for `transport`, with the guide's address replaced by this server's. */
-function guideLine(agent: 'claude' | 'codex', transport: 'http' | 'stdio'): string {
-  const block = /## Claude Code and Codex\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(docText(GUIDE))?.[1] ?? '';
-  const lines = block.split('\n').filter((l) => l.startsWith(`${agent} mcp add `));
-  const http = (l: string) => l.includes('/mcp ') || l.includes('--url');
-  const line = lines.find((l) => (transport === 'http' ? http(l) : !http(l)));
-  if (!line) throw new Error(`${GUIDE} has no ${agent} ${transport} line`);
-  return line.replaceAll('http://127.0.0.1:3000', t.base);
-}
-
-/** The guide's unattended command of `agent` (`claude -p "…" …`, `codex exec … "…"`), with the prompt replaced. */
+/** The guide's unattended command of `agent` (`claude -p "…" --allowedTools …`, `codex exec "…"`), with the prompt replaced. */
 function unattended(agent: 'claude' | 'codex', prompt: string): string {
-  const m = (agent === 'claude' ? /`(claude -p) "[^"]*" (--allowedTools \S+)`/ : /`(codex exec -c '[^']*') "[^"]*"()`/).exec(docText(GUIDE));
+  const m = (agent === 'claude' ? /`(claude -p) "[^"]*" (--allowedTools \S+)`/ : /`(codex exec) "[^"]*"()`/).exec(section().replace(/\n/g, ' '));
   if (!m) throw new Error(`${GUIDE} shows no unattended ${agent} command`);
   return agent === 'claude' ? `${m[1]} "${prompt}" ${m[2]}` : `${m[1]} "${prompt}"`;
 }
@@ -100,13 +89,16 @@ describe.each([
     const item = (await session.client.post('/v1/todos', { title: `work for ${who}`, tags: [tag] })).body.item;
     const shell = readerShell(session.token);
     cleanups.push(shell.home);
-    const env = { ...agentEnv(shell.home, models), ...shell.env, PATH: `${AGENT_BIN}:${shell.env.PATH}`, COORD_TOKEN: session.token };
+    // The installed CLI on PATH, answering only after 2 s as on a loaded machine (npx's is slower still).
+    writeFileSync(path.join(shell.home, 'bin', 'coord'), `#!/bin/sh\nsleep 2\nexec "${process.execPath}" "${builtCoord()}" "$@"\n`, { mode: 0o755 });
+    const env = { ...agentEnv(shell.home, models), ...shell.env, PATH: `${AGENT_BIN}:${shell.env.PATH}` };
+    // Configured while COORD_TOKEN holds another token: the agent must use the one it runs with.
     // The agent works in a project: a git repository (Codex's exec refuses to start elsewhere).
-    const added = await bash(`git init -q . && ${guideLine(agent, transport)}`, { cwd: shell.cwd, env });
-    expect(added.code, added.stderr + added.stdout).toBe(0);
+    await bash('git init -q .', { cwd: shell.cwd, env });
+    await configureCoordMcp(agent, transport, t.base, { home: shell.home, cwd: shell.cwd, env: { ...env, COORD_TOKEN: 'coord_not-the-agents-token' } });
 
     const prompt = `Take your next Coord item tagged ${tag}, finish it, then read graph ${graphId}. You are ${who}.`;
-    const r = await bash(`${unattended(agent, prompt)} < /dev/null`, { cwd: shell.cwd, env });
+    const r = await bash(`${unattended(agent, prompt)} < /dev/null`, { cwd: shell.cwd, env: { ...env, COORD_URL: t.base, COORD_TOKEN: session.token } });
     const model = agent === 'claude' ? models.anthropic : models.openai;
     expect(model.scriptErrors).toEqual([]);
     expect(r.code, r.stderr + r.stdout).toBe(0);
@@ -114,10 +106,16 @@ describe.each([
     // What the agent sent the model: Coord's tools offered, and each call's result handed back.
     const turns = model.agentTurns().filter((q) => q.text.includes(prompt));
     expect(turns.map((q) => q.turn)).toEqual([0, 1, 2, 3]);
-    // Codex offers them as tools of the namespace mcp__coord; Claude Code defers MCP tools behind its
-    // tool search and names them (mcp__coord__todo_next, …) in the request's text.
-    const offered = agent === 'codex' ? turns[0].tools.map((x) => x.replace(/^mcp__coord/, 'mcp__coord__')) : turns[0].text.match(/mcp__coord__\w+/g);
-    for (const tool of ['todo_next', 'todo_done', 'coordinate_agents_task_graph_status']) expect(offered).toContain(`mcp__coord__${tool}`);
+    // Codex offers them as tools of the namespace mcp__coord, from the first turn (`required`
+    // makes it wait for the server). Claude Code defers MCP tools behind its tool search and names
+    // them (mcp__coord__todo_next, …) in the request's text; `-p` does not wait for a server still
+    // starting, whose tools the first turn announces as coming and the next one has.
+    const named = (q: ModelRequest) =>
+      agent === 'codex' ? q.tools.map((x) => x.replace(/^mcp__coord/, 'mcp__coord__')) : (q.text.match(/mcp__coord__\w+/g) ?? []);
+    const coordTools = ['todo_next', 'todo_done', 'coordinate_agents_task_graph_status'].map((x) => `mcp__coord__${x}`);
+    if (agent === 'claude' && named(turns[0]).length === 0) expect(turns[0].text).toMatch(/MCP servers are still connecting[^\n]*\n(?:\S+\n)*coord\n/);
+    else expect(named(turns[0])).toEqual(expect.arrayContaining(coordTools));
+    expect(named(turns[1])).toEqual(expect.arrayContaining(coordTools));
     expect(claimedId(turns[1].toolResults[0])).toBe(item.id);
     expect(turns[3].toolResults[1]).toContain('done');
     expect(turns[3].toolResults[2]).toContain(graphId);
@@ -128,15 +126,15 @@ describe.each([
     const log = (await t.admin.get(`/v1/events/log?topic=${encodeURIComponent(`todo:${item.scope}`)}&limit=1000`)).body.events;
     const mine = log.filter((e: any) => e.data?.id === item.id || e.data?.item?.id === item.id);
     expect(mine.map((e: any) => e.event)).toEqual(expect.arrayContaining(['claimed', 'done']));
-    void path;
   });
 });
 
-it('the README’s mcp add lines are the guide’s', () => {
-  const lines = docText('README.md')
-    .split('\n')
-    .filter((l) => / mcp add /.test(l));
-  expect(lines).toHaveLength(2);
-  const guide = /## Claude Code and Codex\n[\s\S]*?```sh\n([\s\S]*?)```/.exec(docText(GUIDE))?.[1] ?? '';
-  for (const l of lines) expect(guide.split('\n')).toContain(l);
+it('the README’s configuration for both agents is the guide’s', () => {
+  const readme = /## Claude Code and Codex\n([\s\S]*?)\n## /.exec(docText('README.md'))?.[1] ?? '';
+  const claude = readme.split('\n').filter((l) => l.startsWith('claude mcp add '));
+  expect(claude).toHaveLength(1);
+  expect(section().split('\n')).toContain(claude[0]);
+  const toml = [...readme.matchAll(/```toml\n([\s\S]*?)```/g)].map((m) => m[1]);
+  expect(toml).toHaveLength(1);
+  expect(section()).toContain(toml[0]);
 });

@@ -19,8 +19,9 @@ import { startTestApp, type TestApp } from '../helpers/app.js';
 import { anthropicModel, byTurn, openaiModel, type Script, type ScriptedModel } from '../helpers/model-servers.js';
 import { runCoord, spawnCoord, tempHome } from '../cli/helpers.js';
 import { checkoutFingerprint, git, userRepo } from '../runner/runner.helpers.js';
-import { docText } from '../helpers/process.js';
-import { agentEnv, agentVersions, subtaskOf } from './agents.helpers.js';
+import { bash, docText } from '../helpers/process.js';
+import { resolveImplementer } from '../../cli/runner/implementers.js';
+import { agentEnv, agentVersions, configureCoordMcp, subtaskOf } from './agents.helpers.js';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<TestApp['session']>>;
@@ -43,6 +44,13 @@ const implementer =
     const id = s.subtaskId;
     if (id.startsWith('broken')) return { error: { status: 400, message: 'scripted refusal' } };
     if (id.startsWith('idle')) return { text: 'I read the task and changed nothing.' };
+    if (id.startsWith('reads'))
+      return byTurn([
+        { mcp: { server: 'coord', tool: 'coordinate_agents_task_graph_status', args: { id: s.parentTaskId } } },
+        { write: { path: `src/${id}/impl.txt`, content: `${id}, implemented by ${who}\n` } },
+        { shell: `git add -A && git commit -qm "${id}: implementation by ${who}"` },
+        { text: `Read the graph and committed ${id}.` },
+      ])(req);
     if (id.startsWith('stuck'))
       return byTurn([
         { shell: `node -e "require('fs').writeFileSync('${pidDir}/${id}.pid', String(process.pid)); setInterval(() => {}, 1000)"` },
@@ -64,6 +72,11 @@ const AGENTS = {
   'claude-limited': { adapter: 'claude-code', timeoutMs: 6000 },
   'codex-limited': { adapter: 'codex', timeoutMs: 6000 },
   'codex-unbounded': { adapter: 'codex', timeoutMs: 0 },
+  // The runner guide's addition for Claude Code to call Coord's tools.
+  'claude-coord': {
+    adapter: 'claude-code',
+    ...JSON.parse(`{${/`("args": \["--allowedTools", "mcp__coord"\])`/.exec(docText('docs/guides/runner.md'))?.[1]}}`),
+  },
 };
 
 beforeAll(async () => {
@@ -74,6 +87,8 @@ beforeAll(async () => {
   const home = tempHome();
   cleanups.push(home);
   env = agentEnv(home, models, { COORD_URL: t.base, COORD_TOKEN: owner.token });
+  // Coord's tools for both agents, as the MCP guide configures them (over HTTP).
+  for (const agent of ['claude', 'codex'] as const) await configureCoordMcp(agent, 'http', t.base, { home, cwd: home, env });
 });
 afterAll(async () => {
   await models?.anthropic.close();
@@ -215,6 +230,31 @@ describe('Claude Code and Codex as implementers', () => {
   });
 });
 
+describe('an implementer calling Coord over MCP', () => {
+  it('reads its own graph with its dispatch’s token, then commits', async () => {
+    const { repo, id } = await graphOf([
+      { id: 'reads-c', implementer: 'claude-coord' },
+      { id: 'reads-x', implementer: 'codex' },
+    ]);
+    const r = await coord(['graph', 'run', id, '--root', repo], repo);
+    expect(r.code, r.stderr + r.stdout).toBe(0);
+    for (const [model, sid] of [
+      [models.anthropic, 'reads-c'],
+      [models.openai, 'reads-x'],
+    ] as const) {
+      const turns = model.agentTurns().filter((q) => subtaskOf(q.text)?.parentTaskId === id && subtaskOf(q.text)?.subtaskId === sid);
+      expect(turns.map((q) => q.turn)).toEqual([0, 1, 2, 3]);
+      // The status as the implementer read it: its graph, itself RUNNING under its dispatch's session.
+      const status = turns[1].toolResults[0];
+      expect(status).toContain(id);
+      expect(status).not.toMatch(/isError|graph_not_found|unauthorized|forbidden/);
+      const session = r.body.outcomes.find((o: any) => o.subtaskId === sid).session.id;
+      expect(status).toContain(session);
+    }
+    expect((await subtasksOf(id)).map((x) => x.state)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
+  });
+});
+
 describe('an agent that fails is reported with the contract’s codes', () => {
   it('exits non-zero → AGENT_EXIT_NONZERO; ends without a commit → AGENT_RUNTIME_ERROR', async () => {
     const { repo, id } = await graphOf(
@@ -285,6 +325,15 @@ describe('an agent that fails is reported with the contract’s codes', () => {
     expect(await runner.exited).toBe(1);
     for (const pid of pids) expect(alive(pid), `pid ${pid}`).toBe(false);
     expect((await subtasksOf(id)).map((s) => s.lastError?.code)).toEqual(['RUNNER_INTERRUPTED', 'RUNNER_INTERRUPTED']);
+  });
+});
+
+describe('the effective command', () => {
+  it('is one shell line that reads back as the words launched', async () => {
+    const plan = resolveImplementer(pidDir, 'any', { adapter: 'shell', command: `echo "it's" && echo $HOME` }, { PATH: process.env.PATH });
+    expect(plan.effectiveCommand).toBe(`sh -c 'echo "it'\\''s" && echo $HOME'`);
+    const words = await bash(`for w in ${plan.effectiveCommand}; do echo "<$w>"; done`, { cwd: pidDir });
+    expect(words.stdout).toBe(['<sh>', '<-c>', `<echo "it's" && echo $HOME>`, ''].join('\n'));
   });
 });
 
