@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { anthropicModel, byTurn, openaiModel, type Script, type ScriptedModel } from '../helpers/model-servers.js';
 import { runCoord, spawnCoord, tempHome } from '../cli/helpers.js';
-import { checkoutFingerprint, git, userRepo } from '../runner/runner.helpers.js';
+import { checkoutFingerprint, git, until, userRepo } from '../runner/runner.helpers.js';
 import { bash, docText } from '../helpers/process.js';
 import { resolveImplementer } from '../../cli/runner/implementers.js';
 import { agentEnv, agentVersions, configureCoordMcp, subtaskOf } from './agents.helpers.js';
@@ -132,15 +132,6 @@ function alive(pid: number): boolean {
     return false;
   }
 }
-async function until(pred: () => boolean | Promise<boolean>, ms = 30_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await pred()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('timed out');
-}
-
 describe('Claude Code and Codex as implementers', () => {
   // api ─┬─ docs
   // cli ─┴─ tests

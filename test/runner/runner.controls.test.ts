@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { spawnCoord } from '../cli/helpers.js';
 import { readRunRecord } from '../../cli/runner/execute.js';
-import { checkoutFingerprint, committingScript, coordAs, git, userRepo } from './runner.helpers.js';
+import { checkoutFingerprint, committingScript, coordAs, git, until, userRepo } from './runner.helpers.js';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<TestApp['session']>>;
@@ -68,15 +68,6 @@ async function setup(subtasks: Record<string, [keyof typeof AGENTS, string[], st
 
 const status = async (id: string) => (await owner.client.get(`/v1/graphs/${id}`)).body.graph;
 const stateOf = async (id: string, sid: string) => (await status(id)).subtasks.find((s: any) => s.subtaskId === sid);
-
-async function until(pred: () => Promise<boolean>, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await pred()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('timed out');
-}
 
 describe('negative controls', () => {
   it('a failing implementer: WAVE_FAILED with AGENT_EXIT_NONZERO, its sibling untouched, no retry on a repeat', async () => {

@@ -84,3 +84,13 @@ export function coordAs(t: TestApp, token: string, home = tempHome()) {
     },
   };
 }
+
+/** Polls `pred` every 100 ms until it holds; throws after `ms`. */
+export async function until(pred: () => boolean | Promise<boolean>, ms = 20_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await pred()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('timed out');
+}

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { spawnCoord } from '../cli/helpers.js';
 import { processAlive, readRunRecord } from '../../cli/runner/execute.js';
-import { checkoutFingerprint, committingScript, coordAs, git, userRepo } from './runner.helpers.js';
+import { checkoutFingerprint, committingScript, coordAs, git, until, userRepo } from './runner.helpers.js';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<TestApp['session']>>;
@@ -69,15 +69,6 @@ async function setup(subtasks: Record<string, keyof typeof AGENTS>, opts: { poli
   return { repo, id, cli: coordAs(t, owner.token) };
 }
 const subtask = async (id: string, sid: string) => (await owner.client.get(`/v1/graphs/${id}`)).body.graph.subtasks.find((s: any) => s.subtaskId === sid);
-async function until(pred: () => Promise<boolean> | boolean, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await pred()) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('timed out');
-}
-
 describe('the runner, after review', () => {
   it('an implementer cannot report its own completion: the runner reports what it committed, and strict catches the leak', async () => {
     const { repo, id, cli } = await setup({ a: 'liar' });
