@@ -20,12 +20,20 @@
  * - a replica that exited by itself (it is restarted, and the run goes on).
  * It prints a report and exits 1 on any violation (2 when the harness itself failed).
  *
+ * With `--failover`, Postgres is a primary with a synchronous standby (chaos/pg-pair.ts, Debian's
+ * PostgreSQL) and the replicas' `DATABASE_URL` names both hosts with
+ * `target_session_attrs=read-write`; half-way the primary's processes get SIGKILL and, after
+ * `--promote-after` seconds (an HA manager's detection time), the standby is promoted. The same
+ * checks hold across the switch; the report adds how long writes were refused (`failover`).
+ * `--async-standby` makes the standby asynchronous, to measure what a failover then loses.
+ *
  * Flags: --duration <s> (300) --agents <n> (48) --replicas <n> (3) --kill-every <s> (20)
- *        --postgres-restart / --no-postgres-restart (on) --grace <s> (15) --lease <s> (5)
- *        --keep (keep the temp folder and the replicas' logs)
+ *        --postgres-restart / --no-postgres-restart (on) --failover (off) --promote-after <s> (1)
+ *        --async-standby (off)
+ *        --grace <s> (15) --lease <s> (5) --keep (keep the temp folder and the replicas' logs)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +43,7 @@ import { createClient } from '../sdk/src/index.js';
 import { freePort, startEmbeddedPostgres, type EmbeddedHandle } from '../src/db/embedded.js';
 import { newToken } from '../src/lib/ids.js';
 import { ensureBuilt } from '../scripts/build.mjs';
+import { startPgPair, type PgPair } from './pg-pair.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: opts } = parseArgs({
@@ -45,6 +54,9 @@ const { values: opts } = parseArgs({
     'kill-every': { type: 'string', default: '20' },
     'postgres-restart': { type: 'boolean', default: true },
     'no-postgres-restart': { type: 'boolean', default: false },
+    failover: { type: 'boolean', default: false },
+    'async-standby': { type: 'boolean', default: false },
+    'promote-after': { type: 'string', default: '1' },
     grace: { type: 'string', default: '15' },
     lease: { type: 'string', default: '5' },
     keep: { type: 'boolean', default: false },
@@ -54,7 +66,9 @@ const DURATION_MS = Number(opts.duration) * 1000;
 const AGENTS = Number(opts.agents);
 const REPLICAS = Number(opts.replicas);
 const KILL_EVERY_MS = Number(opts['kill-every']) * 1000;
-const PG_RESTART = opts['postgres-restart'] && !opts['no-postgres-restart'];
+const FAILOVER = opts.failover;
+const PROMOTE_AFTER_MS = Number(opts['promote-after']) * 1000;
+const PG_RESTART = !FAILOVER && opts['postgres-restart'] && !opts['no-postgres-restart'];
 const GRACE_MS = Number(opts.grace) * 1000;
 const LEASE_S = Number(opts.lease);
 const REQUEST_TIMEOUT_MS = 20_000;
@@ -67,18 +81,33 @@ const work = mkdtempSync(path.join(os.tmpdir(), 'coord-chaos-'));
 // ---------------------------------------------------------------------------------------------
 // Postgres and replicas
 
-let pg: EmbeddedHandle;
+let pg: EmbeddedHandle | undefined;
+let pair: PgPair | undefined;
+let pairDir: string | undefined;
 let pgPort = 0;
+/** What the replicas and the checks connect to: the embedded server, or both hosts of the pair. */
+let dbUrl = '';
 const outages: { from: number; to: number }[] = [];
+/** The failover, when there was one: when the primary died and when the standby took writes. */
+let failover: { killedAt: number; promotedAt: number } | undefined;
 
 async function startPostgres(): Promise<void> {
+  if (FAILOVER) {
+    // Its own folder, which the postgres OS user (the servers' owner when run as root) can reach.
+    pairDir = mkdtempSync(path.join(os.tmpdir(), 'coord-chaos-pg-'));
+    chmodSync(pairDir, 0o755);
+    pair = await startPgPair(pairDir, log, { synchronous: !opts['async-standby'] });
+    dbUrl = pair.url;
+    return;
+  }
   pg = await startEmbeddedPostgres({ dataDir: path.join(work, 'db'), persistent: true, port: pgPort || undefined, log: () => {} });
   pgPort = pg.port;
+  dbUrl = pg.url;
 }
 
 /** SIGQUIT to the postmaster: immediate shutdown, no checkpoint; the next start runs crash recovery. */
 async function crashPostgres(): Promise<void> {
-  const pid = Number(readFileSync(path.join(pg.clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+  const pid = Number(readFileSync(path.join((pg as EmbeddedHandle).clusterDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
   process.kill(pid, 'SIGQUIT');
   for (let i = 0; i < 200; i++) {
     try {
@@ -115,7 +144,7 @@ function replicaEnv(r: Replica): NodeJS.ProcessEnv {
   mkdirSync(dataDir, { recursive: true });
   return {
     ...env,
-    DATABASE_URL: pg.url,
+    DATABASE_URL: dbUrl,
     PORT: String(r.port),
     HOST: '127.0.0.1',
     COORD_DATA_DIR: dataDir,
@@ -271,6 +300,8 @@ async function send(start: number, method: string, route: string, urlPath: strin
 const ackedAdds = new Set<string>();
 const ackedClaims: { id: string; owner: string; revision: number }[] = [];
 const ackedDones: { id: string; owner: string }[] = [];
+/** When each acknowledged write (an add's 201, a done's 200) was answered. */
+const acks: number[] = [];
 let stopping = false;
 
 let added = 0;
@@ -283,7 +314,10 @@ async function producer(lane: number, rootToken: string, scope: string): Promise
       continue;
     }
     const o = await send(i++ % replicas.length, 'POST', 'POST /v1/todos', '/v1/todos', rootToken, { title: `chaos item ${added++}`, scope });
-    if (o.status === 201) ackedAdds.add(o.body.item.id);
+    if (o.status === 201) {
+      ackedAdds.add(o.body.item.id);
+      acks.push(Date.now());
+    }
   }
 }
 
@@ -301,7 +335,10 @@ async function agent(k: number, id: string, token: string, scope: string): Promi
     if (item.owner !== id) throw new Error(`agent ${id} was told it claimed ${item.id} for ${item.owner}`);
     await sleep(Math.random() * 30);
     const d = await send(home, 'POST', 'POST /v1/todos/{id}/done', `/v1/todos/${item.id}/done`, token);
-    if (d.status === 200) ackedDones.push({ id: item.id, owner: id });
+    if (d.status === 200) {
+      ackedDones.push({ id: item.id, owner: id });
+      acks.push(Date.now());
+    }
   }
 }
 
@@ -333,10 +370,23 @@ function follow(replica: number, token: string, topic: string): Follower {
 
 async function chaos(): Promise<void> {
   let nextKill = Date.now() + KILL_EVERY_MS;
-  let pgDone = !PG_RESTART;
+  let pgDone = !PG_RESTART && !FAILOVER;
   const pgAt = t0 + DURATION_MS / 2;
   const end = Date.now() + DURATION_MS;
   while (Date.now() < end) {
+    if (!pgDone && FAILOVER && Date.now() >= pgAt) {
+      pgDone = true;
+      const from = Date.now();
+      log('Postgres: SIGKILL to every process of the primary');
+      (pair as PgPair).killPrimary();
+      await sleep(PROMOTE_AFTER_MS);
+      await (pair as PgPair).promoteStandby();
+      const to = Date.now();
+      failover = { killedAt: from, promotedAt: to };
+      outages.push({ from, to: to + GRACE_MS });
+      log(`Postgres: standby promoted ${((to - from) / 1000).toFixed(1)} s after the primary died`);
+      continue;
+    }
     if (!pgDone && Date.now() >= pgAt) {
       pgDone = true;
       const from = Date.now();
@@ -363,12 +413,42 @@ async function chaos(): Promise<void> {
   }
 }
 
+/**
+ * The failover as clients saw it: writes acknowledged before and after the primary died, the 503s
+ * (how many, first and last, in seconds after the death), and the write stall: the longest time
+ * without an acknowledged write from the death on (`stall`: from the last write acknowledged
+ * before it to the first after it), which is how long writes were unavailable.
+ */
+function failoverReport(f: { killedAt: number; promotedAt: number }) {
+  const s = (ms: number) => Math.round(ms / 100) / 10;
+  const sorted = [...acks].sort((x, y) => x - y);
+  let stall = { from: f.killedAt, to: f.killedAt };
+  for (let i = 1; i < sorted.length; i++) {
+    if (sorted[i] <= f.killedAt) continue;
+    const from = Math.max(sorted[i - 1], f.killedAt - 60_000);
+    if (sorted[i] - from > stall.to - stall.from) stall = { from, to: sorted[i] };
+  }
+  const refused = fiveXx.filter((x) => x.at >= f.killedAt && x.status === 503);
+  return {
+    promoteAfterS: s(f.promotedAt - f.killedAt),
+    writesAcknowledgedBefore: sorted.filter((a) => a <= f.killedAt).length,
+    writesAcknowledgedAfter: sorted.filter((a) => a > f.killedAt).length,
+    answered503: refused.length,
+    first503S: refused.length ? s(refused[0].at - f.killedAt) : null,
+    last503S: refused.length ? s(refused[refused.length - 1].at - f.killedAt) : null,
+    writeStallS: s(stall.to - stall.from),
+    writeStallFromS: s(stall.from - f.killedAt),
+    writesResumedS: s(stall.to - f.killedAt),
+    fiveXxOtherThan503: fiveXx.filter((x) => x.at >= f.killedAt && x.status !== 503).length,
+  };
+}
+
 function inOutage(at: number): boolean {
   return outages.some((o) => at >= o.from && at <= o.to);
 }
 
 async function verify(scope: string, topic: string, followers: Follower[]): Promise<{ violations: string[]; report: Record<string, unknown> }> {
-  const sql = postgres(pg.url, { max: 2, onnotice: () => {}, types: { bigint: postgres.BigInt } });
+  const sql = postgres(dbUrl, { max: 2, onnotice: () => {}, types: { bigint: postgres.BigInt } });
   try {
     const events = await sql<{ id: number; event: string; subject_id: string; payload: { owner?: string; revision?: number } }[]>`
       select id::float8 as id, event, subject_id, payload from events where topic = ${topic} order by tx, id`;
@@ -463,6 +543,7 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
       doubleCompletions: doubleDones,
       lostAcknowledgedWrites: lost.length,
       followers: perFollower,
+      ...(failover ? { failover: failoverReport(failover) } : {}),
     };
     return { violations, report };
   } finally {
@@ -472,7 +553,7 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
 
 async function main(): Promise<number> {
   log(
-    `${REPLICAS} replicas, ${AGENTS} agents, ${DURATION_MS / 1000} s, a replica killed every ${KILL_EVERY_MS / 1000} s${PG_RESTART ? ', one Postgres crash-restart' : ''}; work folder ${work}`,
+    `${REPLICAS} replicas, ${AGENTS} agents, ${DURATION_MS / 1000} s, a replica killed every ${KILL_EVERY_MS / 1000} s${PG_RESTART ? ', one Postgres crash-restart' : ''}${FAILOVER ? ', one failover to the synchronous standby' : ''}; work folder ${work}`,
   );
   await startPostgres();
   for (let i = 0; i < REPLICAS; i++) {
@@ -502,7 +583,7 @@ async function main(): Promise<number> {
   await Promise.all(load);
 
   // Let every follower catch up with the log (they reconnect on their own).
-  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  const sql = postgres(dbUrl, { max: 1, onnotice: () => {} });
   const [{ n }] = await sql<{ n: number }[]>`select count(*)::int as n from events where topic = ${topic}`;
   await sql.end();
   const until = Date.now() + 30_000;
@@ -526,6 +607,8 @@ async function cleanup(): Promise<void> {
   stopping = true;
   for (const r of replicas) r.child?.kill('SIGKILL');
   await pg?.stop().catch(() => {});
+  pair?.stop();
+  if (pairDir && !opts.keep) rmSync(pairDir, { recursive: true, force: true });
   if (!opts.keep) rmSync(work, { recursive: true, force: true });
   else console.error(`chaos: kept ${work}`);
 }

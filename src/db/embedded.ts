@@ -76,7 +76,7 @@ const LEGACY_PASSWORD = 'postgres';
 const require = createRequire(import.meta.url);
 
 /** uid/gids of the `postgres` OS user, or undefined when it does not exist (yet). */
-function postgresUser(): { uid: number; gids: number[] } | undefined {
+export function postgresUser(): { uid: number; gids: number[] } | undefined {
   try {
     const uid = Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' }).trim());
     const gids = execFileSync('id', ['-G', 'postgres'], { encoding: 'utf8' }).trim().split(/\s+/).map(Number);

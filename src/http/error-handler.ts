@@ -12,9 +12,13 @@ const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
  * What a query fails with when the database is not there, mapped to 503 `database_unavailable`
  * with Retry-After: SQLSTATEs of a server going away or not accepting connections
  * yet (57P01 admin shutdown, 57P02 crash shutdown, 57P03 starting up or shutting down, class 08),
+ * a write reaching a read-only server (25006: a standby, or a primary being demoted: during a
+ * failover a connection can land there before the new primary is found; `DATABASE_URL` with
+ * `target_session_attrs=read-write` then moves to the primary on the next connection),
  * postgres.js's own connection codes, and the socket errors Node reports for the connection.
  */
 const DB_UNAVAILABLE = new Set([
+  '25006',
   '57P01',
   '57P02',
   '57P03',

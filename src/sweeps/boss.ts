@@ -12,7 +12,7 @@
  */
 import PgBoss from 'pg-boss';
 import type { Config } from '../config.js';
-import type { Sql } from '../db/client.js';
+import { openDb, type Sql } from '../db/client.js';
 import { isDatabaseUnavailable } from '../http/error-handler.js';
 import { runSweep, type SweepResult } from './sweeps.js';
 
@@ -63,9 +63,44 @@ async function withStartLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
 }
 
 /**
- * Starts pg-boss (its own pool of 4 connections to `databaseUrl`, schema `pgboss`) and the sweep
- * chain. Safe when several replicas start at once. Rejects when the database refuses pg-boss's
- * start-up (the server then exits with the message).
+ * pg-boss's database: a postgres.js pool of its own (4 connections, `coord-boss`) behind pg-boss's
+ * `db` adapter, instead of pg-boss's own driver (pg). So pg-boss connects exactly as Coord does:
+ * the same URL forms, including several hosts with `target_session_attrs=read-write` (pg cannot
+ * parse that URL), which after a failover finds the promoted primary by itself; the same connect
+ * timeout and reconnect backoff (src/db/client.ts). Parameterless texts (pg-boss's schema
+ * migrations, several statements in one `BEGIN … COMMIT`) go by the simple protocol on a reserved
+ * connection, as pg sends them.
+ */
+function bossDb(databaseUrl: string, config: Config): { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }; sql: Sql } {
+  const sql = openDb(databaseUrl, {
+    max: 4,
+    applicationName: 'coord-boss',
+    connectTimeoutMs: config.dbConnectTimeoutMs,
+    lockTimeoutMs: config.todo.busyTimeoutMs,
+  });
+  return {
+    sql,
+    db: {
+      async executeSql(text, values) {
+        if (values?.length) return { rows: await sql.unsafe(text, values as never[]) };
+        // A parameterless text may be a whole `BEGIN … COMMIT`, which postgres.js runs only on a
+        // connection of its own.
+        const conn = await sql.reserve();
+        try {
+          const rows = await conn.unsafe(text).simple();
+          return { rows: Array.isArray(rows) ? rows : [] };
+        } finally {
+          conn.release();
+        }
+      },
+    },
+  };
+}
+
+/**
+ * Starts pg-boss (schema `pgboss`, on its own pool: bossDb) and the sweep chain. Safe when several
+ * replicas start at once. Rejects when the database refuses pg-boss's start-up (the server then
+ * exits with the message).
  */
 export async function startSweeper(
   databaseUrl: string,
@@ -73,18 +108,9 @@ export async function startSweeper(
   config: Config,
   log: { info: (o: object, m: string) => void; warn: (o: object, m: string) => void; error: (o: object, m: string) => void },
 ): Promise<Sweeper> {
-  // connectionTimeoutMillis (passed on to pg's Pool, absent from pg-boss's types): pg's default is
-  // no limit, so a worker's poll could wait forever for a database that does not answer; with it,
-  // the poll fails, pg-boss reports the error and polls again.
   // maintenanceIntervalSeconds: how often pg-boss expires jobs that outlived SWEEP_EXPIRE_S (below).
-  const options = {
-    connectionString: databaseUrl,
-    schema: 'pgboss',
-    max: 4,
-    application_name: 'coord-boss',
-    connectionTimeoutMillis: config.dbConnectTimeoutMs,
-    maintenanceIntervalSeconds: 30,
-  };
+  const own = bossDb(databaseUrl, config);
+  const options = { db: own.db, schema: 'pgboss', maintenanceIntervalSeconds: 30 };
   const boss = new PgBoss(options as PgBoss.ConstructorOptions);
   let stopping = false;
   // While stopping, the database going away under pg-boss's pool (57P01) is expected, not an error.
@@ -127,6 +153,7 @@ export async function startSweeper(
     stop: async () => {
       stopping = true;
       await boss.stop({ graceful: true, timeout: 5000, wait: true });
+      await own.sql.end({ timeout: 5 }).catch(() => {});
     },
     nextSweep: () => new Promise((resolve) => waiters.push(resolve)),
   };
