@@ -1,10 +1,13 @@
 /**
  * Where the CLI finds its server and token, highest precedence first:
  *   1. the `--url` / `--token` flags,
- *   2. the config file written by `coord login` (mode 0600): `$COORD_CLI_CONFIG`, else
+ *   2. the environment: `COORD_URL`, `COORD_TOKEN`,
+ *   3. the config file written by `coord login` (mode 0600): `$COORD_CLI_CONFIG`, else
  *      `$XDG_CONFIG_HOME/coord/config.json`, else `~/.config/coord/config.json`,
- *   3. the environment: `COORD_URL`, `COORD_TOKEN`,
  *   4. the default URL `http://127.0.0.1:3000` (no default token).
+ * The environment outranks the file so that a process started with its own `COORD_TOKEN` (an
+ * implementer the runner launches with its dispatch's token, `coord mcp` under an agent) acts as
+ * that token, never as whoever ran `coord login` on the machine.
  * The CLI reads its environment only through the `env` object handed to `main`.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -74,17 +77,14 @@ export function resolveConfig(flags: { url?: string; token?: string }, env: Node
   const file = configPath(env);
   const warnings: string[] = [];
   const stored = readStored(file, warnings);
-  const pick = (flag: string | undefined, fromFile: string | undefined, fromEnv: string | undefined): [string | undefined, Source] => {
+  const pick = (flag: string | undefined, fromEnv: string | undefined, fromFile: string | undefined): [string | undefined, Source] => {
     if (flag) return [flag, 'flag'];
-    if (fromFile) return [fromFile, 'file'];
     if (fromEnv) return [fromEnv, 'env'];
+    if (fromFile) return [fromFile, 'file'];
     return [undefined, 'none'];
   };
-  const [url, urlSource] = pick(flags.url, stored.url, env.COORD_URL);
-  const [token, tokenSource] = pick(flags.token, stored.token, env.COORD_TOKEN);
-  if (tokenSource === 'file' && env.COORD_TOKEN && env.COORD_TOKEN !== stored.token) {
-    warnings.push(`COORD_TOKEN is set but the token saved in ${file} is used (flags > config file > environment); pass --token or run coord logout`);
-  }
+  const [url, urlSource] = pick(flags.url, env.COORD_URL, stored.url);
+  const [token, tokenSource] = pick(flags.token, env.COORD_TOKEN, stored.token);
   return {
     url: (url ?? DEFAULT_URL).replace(/\/+$/, ''),
     token,

@@ -26,7 +26,7 @@ export interface Ctx<O = Record<string, unknown>> {
   io: Io;
   opts: O & GlobalOptions;
   out: Out;
-  /** The resolved server and token (flags > config file > environment). */
+  /** The resolved server and token (flags > environment > config file). */
   config(): Resolved;
   /** A client for the resolved server; fails with a clear message when there is no token. */
   client(): CoordClient;

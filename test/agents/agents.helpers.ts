@@ -8,6 +8,7 @@
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { bash, docText, REPO_ROOT } from '../helpers/process.js';
+import { builtCoord } from '../cli/helpers.js';
 import type { ScriptedModel } from '../helpers/model-servers.js';
 
 /** The agents' binaries (installed by `npm ci`: pinned devDependencies). */
@@ -90,4 +91,15 @@ export async function configureCoordMcp(
   const block = blocks.find((b) => b.includes('url = ') === (transport === 'http'));
   if (!block) throw new Error(`${MCP_GUIDE} has no Codex ${transport} block`);
   appendFileSync(path.join(at.home, '.codex', 'config.toml'), `\n${local(block)}`);
+}
+
+/**
+ * An installed `coord` in `<home>/bin` (the run's compiled CLI, what `npm run pack` ships),
+ * answering only after `delayS` seconds, as on a loaded machine. Returns the folder for PATH.
+ */
+export function installCoord(home: string, delayS = 0): string {
+  const bin = path.join(home, 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(path.join(bin, 'coord'), `#!/bin/sh\n${delayS ? `sleep ${delayS}\n` : ''}exec "${process.execPath}" "${builtCoord()}" "$@"\n`, { mode: 0o755 });
+  return bin;
 }

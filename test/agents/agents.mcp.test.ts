@@ -10,14 +10,13 @@
  * Real: the agents and their MCP clients, `coord mcp`, the server, Postgres. Stand-in: the model
  * only (test/helpers/model-servers.ts).
  */
-import { rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { anthropicModel, openaiModel, type ModelRequest, type Script, type ScriptedModel } from '../helpers/model-servers.js';
 import { bash, docText } from '../helpers/process.js';
-import { builtCoord, readerShell } from '../cli/helpers.js';
-import { AGENT_BIN, agentEnv, configureCoordMcp, MCP_GUIDE as GUIDE, mcpGuideSection as section } from './agents.helpers.js';
+import { readerShell } from '../cli/helpers.js';
+import { AGENT_BIN, agentEnv, configureCoordMcp, installCoord, MCP_GUIDE as GUIDE, mcpGuideSection as section } from './agents.helpers.js';
 
 let t: TestApp;
 let models: { anthropic: ScriptedModel; openai: ScriptedModel };
@@ -90,7 +89,7 @@ describe.each([
     const shell = readerShell(session.token);
     cleanups.push(shell.home);
     // The installed CLI on PATH, answering only after 2 s as on a loaded machine (npx's is slower still).
-    writeFileSync(path.join(shell.home, 'bin', 'coord'), `#!/bin/sh\nsleep 2\nexec "${process.execPath}" "${builtCoord()}" "$@"\n`, { mode: 0o755 });
+    installCoord(shell.home, 2);
     const env = { ...agentEnv(shell.home, models), ...shell.env, PATH: `${AGENT_BIN}:${shell.env.PATH}` };
     // Configured while COORD_TOKEN holds another token: the agent must use the one it runs with.
     // The agent works in a project: a git repository (Codex's exec refuses to start elsewhere).

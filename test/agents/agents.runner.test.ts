@@ -21,7 +21,7 @@ import { runCoord, spawnCoord, tempHome } from '../cli/helpers.js';
 import { checkoutFingerprint, git, until, userRepo } from '../runner/runner.helpers.js';
 import { bash, docText } from '../helpers/process.js';
 import { resolveImplementer } from '../../cli/runner/implementers.js';
-import { agentEnv, agentVersions, configureCoordMcp, subtaskOf } from './agents.helpers.js';
+import { agentEnv, agentVersions, configureCoordMcp, installCoord, subtaskOf } from './agents.helpers.js';
 
 let t: TestApp;
 let owner: Awaited<ReturnType<TestApp['session']>>;
@@ -46,6 +46,7 @@ const implementer =
     if (id.startsWith('idle')) return { text: 'I read the task and changed nothing.' };
     if (id.startsWith('reads'))
       return byTurn([
+        { mcp: { server: 'coord', tool: 'todo_session_heartbeat', args: {} } },
         { mcp: { server: 'coord', tool: 'coordinate_agents_task_graph_status', args: { id: s.parentTaskId } } },
         { write: { path: `src/${id}/impl.txt`, content: `${id}, implemented by ${who}\n` } },
         { shell: `git add -A && git commit -qm "${id}: implementation by ${who}"` },
@@ -87,8 +88,11 @@ beforeAll(async () => {
   const home = tempHome();
   cleanups.push(home);
   env = agentEnv(home, models, { COORD_URL: t.base, COORD_TOKEN: owner.token });
-  // Coord's tools for both agents, as the MCP guide configures them (over HTTP).
-  for (const agent of ['claude', 'codex'] as const) await configureCoordMcp(agent, 'http', t.base, { home, cwd: home, env });
+  env.PATH = `${installCoord(home)}:${env.PATH}`;
+  // Coord's tools for both agents over stdio (`coord mcp`), as the MCP guide configures them, on
+  // a machine where the owner ran `coord login`: an implementer must still act as its dispatch.
+  for (const agent of ['claude', 'codex'] as const) await configureCoordMcp(agent, 'stdio', t.base, { home, cwd: home, env });
+  expect((await runCoord(['login', '--url', t.base, '--token', owner.token], { env })).code).toBe(0);
 });
 afterAll(async () => {
   await models?.anthropic.close();
@@ -222,7 +226,7 @@ describe('Claude Code and Codex as implementers', () => {
 });
 
 describe('an implementer calling Coord over MCP', () => {
-  it('reads its own graph with its dispatch’s token, then commits', async () => {
+  it('acts as its dispatch (not as the owner logged in on the machine): reads its own graph, then commits', async () => {
     const { repo, id } = await graphOf([
       { id: 'reads-c', implementer: 'claude-coord' },
       { id: 'reads-x', implementer: 'codex' },
@@ -234,13 +238,13 @@ describe('an implementer calling Coord over MCP', () => {
       [models.openai, 'reads-x'],
     ] as const) {
       const turns = model.agentTurns().filter((q) => subtaskOf(q.text)?.parentTaskId === id && subtaskOf(q.text)?.subtaskId === sid);
-      expect(turns.map((q) => q.turn)).toEqual([0, 1, 2, 3]);
-      // The status as the implementer read it: its graph, itself RUNNING under its dispatch's session.
-      const status = turns[1].toolResults[0];
+      expect(turns.map((q) => q.turn)).toEqual([0, 1, 2, 3, 4]);
+      // Who the implementer was: the heartbeat answers with the caller's session, its dispatch's.
+      const session = r.body.outcomes.find((o: any) => o.subtaskId === sid).session.id;
+      expect(turns[1].toolResults[0]).toMatch(new RegExp(`sessionId\\\\?"\\s*:\\s*\\\\?"${session}`));
+      const status = turns[2].toolResults[1];
       expect(status).toContain(id);
       expect(status).not.toMatch(/isError|graph_not_found|unauthorized|forbidden/);
-      const session = r.body.outcomes.find((o: any) => o.subtaskId === sid).session.id;
-      expect(status).toContain(session);
     }
     expect((await subtasksOf(id)).map((x) => x.state)).toEqual(['SUCCEEDED', 'SUCCEEDED']);
   });

@@ -1,6 +1,6 @@
 /**
  * CLI configuration: `coord login` checks the token and writes the config file with mode
- * 0600; precedence is flags, then the file, then COORD_URL/COORD_TOKEN; `whoami` says which won.
+ * 0600; precedence is flags, then COORD_URL/COORD_TOKEN, then the file; `whoami` says which won.
  * Also: every command's help lists examples.
  */
 import { readFileSync, statSync, writeFileSync, chmodSync, mkdirSync } from 'node:fs';
@@ -46,24 +46,28 @@ describe('coord login and configuration', () => {
     expect(() => statSync(path.join(home2, '.config', 'coord', 'config.json'))).toThrow();
   });
 
-  it('should prefer flags over the file and the file over the environment, and warn when the file hides COORD_TOKEN', () => {
+  it('should prefer flags over the environment and the environment over the file (an agent’s COORD_TOKEN is never overridden by a saved login)', () => {
     const home = tempHome();
     const file = path.join(home, 'coord.json');
     writeFileSync(file, JSON.stringify({ url: 'http://file:1', token: 'file-token' }), { mode: 0o600 });
-    const env = { HOME: home, COORD_CLI_CONFIG: file, COORD_URL: 'http://env:2', COORD_TOKEN: 'env-token' };
+    const env = { HOME: home, COORD_CLI_CONFIG: file, COORD_URL: 'http://env:2/', COORD_TOKEN: 'env-token' };
     expect(resolveConfig({ url: 'http://flag:3', token: 'flag-token' }, env)).toMatchObject({
       url: 'http://flag:3',
       token: 'flag-token',
       source: { url: 'flag', token: 'flag' },
       warnings: [],
     });
-    const fromFile = resolveConfig({}, env);
-    expect(fromFile).toMatchObject({ url: 'http://file:1', token: 'file-token', source: { url: 'file', token: 'file' } });
-    expect(fromFile.warnings[0]).toContain('COORD_TOKEN is set but the token saved in');
-    expect(resolveConfig({}, { HOME: home, COORD_URL: 'http://env:2/', COORD_TOKEN: 'env-token' })).toMatchObject({
-      url: 'http://env:2',
+    expect(resolveConfig({}, env)).toMatchObject({ url: 'http://env:2', token: 'env-token', source: { url: 'env', token: 'env' }, warnings: [] });
+    // Only the token in the environment: the saved URL still names the server.
+    expect(resolveConfig({}, { HOME: home, COORD_CLI_CONFIG: file, COORD_TOKEN: 'env-token' })).toMatchObject({
+      url: 'http://file:1',
       token: 'env-token',
-      source: { url: 'env', token: 'env' },
+      source: { url: 'file', token: 'env' },
+    });
+    expect(resolveConfig({}, { HOME: home, COORD_CLI_CONFIG: file })).toMatchObject({
+      url: 'http://file:1',
+      token: 'file-token',
+      source: { url: 'file', token: 'file' },
     });
     expect(resolveConfig({}, { HOME: home })).toMatchObject({ url: 'http://127.0.0.1:3000', token: undefined, source: { url: 'default', token: 'none' } });
   });

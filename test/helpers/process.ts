@@ -36,6 +36,8 @@ export function runProcess(command: string, args: string[], opts: { cwd?: string
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: code ?? -1, stdout, stderr }));
+    // A command that exits without reading its input closes the pipe first: not an error.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(opts.input ?? '');
   });
 }
