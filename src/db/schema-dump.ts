@@ -29,9 +29,11 @@ export async function dumpSchema(sql: Sql): Promise<string> {
     out.push(');');
     const [opts] = await sql<{ reloptions: string[] | null }[]>`select reloptions from pg_class where oid = ${`public.${name}`}::regclass`;
     if (opts?.reloptions?.length) out.push(`  WITH (${opts.reloptions.join(', ')})`);
+    // NOT NULL is on the column's line; PostgreSQL 18 also lists it as a constraint (contype
+    // 'n'), earlier versions do not: left out, so the dump is the same on every supported version.
     const constraints = await sql<{ name: string; def: string }[]>`
       select conname as name, pg_get_constraintdef(oid, true) as def from pg_constraint
-       where conrelid = ${`public.${name}`}::regclass order by conname`;
+       where conrelid = ${`public.${name}`}::regclass and contype <> 'n' order by conname`;
     for (const c of constraints) out.push(`  CONSTRAINT ${c.name} ${c.def}`);
     const indexes = await sql<{ def: string }[]>`
       select indexdef as def from pg_indexes where schemaname = 'public' and tablename = ${name} order by indexname`;

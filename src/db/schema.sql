@@ -9,11 +9,7 @@ TABLE agents (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT agents_created_at_not_null NOT NULL created_at
-  CONSTRAINT agents_created_by_not_null NOT NULL created_by
-  CONSTRAINT agents_id_not_null NOT NULL id
   CONSTRAINT agents_team_id_id_pk PRIMARY KEY (team_id, id)
-  CONSTRAINT agents_team_id_not_null NOT NULL team_id
   CONSTRAINT agents_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CREATE UNIQUE INDEX agents_team_id_id_pk ON public.agents USING btree (team_id, id)
 
@@ -30,14 +26,7 @@ TABLE events (
   actor_token text,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT events_created_at_not_null NOT NULL created_at
-  CONSTRAINT events_event_not_null NOT NULL event
-  CONSTRAINT events_id_not_null NOT NULL id
-  CONSTRAINT events_payload_not_null NOT NULL payload
   CONSTRAINT events_pkey PRIMARY KEY (id)
-  CONSTRAINT events_team_id_not_null NOT NULL team_id
-  CONSTRAINT events_topic_not_null NOT NULL topic
-  CONSTRAINT events_tx_not_null NOT NULL tx
   CREATE INDEX events_actor_tx_id_idx ON public.events USING btree (actor_id, tx, id) WHERE (actor_id IS NOT NULL)
   CREATE INDEX events_created_idx ON public.events USING btree (created_at)
   CREATE UNIQUE INDEX events_pkey ON public.events USING btree (id)
@@ -67,19 +56,10 @@ TABLE graph_subtasks (
   cleanup jsonb,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT graph_subtasks_attempt_not_null NOT NULL attempt
-  CONSTRAINT graph_subtasks_depends_on_not_null NOT NULL depends_on
-  CONSTRAINT graph_subtasks_graph_id_not_null NOT NULL graph_id
-  CONSTRAINT graph_subtasks_implementer_not_null NOT NULL implementer
-  CONSTRAINT graph_subtasks_spec_not_null NOT NULL spec
-  CONSTRAINT graph_subtasks_subtask_id_not_null NOT NULL subtask_id
   CONSTRAINT graph_subtasks_team_id_graph_id_graphs_team_id_id_fk FOREIGN KEY (team_id, graph_id) REFERENCES graphs(team_id, id) ON DELETE CASCADE
   CONSTRAINT graph_subtasks_team_id_graph_id_subtask_id_pk PRIMARY KEY (team_id, graph_id, subtask_id)
-  CONSTRAINT graph_subtasks_team_id_not_null NOT NULL team_id
-  CONSTRAINT graph_subtasks_todo_id_not_null NOT NULL todo_id
   CONSTRAINT graph_subtasks_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
   CONSTRAINT graph_subtasks_todo_id_unique UNIQUE (todo_id)
-  CONSTRAINT graph_subtasks_updated_at_not_null NOT NULL updated_at
   CREATE INDEX graph_subtasks_outcome_idx ON public.graph_subtasks USING btree (team_id, updated_at) WHERE (outcome IS NOT NULL)
   CREATE UNIQUE INDEX graph_subtasks_team_id_graph_id_subtask_id_pk ON public.graph_subtasks USING btree (team_id, graph_id, subtask_id)
   CREATE UNIQUE INDEX graph_subtasks_todo_id_unique ON public.graph_subtasks USING btree (todo_id)
@@ -99,18 +79,9 @@ TABLE graphs (
   review jsonb,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT graphs_created_at_not_null NOT NULL created_at
-  CONSTRAINT graphs_created_by_not_null NOT NULL created_by
-  CONSTRAINT graphs_id_not_null NOT NULL id
-  CONSTRAINT graphs_max_concurrency_not_null NOT NULL max_concurrency
-  CONSTRAINT graphs_parent_not_null NOT NULL parent
-  CONSTRAINT graphs_revision_not_null NOT NULL revision
-  CONSTRAINT graphs_scope_not_null NOT NULL scope
   CONSTRAINT graphs_team_id_id_pk PRIMARY KEY (team_id, id)
-  CONSTRAINT graphs_team_id_not_null NOT NULL team_id
   CONSTRAINT graphs_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CONSTRAINT graphs_team_scope_unique UNIQUE (team_id, scope)
-  CONSTRAINT graphs_updated_at_not_null NOT NULL updated_at
   CREATE UNIQUE INDEX graphs_team_id_id_pk ON public.graphs USING btree (team_id, id)
   CREATE UNIQUE INDEX graphs_team_scope_unique ON public.graphs USING btree (team_id, scope)
 
@@ -125,13 +96,7 @@ TABLE idempotency_keys (
   expires_at timestamp with time zone NOT NULL
 );
   CONSTRAINT idempotency_keys_answer_check CHECK ((status IS NULL) = (answer IS NULL))
-  CONSTRAINT idempotency_keys_created_at_not_null NOT NULL created_at
-  CONSTRAINT idempotency_keys_expires_at_not_null NOT NULL expires_at
-  CONSTRAINT idempotency_keys_fingerprint_not_null NOT NULL fingerprint
-  CONSTRAINT idempotency_keys_key_hash_not_null NOT NULL key_hash
   CONSTRAINT idempotency_keys_principal_key_hash_pk PRIMARY KEY (principal, key_hash)
-  CONSTRAINT idempotency_keys_principal_not_null NOT NULL principal
-  CONSTRAINT idempotency_keys_request_not_null NOT NULL request
   CREATE INDEX idempotency_keys_expires_at_idx ON public.idempotency_keys USING btree (expires_at)
   CREATE UNIQUE INDEX idempotency_keys_principal_key_hash_pk ON public.idempotency_keys USING btree (principal, key_hash)
 
@@ -149,20 +114,10 @@ TABLE metagit_graphs (
   revision integer NOT NULL DEFAULT 1,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT metagit_graphs_created_at_not_null NOT NULL created_at
-  CONSTRAINT metagit_graphs_created_by_not_null NOT NULL created_by
-  CONSTRAINT metagit_graphs_id_not_null NOT NULL id
-  CONSTRAINT metagit_graphs_revision_not_null NOT NULL revision
-  CONSTRAINT metagit_graphs_root_intent_id_not_null NOT NULL root_intent_id
-  CONSTRAINT metagit_graphs_scope_not_null NOT NULL scope
-  CONSTRAINT metagit_graphs_status_not_null NOT NULL status
   CONSTRAINT metagit_graphs_team_id_id_pk PRIMARY KEY (team_id, id)
-  CONSTRAINT metagit_graphs_team_id_not_null NOT NULL team_id
   CONSTRAINT metagit_graphs_team_id_root_intent_id_metagit_intents_team_id_i FOREIGN KEY (team_id, root_intent_id) REFERENCES metagit_intents(team_id, id)
   CONSTRAINT metagit_graphs_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CONSTRAINT metagit_graphs_team_scope_unique UNIQUE (team_id, scope)
-  CONSTRAINT metagit_graphs_title_not_null NOT NULL title
-  CONSTRAINT metagit_graphs_updated_at_not_null NOT NULL updated_at
   CREATE UNIQUE INDEX metagit_graphs_team_id_id_pk ON public.metagit_graphs USING btree (team_id, id)
   CREATE UNIQUE INDEX metagit_graphs_team_scope_unique ON public.metagit_graphs USING btree (team_id, scope)
 
@@ -180,17 +135,8 @@ TABLE metagit_intents (
   updated_at timestamp with time zone NOT NULL DEFAULT now(),
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT metagit_intents_acceptance_not_null NOT NULL acceptance
-  CONSTRAINT metagit_intents_created_at_not_null NOT NULL created_at
-  CONSTRAINT metagit_intents_created_by_not_null NOT NULL created_by
-  CONSTRAINT metagit_intents_goal_not_null NOT NULL goal
-  CONSTRAINT metagit_intents_id_not_null NOT NULL id
-  CONSTRAINT metagit_intents_repos_not_null NOT NULL repos
   CONSTRAINT metagit_intents_team_id_id_pk PRIMARY KEY (team_id, id)
-  CONSTRAINT metagit_intents_team_id_not_null NOT NULL team_id
   CONSTRAINT metagit_intents_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
-  CONSTRAINT metagit_intents_title_not_null NOT NULL title
-  CONSTRAINT metagit_intents_updated_at_not_null NOT NULL updated_at
   CREATE UNIQUE INDEX metagit_intents_team_id_id_pk ON public.metagit_intents USING btree (team_id, id)
 
 TABLE metagit_nodes (
@@ -207,14 +153,8 @@ TABLE metagit_nodes (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT metagit_nodes_created_at_not_null NOT NULL created_at
-  CONSTRAINT metagit_nodes_graph_id_not_null NOT NULL graph_id
-  CONSTRAINT metagit_nodes_node_id_not_null NOT NULL node_id
-  CONSTRAINT metagit_nodes_priority_not_null NOT NULL priority
   CONSTRAINT metagit_nodes_team_id_graph_id_metagit_graphs_team_id_id_fk FOREIGN KEY (team_id, graph_id) REFERENCES metagit_graphs(team_id, id) ON DELETE CASCADE
   CONSTRAINT metagit_nodes_team_id_graph_id_node_id_pk PRIMARY KEY (team_id, graph_id, node_id)
-  CONSTRAINT metagit_nodes_team_id_not_null NOT NULL team_id
-  CONSTRAINT metagit_nodes_todo_id_not_null NOT NULL todo_id
   CONSTRAINT metagit_nodes_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
   CONSTRAINT metagit_nodes_todo_id_unique UNIQUE (todo_id)
   CREATE UNIQUE INDEX metagit_nodes_team_id_graph_id_node_id_pk ON public.metagit_nodes USING btree (team_id, graph_id, node_id)
@@ -231,15 +171,9 @@ TABLE scenario_members (
   result jsonb,
   result_at timestamp with time zone
 );
-  CONSTRAINT scenario_members_depends_on_not_null NOT NULL depends_on
-  CONSTRAINT scenario_members_name_not_null NOT NULL name
-  CONSTRAINT scenario_members_requires_result_not_null NOT NULL requires_result
   CONSTRAINT scenario_members_scenario_id_name_pk PRIMARY KEY (scenario_id, name)
-  CONSTRAINT scenario_members_scenario_id_not_null NOT NULL scenario_id
   CONSTRAINT scenario_members_scenario_id_scenarios_id_fk FOREIGN KEY (scenario_id) REFERENCES scenarios(id) ON DELETE CASCADE
-  CONSTRAINT scenario_members_session_id_not_null NOT NULL session_id
   CONSTRAINT scenario_members_session_unique UNIQUE (scenario_id, session_id)
-  CONSTRAINT scenario_members_shared_not_null NOT NULL shared
   CREATE UNIQUE INDEX scenario_members_scenario_id_name_pk ON public.scenario_members USING btree (scenario_id, name)
   CREATE UNIQUE INDEX scenario_members_session_unique ON public.scenario_members USING btree (scenario_id, session_id)
 
@@ -253,14 +187,7 @@ TABLE scenarios (
   revision integer NOT NULL DEFAULT 1,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT scenarios_created_at_not_null NOT NULL created_at
-  CONSTRAINT scenarios_created_by_not_null NOT NULL created_by
-  CONSTRAINT scenarios_id_not_null NOT NULL id
-  CONSTRAINT scenarios_name_not_null NOT NULL name
-  CONSTRAINT scenarios_orchestrator_id_not_null NOT NULL orchestrator_id
   CONSTRAINT scenarios_pkey PRIMARY KEY (id)
-  CONSTRAINT scenarios_revision_not_null NOT NULL revision
-  CONSTRAINT scenarios_team_id_not_null NOT NULL team_id
   CONSTRAINT scenarios_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CONSTRAINT scenarios_team_name_unique UNIQUE (team_id, name)
   CREATE UNIQUE INDEX scenarios_pkey ON public.scenarios USING btree (id)
@@ -276,14 +203,6 @@ TABLE scope_counts (
   done integer NOT NULL,
   waiting integer NOT NULL DEFAULT 0
 );
-  CONSTRAINT scope_counts_blocked_not_null NOT NULL blocked
-  CONSTRAINT scope_counts_done_not_null NOT NULL done
-  CONSTRAINT scope_counts_in_progress_not_null NOT NULL in_progress
-  CONSTRAINT scope_counts_scope_not_null NOT NULL scope
-  CONSTRAINT scope_counts_team_id_not_null NOT NULL team_id
-  CONSTRAINT scope_counts_todo_not_null NOT NULL todo
-  CONSTRAINT scope_counts_total_not_null NOT NULL total
-  CONSTRAINT scope_counts_waiting_not_null NOT NULL waiting
   CREATE INDEX scope_counts_scope_idx ON public.scope_counts USING btree (team_id, scope)
 
 TABLE scopes (
@@ -292,10 +211,6 @@ TABLE scopes (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT scopes_created_at_not_null NOT NULL created_at
-  CONSTRAINT scopes_last_position_not_null NOT NULL last_position
-  CONSTRAINT scopes_scope_not_null NOT NULL scope
-  CONSTRAINT scopes_team_id_not_null NOT NULL team_id
   CONSTRAINT scopes_team_id_scope_pk PRIMARY KEY (team_id, scope)
   CONSTRAINT scopes_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CREATE UNIQUE INDEX scopes_team_id_scope_pk ON public.scopes USING btree (team_id, scope)
@@ -319,19 +234,11 @@ TABLE sessions (
   stop_reason text,
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
-  CONSTRAINT sessions_created_at_not_null NOT NULL created_at
-  CONSTRAINT sessions_created_by_not_null NOT NULL created_by
   CONSTRAINT sessions_heartbeat_interval_check CHECK (heartbeat_interval_ms IS NULL OR heartbeat_interval_ms >= 5000 AND heartbeat_interval_ms <= 86400000)
-  CONSTRAINT sessions_id_not_null NOT NULL id
-  CONSTRAINT sessions_name_not_null NOT NULL name
   CONSTRAINT sessions_parent_id_sessions_id_fk FOREIGN KEY (parent_id) REFERENCES sessions(id)
   CONSTRAINT sessions_pkey PRIMARY KEY (id)
-  CONSTRAINT sessions_revision_not_null NOT NULL revision
-  CONSTRAINT sessions_root_id_not_null NOT NULL root_id
   CONSTRAINT sessions_status_check CHECK (status = ANY (ARRAY['active'::text, 'stopped'::text, 'deleted'::text]))
-  CONSTRAINT sessions_status_not_null NOT NULL status
   CONSTRAINT sessions_stop_reason_check CHECK (stop_reason IS NULL OR (stop_reason = ANY (ARRAY['requested'::text, 'silent'::text, 'ancestor'::text, 'dispatch-ended'::text])))
-  CONSTRAINT sessions_team_id_not_null NOT NULL team_id
   CONSTRAINT sessions_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CREATE INDEX sessions_agent_idx ON public.sessions USING btree (agent_id) WHERE (agent_id IS NOT NULL)
   CREATE INDEX sessions_auto_stop_idx ON public.sessions USING btree (last_seen_at) WHERE ((status = 'active'::text) AND (heartbeat_interval_ms IS NOT NULL))
@@ -347,7 +254,6 @@ TABLE sweep_runs (
   last_failure_at timestamp with time zone
 );
   CONSTRAINT sweep_runs_pkey PRIMARY KEY (sweep)
-  CONSTRAINT sweep_runs_sweep_not_null NOT NULL sweep
   CREATE UNIQUE INDEX sweep_runs_pkey ON public.sweep_runs USING btree (sweep)
 
 TABLE teams (
@@ -357,13 +263,8 @@ TABLE teams (
   created_at timestamp with time zone NOT NULL DEFAULT now(),
   revision integer NOT NULL DEFAULT 1
 );
-  CONSTRAINT teams_created_at_not_null NOT NULL created_at
-  CONSTRAINT teams_created_by_not_null NOT NULL created_by
-  CONSTRAINT teams_id_not_null NOT NULL id
-  CONSTRAINT teams_name_not_null NOT NULL name
   CONSTRAINT teams_name_unique UNIQUE (name)
   CONSTRAINT teams_pkey PRIMARY KEY (id)
-  CONSTRAINT teams_revision_not_null NOT NULL revision
   CREATE UNIQUE INDEX teams_name_lower_unique ON public.teams USING btree (lower(name))
   CREATE UNIQUE INDEX teams_name_unique ON public.teams USING btree (name)
   CREATE UNIQUE INDEX teams_pkey ON public.teams USING btree (id)
@@ -372,11 +273,9 @@ TABLE todo_dependencies (
   todo_id text NOT NULL,
   dependency_id text NOT NULL
 );
-  CONSTRAINT todo_dependencies_dependency_id_not_null NOT NULL dependency_id
   CONSTRAINT todo_dependencies_dependency_id_todos_id_fk FOREIGN KEY (dependency_id) REFERENCES todos(id) ON DELETE RESTRICT
   CONSTRAINT todo_dependencies_no_self CHECK (todo_id <> dependency_id)
   CONSTRAINT todo_dependencies_todo_id_dependency_id_pk PRIMARY KEY (todo_id, dependency_id)
-  CONSTRAINT todo_dependencies_todo_id_not_null NOT NULL todo_id
   CONSTRAINT todo_dependencies_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
   CREATE INDEX todo_dependencies_dependency_idx ON public.todo_dependencies USING btree (dependency_id)
   CREATE UNIQUE INDEX todo_dependencies_todo_id_dependency_id_pk ON public.todo_dependencies USING btree (todo_id, dependency_id)
@@ -386,12 +285,9 @@ TABLE todo_scenario_seeds (
   scenario_id text NOT NULL,
   member_name text NOT NULL
 );
-  CONSTRAINT todo_scenario_seeds_member_name_not_null NOT NULL member_name
   CONSTRAINT todo_scenario_seeds_member_unique UNIQUE (scenario_id, member_name)
   CONSTRAINT todo_scenario_seeds_pkey PRIMARY KEY (todo_id)
-  CONSTRAINT todo_scenario_seeds_scenario_id_not_null NOT NULL scenario_id
   CONSTRAINT todo_scenario_seeds_scenario_id_scenarios_id_fk FOREIGN KEY (scenario_id) REFERENCES scenarios(id) ON DELETE CASCADE
-  CONSTRAINT todo_scenario_seeds_todo_id_not_null NOT NULL todo_id
   CONSTRAINT todo_scenario_seeds_todo_id_todos_id_fk FOREIGN KEY (todo_id) REFERENCES todos(id) ON DELETE CASCADE
   CREATE UNIQUE INDEX todo_scenario_seeds_member_unique ON public.todo_scenario_seeds USING btree (scenario_id, member_name)
   CREATE UNIQUE INDEX todo_scenario_seeds_pkey ON public.todo_scenario_seeds USING btree (todo_id)
@@ -419,28 +315,15 @@ TABLE todos (
   team_id text NOT NULL DEFAULT 'tm-default'::text
 );
   WITH (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=2000, autovacuum_vacuum_cost_delay=0)
-  CONSTRAINT todos_created_at_not_null NOT NULL created_at
-  CONSTRAINT todos_created_by_not_null NOT NULL created_by
-  CONSTRAINT todos_id_not_null NOT NULL id
   CONSTRAINT todos_note_check CHECK (note IS NULL OR octet_length(note) <= 2000)
   CONSTRAINT todos_owner_check CHECK ((status = 'todo'::text) = (owner IS NULL))
   CONSTRAINT todos_parent_id_todos_id_fk FOREIGN KEY (parent_id) REFERENCES todos(id) ON DELETE CASCADE
   CONSTRAINT todos_pkey PRIMARY KEY (id)
-  CONSTRAINT todos_position_not_null NOT NULL "position"
-  CONSTRAINT todos_priority_not_null NOT NULL priority
   CONSTRAINT todos_result_check CHECK (result IS NULL OR status = 'done'::text)
-  CONSTRAINT todos_revision_not_null NOT NULL revision
-  CONSTRAINT todos_scope_not_null NOT NULL scope
   CONSTRAINT todos_status_check CHECK (status = ANY (ARRAY['todo'::text, 'in-progress'::text, 'done'::text, 'blocked'::text]))
-  CONSTRAINT todos_status_not_null NOT NULL status
-  CONSTRAINT todos_tags_not_null NOT NULL tags
-  CONSTRAINT todos_team_id_not_null NOT NULL team_id
   CONSTRAINT todos_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CONSTRAINT todos_title_check CHECK (octet_length(title) >= 1 AND octet_length(title) <= 500)
-  CONSTRAINT todos_title_not_null NOT NULL title
   CONSTRAINT todos_unfinished_check CHECK (unfinished_deps >= 0)
-  CONSTRAINT todos_unfinished_deps_not_null NOT NULL unfinished_deps
-  CONSTRAINT todos_updated_at_not_null NOT NULL updated_at
   CREATE INDEX todos_blocked_idx ON public.todos USING btree (team_id, updated_at) WHERE (status = 'blocked'::text)
   CREATE INDEX todos_done_idx ON public.todos USING btree (updated_at) WHERE (status = 'done'::text)
   CREATE INDEX todos_in_progress_idx ON public.todos USING btree (progress_at) WHERE (status = 'in-progress'::text)
@@ -471,13 +354,9 @@ TABLE tokens (
   expires_at timestamp with time zone,
   revoked_at timestamp with time zone
 );
-  CONSTRAINT tokens_created_at_not_null NOT NULL created_at
-  CONSTRAINT tokens_id_not_null NOT NULL id
-  CONSTRAINT tokens_name_not_null NOT NULL name
   CONSTRAINT tokens_one_owner_check CHECK ((user_id IS NULL) <> (session_id IS NULL))
   CONSTRAINT tokens_pkey PRIMARY KEY (id)
   CONSTRAINT tokens_session_id_sessions_id_fk FOREIGN KEY (session_id) REFERENCES sessions(id) ON DELETE CASCADE
-  CONSTRAINT tokens_token_hash_not_null NOT NULL token_hash
   CONSTRAINT tokens_token_hash_unique UNIQUE (token_hash)
   CONSTRAINT tokens_user_id_users_id_fk FOREIGN KEY (user_id) REFERENCES users(id) ON DELETE CASCADE
   CREATE UNIQUE INDEX tokens_live_name_idx ON public.tokens USING btree (COALESCE(user_id, session_id), name) WHERE (revoked_at IS NULL)
@@ -493,13 +372,8 @@ TABLE users (
   team_id text NOT NULL DEFAULT 'tm-default'::text,
   role text NOT NULL DEFAULT 'operator'::text
 );
-  CONSTRAINT users_created_at_not_null NOT NULL created_at
-  CONSTRAINT users_id_not_null NOT NULL id
-  CONSTRAINT users_name_not_null NOT NULL name
   CONSTRAINT users_pkey PRIMARY KEY (id)
   CONSTRAINT users_role_check CHECK (role = ANY (ARRAY['operator'::text, 'admin'::text]))
-  CONSTRAINT users_role_not_null NOT NULL role
-  CONSTRAINT users_team_id_not_null NOT NULL team_id
   CONSTRAINT users_team_id_teams_id_fk FOREIGN KEY (team_id) REFERENCES teams(id)
   CREATE UNIQUE INDEX users_pkey ON public.users USING btree (id)
 
