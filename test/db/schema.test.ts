@@ -25,7 +25,9 @@ it('src/db/schema.sql is the schema a freshly migrated database has (run npm run
     // view's body with its columns qualified by their table (`intents.id`): the same view, so
     // there the bodies are compared without qualifiers.
     const comparable = (dump: string) =>
-      major === 18 ? dump : dump.replace(/^(VIEW \S+ AS\n)([\s\S]*?)\n\n/gm, (_m, head: string, body: string) => `${head}${body.replace(/\b[a-z_]+\.(?=[a-z_]+\b)/g, '')}\n\n`);
+      major === 18
+        ? dump
+        : dump.replace(/^(VIEW \S+ AS\n)([\s\S]*?)\n\n/gm, (_m, head: string, body: string) => `${head}${body.replace(/\b[a-z_]+\.(?=[a-z_]+\b)/g, '')}\n\n`);
     expect(comparable(await dumpSchema(sql))).toBe(comparable(committed));
   } finally {
     await sql.end();
