@@ -19,7 +19,7 @@ import postgres from 'postgres';
 import { freePort, postgresUser, untraversableAncestor } from '../src/db/embedded.js';
 
 export interface PgPair {
-  /** Both hosts, `target_session_attrs=read-write`: a client finds whichever is the primary. */
+  /** Both hosts, `target_session_attrs=primary`: a client finds whichever is the primary. */
   url: string;
   /** A URL of one server alone (0: the first primary, 1: the standby). */
   urlOf(i: 0 | 1): string;
@@ -28,6 +28,8 @@ export interface PgPair {
   killPrimary(): void;
   /** `pg_ctl promote` on the standby; resolves when it accepts writes. */
   promoteStandby(): Promise<void>;
+  /** Ends every client connection of Coord's (application_name coord…) on the primary: a network blip. */
+  dropClients(): Promise<number>;
   /** The standby's replication state as the primary reports it (`sync` when synchronous). */
   syncState(): Promise<string | null>;
   stop(): void;
@@ -139,7 +141,7 @@ export async function startPgPair(dir: string, log: (m: string) => void = () => 
     }
   };
   return {
-    url: `postgres://coord@127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}/coord?target_session_attrs=read-write`,
+    url: `postgres://coord@127.0.0.1:${ports[0]},127.0.0.1:${ports[1]}/coord?target_session_attrs=primary`,
     urlOf: (i) => urlOf(i),
     major,
     killPrimary: () => kill(0),
@@ -148,6 +150,15 @@ export async function startPgPair(dir: string, log: (m: string) => void = () => 
       log('standby promoted');
     },
     syncState,
+    async dropClients() {
+      const c = postgres(urlOf(0), { max: 1, onnotice: () => {}, connect_timeout: 2 });
+      try {
+        const rows = await c`select pg_terminate_backend(pid) from pg_stat_activity where application_name like 'coord%' and pid <> pg_backend_pid()`;
+        return rows.length;
+      } finally {
+        await c.end({ timeout: 1 });
+      }
+    },
     stop() {
       kill(0);
       kill(1);

@@ -22,7 +22,10 @@
  *
  * With `--failover`, Postgres is a primary with a synchronous standby (chaos/pg-pair.ts, Debian's
  * PostgreSQL) and the replicas' `DATABASE_URL` names both hosts with
- * `target_session_attrs=read-write`; half-way the primary's processes get SIGKILL and, after
+ * `target_session_attrs=primary`. A quarter of the way in, every connection of the replicas to the
+ * primary is ended (a network blip, both servers alive: the requests on them get 503, and from 2 s
+ * later any 5xx is a violation: the replicas must have reconnected to the primary, not the
+ * standby); half-way the primary's processes get SIGKILL and, after
  * `--promote-after` seconds (an HA manager's detection time), the standby is promoted. The same
  * checks hold across the switch; the report adds how long writes were refused (`failover`).
  * `--async-standby` makes the standby asynchronous, to measure what a failover then loses.
@@ -371,9 +374,19 @@ function follow(replica: number, token: string, topic: string): Follower {
 async function chaos(): Promise<void> {
   let nextKill = Date.now() + KILL_EVERY_MS;
   let pgDone = !PG_RESTART && !FAILOVER;
+  let blipDone = false;
   const pgAt = t0 + DURATION_MS / 2;
   const end = Date.now() + DURATION_MS;
   while (Date.now() < end) {
+    if (!blipDone && FAILOVER && Date.now() >= t0 + DURATION_MS / 4) {
+      blipDone = true;
+      // The requests running on the ended connections fail (57P01: 503); after 2 s, any 5xx means
+      // the replicas reconnected somewhere they cannot write.
+      const at = Date.now();
+      log(`Postgres: ended ${await (pair as PgPair).dropClients()} connections to the primary (both servers alive)`);
+      outages.push({ from: at, to: Date.now() + 2000 });
+      continue;
+    }
     if (!pgDone && FAILOVER && Date.now() >= pgAt) {
       pgDone = true;
       const from = Date.now();
@@ -525,7 +538,7 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
       agents: AGENTS,
       replicas: REPLICAS,
       replicaStarts: replicas.map((r) => r.starts),
-      postgresRestarts: outages.length,
+      postgresRestarts: outages.length - (FAILOVER ? 1 : 0),
       outageWindowsS: outages.map((o) => [Math.round((o.from - t0) / 100) / 10, Math.round((o.to - t0) / 100) / 10]),
       requests: stats.requests,
       networkErrors: stats.networkErrors,
@@ -553,7 +566,7 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
 
 async function main(): Promise<number> {
   log(
-    `${REPLICAS} replicas, ${AGENTS} agents, ${DURATION_MS / 1000} s, a replica killed every ${KILL_EVERY_MS / 1000} s${PG_RESTART ? ', one Postgres crash-restart' : ''}${FAILOVER ? ', one failover to the synchronous standby' : ''}; work folder ${work}`,
+    `${REPLICAS} replicas, ${AGENTS} agents, ${DURATION_MS / 1000} s, a replica killed every ${KILL_EVERY_MS / 1000} s${PG_RESTART ? ', one Postgres crash-restart' : ''}${FAILOVER ? `, one failover to the ${opts['async-standby'] ? 'asynchronous' : 'synchronous'} standby` : ''}; work folder ${work}`,
   );
   await startPostgres();
   for (let i = 0; i < REPLICAS; i++) {

@@ -16,6 +16,12 @@ export interface OpenDbOptions {
   applicationName?: string;
   /** Most time opening one connection may take, in ms (default 5000): `COORD_DB_CONNECT_TIMEOUT`. */
   connectTimeoutMs?: number;
+  /**
+   * A string bound to a `json`/`jsonb` parameter is JSON text already, sent as it is (pg's rule,
+   * which pg-boss relies on: it binds `JSON.stringify(jobs)`); by default postgres.js encodes it
+   * again, as a JSON string.
+   */
+  jsonTextAsIs?: boolean;
 }
 
 /**
@@ -51,7 +57,15 @@ export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
     connect_timeout: (opts.connectTimeoutMs ?? 5000) / 1000,
     backoff: reconnectBackoff,
     onnotice: () => {},
-    types: { bigint: postgres.BigInt },
+    types: {
+      bigint: postgres.BigInt,
+      ...(opts.jsonTextAsIs
+        ? {
+            json: { to: 114, from: [114], serialize: asJsonText, parse: JSON.parse },
+            jsonb: { to: 3802, from: [3802], serialize: asJsonText, parse: JSON.parse },
+          }
+        : {}),
+    },
     connection: {
       application_name: opts.applicationName ?? 'coord',
       lock_timeout: Math.max(1, Math.round(opts.lockTimeoutMs ?? 5000)),
@@ -59,6 +73,9 @@ export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
     transform: { undefined: null },
   });
 }
+
+/** A `json` parameter's text: a string as it is (already JSON), anything else serialised. */
+const asJsonText = (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x));
 
 /**
  * True when the installed postgres.js carries Coord's guard for porsager/postgres#1208 (applied by

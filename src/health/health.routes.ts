@@ -39,7 +39,7 @@ export const ServiceReadiness = z
 
 /**
  * `/healthz` (liveness: the process answers; no database, no sweeps), `/readyz` (readiness: the
- * database is reachable and migrated, 503 `database_unavailable` otherwise; plus the fleet's sweep
+ * database is reachable, a primary (not a standby) and migrated, 503 `database_unavailable` otherwise; plus the fleet's sweep
  * health, `degraded` but still 200 when a sweep is stale), `/metrics` (Prometheus text).
  * All three are exempt from the rate limit.
  */
@@ -64,7 +64,7 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
         operationId: 'readyz',
         summary: 'Readiness: database reachable and migrated; the fleet’s sweep health',
         description:
-          '503 `database_unavailable` when the database is unreachable or not migrated: take this replica out of the load balancer. ' +
+          '503 `database_unavailable` when the database is unreachable, is a read-only standby, or is not migrated: take this replica out of the load balancer. ' +
           'Otherwise 200, with `status: degraded` when a sweep step (lease, retention, …) has not succeeded on any replica within ' +
           `${STALE_AFTER_INTERVALS} × sweep_interval. Degraded stays 200 on purpose: every replica reports the same fleet-wide fact, and ` +
           'a 503 would take the whole fleet out of service for a background job; alert on it instead (`coord_sweep_stale` in /metrics).',
@@ -79,7 +79,9 @@ export function healthRoutes(app: FastifyInstance, deps: { sql: Sql; config: Con
           .type('application/problem+json')
           .send(problemBody('database_unavailable', detail, 503));
       try {
-        await sql`select 1`;
+        // A server in recovery (a standby, reached before the failover finished) takes no write.
+        const [{ standby }] = await sql<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
+        if (standby) return unavailable('the database server is a read-only standby; no primary reached yet');
       } catch {
         return unavailable('the database is unreachable');
       }

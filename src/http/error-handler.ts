@@ -14,7 +14,7 @@ const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
  * yet (57P01 admin shutdown, 57P02 crash shutdown, 57P03 starting up or shutting down, class 08),
  * a write reaching a read-only server (25006: a standby, or a primary being demoted: during a
  * failover a connection can land there before the new primary is found; `DATABASE_URL` with
- * `target_session_attrs=read-write` then moves to the primary on the next connection),
+ * `target_session_attrs=primary` then moves to the primary on the next connection),
  * postgres.js's own connection codes, and the socket errors Node reports for the connection.
  */
 const DB_UNAVAILABLE = new Set([

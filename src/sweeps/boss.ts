@@ -65,18 +65,19 @@ async function withStartLock<T>(sql: Sql, fn: () => Promise<T>): Promise<T> {
 /**
  * pg-boss's database: a postgres.js pool of its own (4 connections, `coord-boss`) behind pg-boss's
  * `db` adapter, instead of pg-boss's own driver (pg). So pg-boss connects exactly as Coord does:
- * the same URL forms, including several hosts with `target_session_attrs=read-write` (pg cannot
+ * the same URL forms, including several hosts with `target_session_attrs=primary` (pg cannot
  * parse that URL), which after a failover finds the promoted primary by itself; the same connect
  * timeout and reconnect backoff (src/db/client.ts). Parameterless texts (pg-boss's schema
  * migrations, several statements in one `BEGIN … COMMIT`) go by the simple protocol on a reserved
  * connection, as pg sends them.
  */
-function bossDb(databaseUrl: string, config: Config): { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }; sql: Sql } {
+export function bossDb(databaseUrl: string, config: Config): { db: { executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> }; sql: Sql } {
   const sql = openDb(databaseUrl, {
     max: 4,
     applicationName: 'coord-boss',
     connectTimeoutMs: config.dbConnectTimeoutMs,
     lockTimeoutMs: config.todo.busyTimeoutMs,
+    jsonTextAsIs: true,
   });
   return {
     sql,

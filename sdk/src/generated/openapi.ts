@@ -1364,7 +1364,7 @@ export interface paths {
         };
         /**
          * Readiness: database reachable and migrated; the fleet’s sweep health
-         * @description 503 `database_unavailable` when the database is unreachable or not migrated: take this replica out of the load balancer. Otherwise 200, with `status: degraded` when a sweep step (lease, retention, …) has not succeeded on any replica within 3 × sweep_interval. Degraded stays 200 on purpose: every replica reports the same fleet-wide fact, and a 503 would take the whole fleet out of service for a background job; alert on it instead (`coord_sweep_stale` in /metrics).
+         * @description 503 `database_unavailable` when the database is unreachable, is a read-only standby, or is not migrated: take this replica out of the load balancer. Otherwise 200, with `status: degraded` when a sweep step (lease, retention, …) has not succeeded on any replica within 3 × sweep_interval. Degraded stays 200 on purpose: every replica reports the same fleet-wide fact, and a 503 would take the whole fleet out of service for a background job; alert on it instead (`coord_sweep_stale` in /metrics).
          */
         get: operations["readyz"];
         put?: never;
