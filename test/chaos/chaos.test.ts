@@ -8,19 +8,20 @@ import { describe, expect, it } from 'vitest';
 import { debianPgBin } from '../../chaos/pg-pair.js';
 import { REPO_ROOT, runProcess } from '../helpers/process.js';
 
+/** Runs chaos/run.ts with `flags`, expects it clean, and returns its JSON report. */
+async function cleanChaosRun(flags: string[]): Promise<any> {
+  const r = await runProcess(process.execPath, ['--import', 'tsx', 'chaos/run.ts', ...flags], { cwd: REPO_ROOT });
+  const summary = r.stdout
+    .split('\n')
+    .filter((l) => l.startsWith('chaos:') || l.startsWith('  - '))
+    .join('\n');
+  expect({ code: r.code, summary }, r.stderr.slice(-3000)).toEqual({ code: 0, summary: expect.stringMatching(/^chaos: clean/) });
+  return JSON.parse(r.stdout.slice(r.stdout.indexOf('{'), r.stdout.lastIndexOf('}') + 1));
+}
+
 describe('npm run chaos, short', () => {
   it('should come out clean: 0 double claims, 0 lost acknowledged writes, 0 event gaps, 0 5xx outside the outage', async () => {
-    const r = await runProcess(
-      process.execPath,
-      ['--import', 'tsx', 'chaos/run.ts', '--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10'],
-      { cwd: REPO_ROOT },
-    );
-    const summary = r.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('chaos:') || l.startsWith('  - '))
-      .join('\n');
-    expect({ code: r.code, summary }, r.stderr.slice(-3000)).toEqual({ code: 0, summary: expect.stringMatching(/^chaos: clean/) });
-    const report = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'), r.stdout.lastIndexOf('}') + 1));
+    const report = await cleanChaosRun(['--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10']);
     expect(report.claims).toBeGreaterThan(0);
     expect(report.postgresRestarts).toBe(1);
     expect(report.replicaStarts.reduce((a: number, b: number) => a + b, 0)).toBeGreaterThan(3);
@@ -30,24 +31,14 @@ describe('npm run chaos, short', () => {
 /**
  * The failover run: `npm run chaos -- --failover`, three replicas on a primary with a synchronous
  * standby (Debian's PostgreSQL; .ci/run installs it), their DATABASE_URL naming both hosts with
- * target_session_attrs=read-write. Half-way the primary's processes get SIGKILL and the standby is
+ * target_session_attrs=primary. Half-way the primary's processes get SIGKILL and the standby is
  * promoted 1 s later; the same checks hold across the switch, and service comes back without a
  * restart.
  */
 describe('npm run chaos -- --failover, short', () => {
   it('should come out clean across a failover to the synchronous standby: 0 double claims, 0 lost acknowledged writes, 0 event gaps, only 503 during the switch', async () => {
     expect(debianPgBin(), 'Debian’s PostgreSQL (apt-get install postgresql) is needed for the standby').toBeDefined();
-    const r = await runProcess(
-      process.execPath,
-      ['--import', 'tsx', 'chaos/run.ts', '--failover', '--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10'],
-      { cwd: REPO_ROOT },
-    );
-    const summary = r.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('chaos:') || l.startsWith('  - '))
-      .join('\n');
-    expect({ code: r.code, summary }, r.stderr.slice(-3000)).toEqual({ code: 0, summary: expect.stringMatching(/^chaos: clean/) });
-    const report = JSON.parse(r.stdout.slice(r.stdout.indexOf('{'), r.stdout.lastIndexOf('}') + 1));
+    const report = await cleanChaosRun(['--failover', '--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10']);
     expect(report.failover).toMatchObject({ fiveXxOtherThan503: 0 });
     expect(report.failover.writesAcknowledgedBefore).toBeGreaterThan(0);
     // Writes came back on the promoted standby, through the same replicas (none restarted for it).
