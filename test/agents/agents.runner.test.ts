@@ -73,6 +73,12 @@ const AGENTS = {
   'claude-limited': { adapter: 'claude-code', timeoutMs: 6000 },
   'codex-limited': { adapter: 'codex', timeoutMs: 6000 },
   'codex-unbounded': { adapter: 'codex', timeoutMs: 0 },
+  // Ignores SIGTERM and leaves a command in a session of its own, as the agent CLIs' tools run.
+  stubborn: {
+    adapter: 'shell',
+    command: `trap '' TERM; setsid node -e "require('fs').writeFileSync('${pidDir}/' + process.env.COORD_SUBTASK_ID + '.pid', String(process.pid)); setInterval(() => {}, 1000)" & sleep 300`,
+    timeoutMs: 3000,
+  },
   // The runner guide's addition for Claude Code to call Coord's tools.
   'claude-coord': {
     adapter: 'claude-code',
@@ -304,6 +310,14 @@ describe('an agent that fails is reported with the contract’s codes', () => {
       const pid = Number(readFileSync(path.join(pidDir, `${o.subtaskId}.pid`), 'utf8'));
       expect(alive(pid), `${o.subtaskId}'s command (pid ${pid})`).toBe(false);
     }
+  });
+
+  it('an implementer that ignores SIGTERM is killed, and with it a command it left in a session of its own', async () => {
+    const { repo, id } = await graphOf([{ id: 'stuck-stubborn', implementer: 'stubborn' }]);
+    const r = await coord(['graph', 'run', id, '--root', repo], repo);
+    expect(r.body.outcomes[0]).toMatchObject({ state: 'FAILED', error: { code: 'AGENT_TIMEOUT' } });
+    const pid = Number(readFileSync(path.join(pidDir, 'stuck-stubborn.pid'), 'utf8'));
+    expect(alive(pid), `pid ${pid}`).toBe(false);
   });
 
   it('SIGTERM to the runner ends the agents and their tools’ commands → RUNNER_INTERRUPTED', async () => {
