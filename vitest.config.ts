@@ -33,6 +33,7 @@ const E2E = [
   'test/sdk/sdk.example.test.ts',
   'test/bench/**/*.test.ts',
   'test/suite/**/*.test.ts',
+  'test/db/failover.test.ts',
 ];
 const STRESS = [
   'test/chaos/**/*.test.ts',

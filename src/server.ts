@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   }
   if (!postgresDriverPatched()) {
     console.error(
-      'coord: warning: postgres.js lacks the guard for porsager/postgres#1208, so a Postgres restart can crash this process; ' +
+      "coord: warning: postgres.js lacks Coord's guards (porsager/postgres#1208, #1223), so a Postgres restart can crash this process and a failover can leave it on a read-only standby; " +
         'run `npx patch-package` (npm ci and npm install run it as postinstall, unless scripts are disabled; patches/README.md)',
     );
   }

@@ -77,10 +77,20 @@ export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
 /** A `json` parameter's text: a string as it is (already JSON), anything else serialised. */
 const asJsonText = (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x));
 
+/** The marker of each edit `patches/postgres+3.4.9.patch` makes (patches/README.md says why). */
+const DRIVER_PATCH_MARKERS = [
+  'porsager/postgres#1208 (nextWrite)',
+  'porsager/postgres#1208 (closed)',
+  'porsager/postgres#1208 (closed-pending)',
+  'porsager/postgres#1223 (closed-error)',
+];
+
 /**
- * True when the installed postgres.js carries Coord's guard for porsager/postgres#1208 (applied by
- * `patches/postgres+3.4.9.patch`, applied by patch-package as the `postinstall` script). Without it a Postgres restart while a
- * transaction is open crashes the process; the server warns at start-up when it is missing.
+ * True when the installed postgres.js carries Coord's guards (applied by
+ * `patches/postgres+3.4.9.patch`, applied by patch-package as the `postinstall` script). Without
+ * them a Postgres restart while a transaction is open crashes the process (porsager/postgres#1208),
+ * and after a connection is ended a multi-host pool can stay on a hot standby (#1223); the server
+ * warns at start-up when one is missing.
  */
 export function postgresDriverPatched(): boolean {
   // The CommonJS entry is <pkg>/cjs/src/index.js; the ESM build Coord runs is <pkg>/src.
@@ -88,5 +98,5 @@ export function postgresDriverPatched(): boolean {
   const file = path.join(pkg, 'src', 'connection.js');
   if (!existsSync(file)) return false;
   const text = readFileSync(file, 'utf8');
-  return ['(nextWrite)', '(closed)', '(closed-pending)'].every((edit) => text.includes(`coord patch: porsager/postgres#1208 ${edit}`));
+  return DRIVER_PATCH_MARKERS.every((marker) => text.includes(`coord patch: ${marker}`));
 }

@@ -31,14 +31,16 @@ describe('npm run chaos, short', () => {
 /**
  * The failover run: `npm run chaos -- --failover`, three replicas on a primary with a synchronous
  * standby (Debian's PostgreSQL; .ci/run installs it), their DATABASE_URL naming both hosts with
- * target_session_attrs=primary. Half-way the primary's processes get SIGKILL and the standby is
- * promoted 1 s later; the same checks hold across the switch, and service comes back without a
- * restart.
+ * target_session_attrs=primary. A quarter of the way in every replica connection to the live
+ * primary is ended (a blip: 503 only for the requests on them, and the connections must come back
+ * to the primary, not the standby); half-way the primary's processes get SIGKILL and the standby
+ * is promoted 1 s later. The same checks hold across both, and service comes back without a restart.
  */
 describe('npm run chaos -- --failover, short', () => {
   it('should come out clean across a failover to the synchronous standby: 0 double claims, 0 lost acknowledged writes, 0 event gaps, only 503 during the switch', async () => {
     expect(debianPgBin(), 'Debian’s PostgreSQL (apt-get install postgresql) is needed for the standby').toBeDefined();
     const report = await cleanChaosRun(['--failover', '--duration', '20', '--agents', '8', '--kill-every', '7', '--grace', '10']);
+    expect(report.blip.connectionsEnded).toBeGreaterThan(0);
     expect(report.failover).toMatchObject({ fiveXxOtherThan503: 0 });
     expect(report.failover.writesAcknowledgedBefore).toBeGreaterThan(0);
     // Writes came back on the promoted standby, through the same replicas (none restarted for it).

@@ -4,6 +4,11 @@
  * `setImmediate` to a socket it has already set to null, and the TypeError ends the process; and a
  * query sent between a socket error and the close never settles. patches/postgres+3.4.9.patch
  * (patch-package, the postinstall script) fixes both; without it these tests end in an unhandled TypeError or a hang.
+ *
+ * porsager/postgres#1223: the server's error for a query whose backend was ended (FATAL 57P01) stayed
+ * with the connection object and was replayed onto the first query of its next connection, which
+ * also skipped the `target_session_attrs` check there (test/db/failover.test.ts); the same patch
+ * clears it when the socket closes.
  */
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,12 +75,35 @@ describe('postgres.js when a backend dies under it', () => {
       const first = await settle(reserved`select 1`.catch((err) => ((second = settle(reserved`select 1`)), Promise.reject(err))));
       const codes = [first, await second, await settle(reserved`select 1`)];
       expect(
-        codes.every((c) => c === 'CONNECTION_CLOSED' || c === 'ECONNRESET'),
+        codes.every((c) => c === 'CONNECTION_CLOSED' || c === 'ECONNRESET' || c === '57P01'),
         codes.join(', '),
       ).toBe(true);
       await new Promise((r) => setTimeout(r, 100));
     } finally {
       reserved.release();
+      await sql.end({ timeout: 1 });
+    }
+  });
+
+  it('should reject the query whose backend was ended with the server’s error, and not replay it onto the next connection', async () => {
+    const sql = postgres(db.url, { max: 1, onnotice: () => {} });
+    try {
+      const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+      const sleeping = sql`select pg_sleep(5)`.then(
+        () => 'ok',
+        (e: { code?: string }) => e.code,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      await killer`select pg_terminate_backend(${pid})`;
+      // The backend's exit arrives as its FATAL error or as a reset, whichever the socket reports first.
+      expect(['57P01', 'ECONNRESET']).toContain(await sleeping);
+      // Unpatched, this query (the first on the reconnected connection) failed with the old connection's 57P01.
+      const next = await sql<{ one: number }[]>`select 1 as one`.then(
+        ([r]) => r.one,
+        (e: { code?: string }) => e.code,
+      );
+      expect(next).toBe(1);
+    } finally {
       await sql.end({ timeout: 1 });
     }
   });
