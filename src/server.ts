@@ -85,7 +85,7 @@ async function main(): Promise<void> {
   }
   if (!postgresDriverPatched()) {
     console.error(
-      "coord: warning: postgres.js lacks Coord's guards (porsager/postgres#1208, #1223), so a Postgres restart can crash this process and a failover can leave it on a read-only standby; " +
+      "coord: warning: postgres.js lacks Coord's guards (porsager/postgres#1208, #1223, #1174), so a Postgres restart can crash this process and a failover can leave it on a read-only standby or hanging; " +
         'run `npx patch-package` (npm ci and npm install run it as postinstall, unless scripts are disabled; patches/README.md)',
     );
   }

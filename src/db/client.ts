@@ -83,14 +83,15 @@ const DRIVER_PATCH_MARKERS = [
   'porsager/postgres#1208 (closed)',
   'porsager/postgres#1208 (closed-pending)',
   'porsager/postgres#1223 (closed-error)',
+  'porsager/postgres#1174 (closed-retries)',
 ];
 
 /**
  * True when the installed postgres.js carries Coord's guards (applied by
  * `patches/postgres+3.4.9.patch`, applied by patch-package as the `postinstall` script). Without
  * them a Postgres restart while a transaction is open crashes the process (porsager/postgres#1208),
- * and after a connection is ended a multi-host pool can stay on a hot standby (#1223); the server
- * warns at start-up when one is missing.
+ * after a connection is ended a multi-host pool can stay on a hot standby (#1223), and with no
+ * primary up its queries hang instead of failing (#1174); the server warns at start-up when one is missing.
  */
 export function postgresDriverPatched(): boolean {
   // The CommonJS entry is <pkg>/cjs/src/index.js; the ESM build Coord runs is <pkg>/src.

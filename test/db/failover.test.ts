@@ -12,12 +12,17 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import postgres from 'postgres';
 import { debianPgBin, startPgPair, type PgPair } from '../../chaos/pg-pair.js';
+import { buildApp } from '../../src/app.js';
 import { openDb, type Sql } from '../../src/db/client.js';
+import { migrateDatabase } from '../../src/db/migrate.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 
 let dir: string;
 let pair: PgPair;
 let sql: Sql;
+let t: TestApp | undefined;
 beforeAll(async () => {
   expect(debianPgBin(), 'Debian’s PostgreSQL (apt-get install postgresql) is needed for the standby').toBeDefined();
   dir = mkdtempSync(path.join(os.tmpdir(), 'coord-failover-'));
@@ -26,6 +31,7 @@ beforeAll(async () => {
   sql = openDb(pair.url, { max: 6 });
 }, 120_000);
 afterAll(async () => {
+  await t?.close();
   await sql?.end({ timeout: 1 });
   pair?.stop();
   rmSync(dir, { recursive: true, force: true });
@@ -63,4 +69,78 @@ describe('a pool on a primary and a hot standby', () => {
     const [{ ok }] = await sql<{ ok: number }[]>`select count(*)::int as ok from (select txid_current()) t`;
     expect(ok).toBe(1);
   }, 60_000);
+
+  it('should find the primary when the standby is named first with target_session_attrs=primary, which read-write does not', async () => {
+    const [p, st] = [new URL(pair.urlOf(0)).port, new URL(pair.urlOf(1)).port];
+    const where = async (attrs: string) => {
+      const c = postgres(`postgres://coord@127.0.0.1:${st},127.0.0.1:${p}/coord?target_session_attrs=${attrs}`, { max: 1, onnotice: () => {} });
+      try {
+        const [{ standby }] = await c<{ standby: boolean }[]>`select pg_is_in_recovery() as standby`;
+        return standby ? 'standby' : 'primary';
+      } finally {
+        await c.end({ timeout: 1 });
+      }
+    };
+    expect(await where('primary')).toBe('primary');
+    // Why the docs say `primary`: postgres.js judges read-write by default_transaction_read_only, off on a hot standby.
+    expect(await where('read-write')).toBe('standby');
+  });
+
+  it('should refuse to start on a standby with a message that says so', async () => {
+    await expect(migrateDatabase(pair.urlOf(1))).rejects.toThrow(
+      /takes no writes \(no server it names is a primary: a hot standby is in recovery\): point DATABASE_URL at the primary/,
+    );
+  });
+
+  it('should answer 503 on /readyz and for writes, never 500, when its connections reach the standby (target_session_attrs=read-write)', async () => {
+    await migrateDatabase(pair.url);
+    t = await startTestApp({ dbUrl: pair.url });
+    const token = (await t.session({ name: 'on-the-primary' })).token;
+    // The attribute the docs warn against: after the blip each connection tries the next host, the standby, and keeps it.
+    const [p, st] = [new URL(pair.urlOf(0)).port, new URL(pair.urlOf(1)).port];
+    const rw = openDb(`postgres://coord@127.0.0.1:${p},127.0.0.1:${st}/coord?target_session_attrs=read-write`, { max: 2 });
+    const app = await buildApp({ sql: rw, config: t.config });
+    try {
+      await Promise.all([rw`select pg_sleep(0.05)`, rw`select pg_sleep(0.05)`]);
+      expect((await app.inject({ method: 'GET', url: '/readyz' })).statusCode).toBe(200);
+      await pair.dropClients();
+      for (let i = 0; ; i++) {
+        const rows = await Promise.all([rw`select pg_is_in_recovery() as s, pg_sleep(0.05)`, rw`select pg_is_in_recovery() as s, pg_sleep(0.05)`]).catch(
+          () => [],
+        );
+        if (rows.length && rows.every(([r]) => r.s)) break;
+        if (i > 100) throw new Error('the connections never reached the standby');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const ready = await app.inject({ method: 'GET', url: '/readyz' });
+      expect(ready.statusCode).toBe(503);
+      const write = await app.inject({ method: 'POST', url: '/v1/todos', headers: { authorization: `Bearer ${token}` }, payload: { title: 'refused' } });
+      expect(write.statusCode, write.body).toBe(503);
+      expect(write.json().code).toBe('database_unavailable');
+      expect(write.headers['retry-after']).toBe('1');
+    } finally {
+      await app.close();
+      await rw.end({ timeout: 1 });
+    }
+  });
+
+  // Last: it kills the primary.
+  it('should answer 503 while no primary is up, not hang (porsager/postgres#1174), and write again once the standby is promoted', async () => {
+    const app = t as TestApp;
+    const s = await app.session({ name: 'across-the-failover' });
+    const settle = (p: Promise<{ status: number }>) => Promise.race([p.then((r) => r.status), new Promise((r) => setTimeout(() => r('HUNG'), 10_000))]);
+    expect(await settle(s.client.post('/v1/todos', { title: 'before' }))).toBe(201);
+    pair.killPrimary();
+    // Unpatched, a connection attempt went round the two hosts (one down, one a standby) until a primary appeared.
+    const during = await settle(s.client.post('/v1/todos', { title: 'during' }));
+    expect(during).toBe(503);
+    await expect(migrateDatabase(pair.url)).rejects.toThrow(/no server it names is a primary/);
+    await pair.promoteStandby();
+    let after: unknown;
+    for (let i = 0; (after = await settle(s.client.post('/v1/todos', { title: 'after' }))) !== 201 && i < 50; i++) {
+      expect(after).toBe(503);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(after).toBe(201);
+  });
 });
