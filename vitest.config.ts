@@ -16,6 +16,7 @@ const UNIT = [
   'test/config/**/*.test.ts',
   'test/contract/**/*.test.ts',
   'test/db/embedded.traverse.test.ts',
+  'test/db/database-url.test.ts',
   'test/events/doorbell.test.ts',
   'test/graphs/contract.*.test.ts',
   'test/scenarios/scenarios.plan.test.ts',
@@ -34,6 +35,7 @@ const E2E = [
   'test/bench/**/*.test.ts',
   'test/suite/**/*.test.ts',
   'test/db/failover.test.ts',
+  'test/db/pgbouncer.test.ts',
 ];
 const STRESS = [
   'test/chaos/**/*.test.ts',

@@ -15,15 +15,9 @@ import { EventHub } from './events/events.hub.js';
 import { eventsRoutes } from './events/events.routes.js';
 import { healthRoutes } from './health/health.routes.js';
 import { readWorkFacts } from './health/work.js';
-import {
-  clientErrorHandler,
-  expectationFailed,
-  frameworkErrors,
-  isDatabaseUnavailable,
-  refuseUnknownRoutes,
-  registerErrorHandler,
-} from './http/error-handler.js';
+import { clientErrorHandler, expectationFailed, frameworkErrors, refuseUnknownRoutes, registerErrorHandler } from './http/error-handler.js';
 import { registerDrain } from './http/drain.js';
+import { isDatabaseUnavailable } from './db/unavailable.js';
 import { registerIdempotency } from './idempotency/idempotency.plugin.js';
 import { registerRateLimit } from './http/rate-limit.js';
 import { refuseUnstorableText } from './http/text.js';

@@ -9,10 +9,10 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { buildApp } from './app.js';
 import { lastDrain } from './http/drain.js';
-import { isDatabaseUnavailable } from './http/error-handler.js';
+import { isDatabaseUnavailable } from './db/unavailable.js';
 import { bootstrapAdmin } from './tokens/tokens.bootstrap.js';
 import { ConfigError, loadConfig, reloadTodoConfig } from './config.js';
-import { openDb, postgresDriverPatched } from './db/client.js';
+import { multiHostWarning, openDb, postgresDriverPatched } from './db/client.js';
 import { startEmbeddedPostgres, type EmbeddedHandle } from './db/embedded.js';
 import { migrateDatabase } from './db/migrate.js';
 import { startSweeper, type Sweeper } from './sweeps/boss.js';
@@ -99,6 +99,8 @@ async function main(): Promise<void> {
     console.error(`coord: embedded Postgres in ${embedded.clusterDir}: ${embedded.redactedUrl} (password in ${embedded.passwordFile})`);
     console.error(`coord: another replica can share it while this one runs: DATABASE_URL="${embedded.urlCommand}" PORT=<another port> npm start`);
   }
+  const hostsWarning = multiHostWarning(url);
+  if (hostsWarning) console.error(`coord: warning: ${hostsWarning}`);
   await migrateDatabase(url);
   const sql = openDb(url, { max: config.dbPoolMax, lockTimeoutMs: config.todo.busyTimeoutMs, connectTimeoutMs: config.dbConnectTimeoutMs });
   const tokenLine = await bootstrapAdmin(sql, config.dataDir, config.adminToken);

@@ -74,6 +74,30 @@ export function openDb(url: string, opts: OpenDbOptions = {}): Sql {
   });
 }
 
+/**
+ * The hosts a postgres URL names (`postgres://user@h1:5432,h2:5432/db`: several for a failover
+ * pair) and its `target_session_attrs`, read from the text: WHATWG `URL` refuses several hosts.
+ */
+export function describeDatabaseUrl(url: string): { hosts: string[]; targetSessionAttrs: string | undefined } {
+  const authority = /^[a-z]+:\/\/(?:[^@/?]*@)?([^/?]*)/i.exec(url)?.[1] ?? '';
+  const attrs = /[?&]target_session_attrs=([^&#]*)/.exec(url)?.[1];
+  return { hosts: authority.split(',').filter(Boolean), targetSessionAttrs: attrs === undefined ? undefined : decodeURIComponent(attrs) };
+}
+
+/**
+ * A warning for a URL naming several hosts without `target_session_attrs=primary`, or undefined:
+ * with `read-write` (judged by `default_transaction_read_only`, off on a hot standby) or nothing,
+ * connections can stay on a standby, where every write is refused (docs/operations.md, high availability).
+ */
+export function multiHostWarning(url: string): string | undefined {
+  const { hosts, targetSessionAttrs } = describeDatabaseUrl(url);
+  if (hosts.length < 2 || targetSessionAttrs === 'primary') return undefined;
+  return (
+    `DATABASE_URL names ${hosts.length} hosts with ${targetSessionAttrs ? `target_session_attrs=${targetSessionAttrs}` : 'no target_session_attrs'}: ` +
+    'connections can land on a hot standby, where every write is refused; use target_session_attrs=primary (docs/operations.md, high availability)'
+  );
+}
+
 /** A `json` parameter's text: a string as it is (already JSON), anything else serialised. */
 const asJsonText = (x: unknown) => (typeof x === 'string' ? x : JSON.stringify(x));
 
@@ -83,6 +107,7 @@ const DRIVER_PATCH_MARKERS = [
   'porsager/postgres#1208 (closed)',
   'porsager/postgres#1208 (closed-pending)',
   'porsager/postgres#1223 (closed-error)',
+  'porsager/postgres#1223 (fetch-types)',
   'porsager/postgres#1174 (closed-retries)',
 ];
 

@@ -3,6 +3,8 @@ import { fileURLToPath } from 'node:url';
 import { drizzle } from 'drizzle-orm/postgres-js';
 import { migrate } from 'drizzle-orm/postgres-js/migrator';
 import postgres from 'postgres';
+import { isDatabaseUnavailable } from './unavailable.js';
+import { describeDatabaseUrl } from './client.js';
 
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
 
@@ -13,18 +15,28 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
  * Uses its own single connection, closed before returning. `migrationsFolder` is for tests that
  * build a database as an earlier release left it.
  *
- * Throws {@link ReadOnlyDatabaseError} when the server takes no writes (a hot standby, or
- * `default_transaction_read_only` on): Coord cannot start there, and the message says what to do.
+ * Throws {@link NoPrimaryError} when it finds no server that takes writes: the one reached is a
+ * hot standby or read-only, or, with several hosts, none of them answered as a primary. Coord
+ * cannot start then, and the message says what to do.
  */
 export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS_DIR): Promise<void> {
   const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const { hosts, targetSessionAttrs } = describeDatabaseUrl(url);
   try {
     const [server] = await sql<{ standby: boolean; readOnly: string }[]>`
-      select pg_is_in_recovery() as standby, current_setting('transaction_read_only') as "readOnly"`.catch((err: { code?: string }) => {
-      // postgres.js's code when it closed every host's connection for not matching target_session_attrs.
-      throw err.code === 'CONNECTION_DESTROYED' && /target_session_attrs=/.test(url) ? new ReadOnlyDatabaseError(true) : err;
+      select pg_is_in_recovery() as standby, current_setting('transaction_read_only') as "readOnly"`.catch((err: Error) => {
+      // Several hosts, each refused or closed for not matching target_session_attrs: the driver
+      // reports only the last one's error, which names one host and says nothing of the others.
+      throw hosts.length > 1 && isDatabaseUnavailable(err)
+        ? new NoPrimaryError(`none of the ${hosts.length} servers it names answered as a primary (the last one tried: ${err.message})`, targetSessionAttrs)
+        : err;
     });
-    if (server.standby || server.readOnly === 'on') throw new ReadOnlyDatabaseError(server.standby);
+    if (server.standby || server.readOnly === 'on') {
+      throw new NoPrimaryError(
+        server.standby ? 'the server it reached is a hot standby, in recovery' : 'the server it reached is read-only (default_transaction_read_only is on)',
+        targetSessionAttrs,
+      );
+    }
     await sql`select pg_advisory_lock(hashtextextended('coord:migrate', 0))`;
     try {
       await migrate(drizzle(sql), { migrationsFolder });
@@ -36,15 +48,15 @@ export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS
   }
 }
 
-/** The database Coord was pointed at takes no writes, so it cannot migrate or serve. */
-export class ReadOnlyDatabaseError extends Error {
-  constructor(standby: boolean) {
+/** DATABASE_URL leads to no server that takes writes, so Coord cannot migrate or serve. */
+export class NoPrimaryError extends Error {
+  constructor(what: string, targetSessionAttrs: string | undefined) {
     super(
-      `the database at DATABASE_URL takes no writes (${standby ? 'no server it names is a primary: a hot standby is in recovery' : 'default_transaction_read_only is on'}): ` +
-        'point DATABASE_URL at the primary, or name every host with target_session_attrs=primary so the primary is found ' +
+      `the database at DATABASE_URL takes no writes: ${what}. Point DATABASE_URL at the primary, or name every host ` +
+        `${targetSessionAttrs === 'primary' ? 'and start Coord again once one of them is the primary' : 'with target_session_attrs=primary so the primary is found'} ` +
         '(docs/operations.md, high availability)',
     );
-    this.name = 'ReadOnlyDatabaseError';
+    this.name = 'NoPrimaryError';
   }
 }
 

@@ -5,7 +5,7 @@ import type { Config } from '../config.js';
 import type { Sql } from '../db/client.js';
 import { DomainError, fail } from '../http/errors.js';
 import { problemResponses } from '../http/problem.js';
-import { isDatabaseUnavailable } from '../http/error-handler.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { accessToScope, canonicalScope } from '../scopes/scopes.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { EventHub, Subscriber } from './events.hub.js';

@@ -4,55 +4,10 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { DomainError, type FieldProblem } from './errors.js';
 import { problemBody } from './problem.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 
 /** Postgres SQLSTATEs a client's request can run into under load, mapped to 503 `busy` with Retry-After. */
 const PG_BUSY = new Set(['55P03', '57014', '53300', '40001', '40P01']);
-
-/**
- * What a query fails with when the database is not there, mapped to 503 `database_unavailable`
- * with Retry-After: SQLSTATEs of a server going away or not accepting connections
- * yet (57P01 admin shutdown, 57P02 crash shutdown, 57P03 starting up or shutting down, class 08),
- * a write reaching a read-only server (25006: a standby, or a primary being demoted: during a
- * failover a connection can land there before the new primary is found; `DATABASE_URL` with
- * `target_session_attrs=primary` then moves to the primary on the next connection),
- * postgres.js's own connection codes, and the socket errors Node reports for the connection.
- */
-const DB_UNAVAILABLE = new Set([
-  '25006',
-  '57P01',
-  '57P02',
-  '57P03',
-  '08000',
-  '08001',
-  '08003',
-  '08004',
-  '08006',
-  'CONNECTION_CLOSED',
-  'CONNECTION_ENDED',
-  'CONNECTION_DESTROYED',
-  'CONNECT_TIMEOUT',
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ETIMEDOUT',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
-
-/**
- * True when `err` says the database is unreachable (see `DB_UNAVAILABLE`), not that a query was
- * wrong. Errors without a code are matched by message: pg (pg-boss's driver) says "Connection
- * terminated unexpectedly" / "Connection terminated due to connection timeout".
- */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string') return DB_UNAVAILABLE.has(code);
-  return /ECONNREFUSED|ECONNRESET|EPIPE|CONNECTION_CLOSED|CONNECTION_ENDED|CONNECTION_DESTROYED|CONNECT_TIMEOUT|Connection terminated/.test(
-    String((err as Error | null)?.message ?? ''),
-  );
-}
 
 /**
  * The single error handler: every failure leaves as `application/problem+json` (RFC 9457).

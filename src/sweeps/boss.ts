@@ -13,7 +13,7 @@
 import PgBoss from 'pg-boss';
 import type { Config } from '../config.js';
 import { openDb, type Sql } from '../db/client.js';
-import { isDatabaseUnavailable } from '../http/error-handler.js';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import { runSweep, type SweepResult } from './sweeps.js';
 
 export const SWEEP_QUEUE = 'coord.sweep';

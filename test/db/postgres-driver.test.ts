@@ -10,6 +10,7 @@
  * also skipped the `target_session_attrs` check there (test/db/failover.test.ts); the same patch
  * clears it when the socket closes.
  */
+import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresDriverPatched } from '../../src/db/client.js';
@@ -105,6 +106,56 @@ describe('postgres.js when a backend dies under it', () => {
       expect(next).toBe(1);
     } finally {
       await sql.end({ timeout: 1 });
+    }
+  });
+
+  it('should not leave a rejection unhandled when a connection is cut while it fetches the array types', async () => {
+    // A proxy in front of the database that cuts the first connection whose client asks for the
+    // array types (the query postgres.js sends right after start-up), as a backend ended then would be.
+    const target = new URL(db.url);
+    let cut = false;
+    const proxy = net.createServer((client) => {
+      const server = net.connect(Number(target.port), target.hostname);
+      client.on('data', (chunk) => {
+        if (!cut && chunk.includes('typarray')) {
+          cut = true;
+          client.destroy();
+          server.destroy();
+          return;
+        }
+        server.write(chunk);
+      });
+      server.on('data', (chunk) => client.write(chunk));
+      client.on('error', () => server.destroy());
+      server.on('error', () => client.destroy());
+      client.on('close', () => server.destroy());
+      server.on('close', () => client.destroy());
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const url = new URL(db.url);
+    url.port = String((proxy.address() as net.AddressInfo).port);
+    const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
+    try {
+      // A reserved connection fetches the types without its first query attached (postgres.js
+      // clears it first), so the close rejects the type query itself. The reservation is then lost
+      // and never settles (upstream, not patched: patches/README.md); only the rejection is checked.
+      void sql.reserve().then(
+        (r) => r.release(),
+        () => {},
+      );
+      for (let i = 0; !cut && i < 100; i++) await new Promise((r) => setTimeout(r, 20));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(cut).toBe(true);
+      expect(unhandled.map((e) => (e as { code?: string }).code ?? String(e))).toEqual([]);
+      const [{ one }] = await sql<{ one: number }[]>`select 1 as one`;
+      expect(one).toBe(1);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await sql.end({ timeout: 1 });
+      proxy.close();
     }
   });
 });
