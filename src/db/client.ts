@@ -109,6 +109,7 @@ const DRIVER_PATCH_MARKERS = [
   'porsager/postgres#1223 (closed-error)',
   'porsager/postgres#1223 (fetch-types)',
   'porsager/postgres#1174 (closed-retries)',
+  'porsager/postgres#1174 (backoff)',
 ];
 
 /**

@@ -15,26 +15,42 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
  * Uses its own single connection, closed before returning. `migrationsFolder` is for tests that
  * build a database as an earlier release left it.
  *
- * Throws {@link NoPrimaryError} when it finds no server that takes writes: the one reached is a
- * hot standby or read-only, or, with several hosts, none of them answered as a primary. Coord
- * cannot start then, and the message says what to do.
+ * Throws {@link DatabaseUrlError} when DATABASE_URL leads to no server Coord can use: none
+ * answers, the one reached takes no writes (a hot standby, or read-only), or, with several hosts,
+ * none answered as a primary. Coord cannot start then, and the message says what to do.
  */
 export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS_DIR): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
   const { hosts, targetSessionAttrs } = describeDatabaseUrl(url);
+  if (targetSessionAttrs !== undefined && targetSessionAttrs !== 'primary' && targetSessionAttrs !== 'read-write') {
+    throw new DatabaseUrlError(`it sets target_session_attrs=${targetSessionAttrs}, but Coord writes`, 'use target_session_attrs=primary');
+  }
+  const sql = postgres(url, { max: 1, onnotice: () => {} });
   try {
     const [server] = await sql<{ standby: boolean; readOnly: string }[]>`
-      select pg_is_in_recovery() as standby, current_setting('transaction_read_only') as "readOnly"`.catch((err: Error) => {
-      // Several hosts, each refused or closed for not matching target_session_attrs: the driver
-      // reports only the last one's error, which names one host and says nothing of the others.
-      throw hosts.length > 1 && isDatabaseUnavailable(err)
-        ? new NoPrimaryError(`none of the ${hosts.length} servers it names answered as a primary (the last one tried: ${err.message})`, targetSessionAttrs)
-        : err;
+      select pg_is_in_recovery() as standby, current_setting('transaction_read_only') as "readOnly"`.catch((err: { code?: string; message: string }) => {
+      // The driver closes a server that does not match target_session_attrs (CONNECTION_DESTROYED,
+      // with a garbled host list) and, with several hosts, reports only the last one's error.
+      const standby = err.code === 'CONNECTION_DESTROYED' && targetSessionAttrs !== undefined;
+      if (hosts.length > 1 && (standby || isDatabaseUnavailable(err))) {
+        throw new DatabaseUrlError(
+          `none of the ${hosts.length} servers it names answered as a primary (the last one tried ${standby ? 'is a hot standby' : `said: ${err.message}`})`,
+          'start Coord again once one of them runs as the primary',
+        );
+      }
+      if (standby) throw new DatabaseUrlError(`the server it names is a hot standby (target_session_attrs=${targetSessionAttrs})`, 'point it at the primary');
+      if (isDatabaseUnavailable(err)) {
+        throw new DatabaseUrlError(`the server it names could not be reached (${err.message})`, 'check that Postgres runs there, then start Coord again');
+      }
+      throw new DatabaseUrlError(`the server refused it: ${err.message}`, 'check the user, password and database name in DATABASE_URL');
     });
     if (server.standby || server.readOnly === 'on') {
-      throw new NoPrimaryError(
-        server.standby ? 'the server it reached is a hot standby, in recovery' : 'the server it reached is read-only (default_transaction_read_only is on)',
-        targetSessionAttrs,
+      throw new DatabaseUrlError(
+        server.standby
+          ? 'the server it reached is a hot standby, in recovery, and takes no writes'
+          : 'the server it reached is read-only (default_transaction_read_only is on)',
+        targetSessionAttrs === 'primary'
+          ? 'point it at the primary'
+          : 'point it at the primary, or name every host with target_session_attrs=primary so the primary is found',
       );
     }
     await sql`select pg_advisory_lock(hashtextextended('coord:migrate', 0))`;
@@ -48,15 +64,11 @@ export async function migrateDatabase(url: string, migrationsFolder = MIGRATIONS
   }
 }
 
-/** DATABASE_URL leads to no server that takes writes, so Coord cannot migrate or serve. */
-export class NoPrimaryError extends Error {
-  constructor(what: string, targetSessionAttrs: string | undefined) {
-    super(
-      `the database at DATABASE_URL takes no writes: ${what}. Point DATABASE_URL at the primary, or name every host ` +
-        `${targetSessionAttrs === 'primary' ? 'and start Coord again once one of them is the primary' : 'with target_session_attrs=primary so the primary is found'} ` +
-        '(docs/operations.md, high availability)',
-    );
-    this.name = 'NoPrimaryError';
+/** DATABASE_URL leads to no server Coord can use, so it cannot migrate or serve. */
+export class DatabaseUrlError extends Error {
+  constructor(what: string, next: string) {
+    super(`cannot use the database at DATABASE_URL: ${what}; ${next} (docs/operations.md, high availability)`);
+    this.name = 'DatabaseUrlError';
   }
 }
 

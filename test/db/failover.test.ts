@@ -91,9 +91,16 @@ describe('a pool on a primary and a hot standby', () => {
     expect(await where('read-write')).toBe('standby');
   });
 
-  it('should refuse to start on a standby with a message that says so', async () => {
+  it('should refuse to start without a primary, with a message that says why and what to do', async () => {
+    const [p, st] = [new URL(pair.urlOf(0)).port, new URL(pair.urlOf(1)).port];
     await expect(migrateDatabase(pair.urlOf(1))).rejects.toThrow(
-      /takes no writes: the server it reached is a hot standby, in recovery\. Point DATABASE_URL at the primary, or name every host with target_session_attrs=primary/,
+      /cannot use the database at DATABASE_URL: the server it reached is a hot standby, in recovery, and takes no writes; point it at the primary, or name every host with target_session_attrs=primary/,
+    );
+    await expect(migrateDatabase(`${pair.urlOf(1)}?target_session_attrs=primary`)).rejects.toThrow(
+      /the server it names is a hot standby \(target_session_attrs=primary\); point it at the primary/,
+    );
+    await expect(migrateDatabase(`postgres://coord@127.0.0.1:${st},127.0.0.1:${p}/coord?target_session_attrs=any`)).rejects.toThrow(
+      /it sets target_session_attrs=any, but Coord writes; use target_session_attrs=primary/,
     );
   });
 
@@ -139,9 +146,9 @@ describe('a pool on a primary and a hot standby', () => {
     // Unpatched, a connection attempt went round the two hosts (one down, one a standby) until a primary appeared.
     const during = await settle(s.client.post('/v1/todos', { title: 'during' }));
     expect(during).toBe(503);
-    // Whichever host is tried last (the dead one refuses, the standby is closed for not being a primary), the message says both.
+    // Whichever host is tried last (the dead one refuses, the standby is closed for not being a primary), the message says what it found.
     await expect(migrateDatabase(pair.url)).rejects.toThrow(
-      /none of the 2 servers it names answered as a primary \(the last one tried: .+\)\. .*start Coord again once one of them is the primary/,
+      /none of the 2 servers it names answered as a primary \(the last one tried (is a hot standby|said: .*ECONNREFUSED.*)\); start Coord again once one of them runs as the primary/,
     );
     await pair.promoteStandby();
     let after: unknown;

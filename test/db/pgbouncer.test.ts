@@ -1,6 +1,8 @@
 /**
- * Coord behind pgbouncer in session mode, the pooler deployment docs/operations.md describes
- * (`ignore_startup_parameters = lock_timeout`). When pgbouncer cannot give a client a server
+ * Coord behind pgbouncer in session mode, configured as docs/operations.md says (`pool_mode =
+ * session`, `ignore_startup_parameters = lock_timeout`, `query_wait_timeout = 5`,
+ * `server_login_retry = 1`; without the last two pgbouncer holds a query up to 120 s while its
+ * server is down, and refuses logins for 15 s after it is back). When pgbouncer cannot give a client a server
  * connection it answers SQLSTATE 08P01 (a class-08 connection exception), which is 503
  * `database_unavailable` with Retry-After, like any other way of the database being unreachable;
  * a review found it answered 500 `internal_error` during a failover. Real pgbouncer (Debian's;
@@ -47,7 +49,7 @@ beforeAll(async () => {
       'max_client_conn = 200',
       'default_pool_size = 40',
       'ignore_startup_parameters = lock_timeout',
-      'query_wait_timeout = 1',
+      'query_wait_timeout = 5',
       'server_login_retry = 1',
       '',
     ].join('\n'),
@@ -91,7 +93,7 @@ describe('Coord behind pgbouncer in session mode', () => {
     // (refused with 08P01 after query_wait_timeout).
     await console_.unsafe('kill coord');
     try {
-      // What pgbouncer answers now (after query_wait_timeout, 1 s): a class-08 error. By then the
+      // What pgbouncer answers now (after query_wait_timeout, 5 s): a class-08 error. By then the
       // app's pool has seen its connections dropped, so the request below meets the same answer.
       const probe = postgres((t as TestApp).dbUrl, { max: 1, onnotice: () => {} });
       const code = await probe`select 1`.then(

@@ -13,7 +13,7 @@
 import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { postgresDriverPatched } from '../../src/db/client.js';
+import { postgresDriverPatched, reconnectBackoff } from '../../src/db/client.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
@@ -156,6 +156,49 @@ describe('postgres.js when a backend dies under it', () => {
       process.off('unhandledRejection', onUnhandled);
       await sql.end({ timeout: 1 });
       proxy.close();
+    }
+  });
+
+  it('should back off from a server that refuses every login with an error, not reconnect at full speed', async () => {
+    // A stand-in for pgbouncer with its server down: each login gets FATAL 08P01 and a clean close.
+    const field = (t: string, v: string) => Buffer.concat([Buffer.from(t), Buffer.from(v), Buffer.from([0])]);
+    const body = Buffer.concat([
+      field('S', 'FATAL'),
+      field('V', 'FATAL'),
+      field('C', '08P01'),
+      field('M', 'server login has been failing, try again later'),
+      Buffer.from([0]),
+    ]);
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(body.length + 4);
+    const refusal = Buffer.concat([Buffer.from('E'), len, body]);
+    let logins = 0;
+    const refuser = net.createServer((c) => {
+      logins += 1;
+      c.once('data', () => c.end(refusal));
+      c.on('error', () => {});
+    });
+    await new Promise<void>((r) => refuser.listen(0, '127.0.0.1', r));
+    const sql = postgres(`postgres://coord@127.0.0.1:${(refuser.address() as net.AddressInfo).port}/coord`, {
+      max: 4,
+      onnotice: () => {},
+      backoff: reconnectBackoff,
+    });
+    try {
+      // Clients retrying for 3 s, as agents retry a 503.
+      const codes = new Set<string>();
+      const until = Date.now() + 3000;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (Date.now() < until) await sql`select 1`.catch((e: { code?: string }) => codes.add(e.code ?? '?'));
+        }),
+      );
+      expect([...codes]).toEqual(['08P01']);
+      // Coord's backoff grows to 1 s: a few dozen logins in 3 s. Unpatched it stayed at its first step, thousands.
+      expect(logins).toBeLessThan(100);
+    } finally {
+      await sql.end({ timeout: 1 });
+      refuser.close();
     }
   });
 });
