@@ -539,13 +539,14 @@ async function verify(scope: string, topic: string, followers: Follower[]): Prom
 
     // Followers against the log.
     const expected = events.map((e) => e.id);
+    // Each event's place in the log's order, and the event by id: built once for every follower.
+    const pos = new Map(expected.map((id, i) => [id, i]));
+    const byId = new Map(events.map((e) => [e.id, e]));
     const perFollower = followers.map((f) => {
       const got = new Set(f.received);
       const duplicates = f.received.length - got.size;
       const gaps = expected.filter((id) => !got.has(id)).length;
       let outOfOrder = 0;
-      const pos = new Map(expected.map((id, i) => [id, i]));
-      const byId = new Map(events.map((e) => [e.id, e]));
       const disorder: string[] = [];
       for (let i = 1; i < f.received.length; i++) {
         if ((pos.get(f.received[i]) ?? -1) > (pos.get(f.received[i - 1]) ?? -1)) continue;
